@@ -1,0 +1,47 @@
+# Every target creates .venv on first use, so `make demo` and `make test` work on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+RULECLI := $(BIN)/rulecli
+
+.PHONY: demo test test-slow lint fmt bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## demo: learn OneR rules on the bundled data, show them, predict and evaluate
+demo: $(STAMP)
+	@mkdir -p build
+	@echo "== OneR on the seeds' 10-row house table =="
+	$(RULECLI) oner sample_data/house.csv -y value --show-table -o build/house.json
+	@echo "== predict with the saved model, explaining each row =="
+	$(RULECLI) predict build/house.json sample_data/house.csv --keep size --explain
+	@echo "== OneR on the Palmer penguins (10-fold CV, then the final model) =="
+	$(RULECLI) oner sample_data/penguins.csv -y species --cv 10 -o build/penguins.json
+	@echo "== evaluate as a CI gate (exit 1 if accuracy < 0.7) =="
+	$(RULECLI) evaluate build/penguins.json sample_data/penguins.csv --min-accuracy 0.7 --no-per-rule
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check rulecli tests bench
+	$(BIN)/ruff check rulecli tests bench
+
+fmt: $(STAMP)
+	$(BIN)/ruff format rulecli tests bench
+	$(BIN)/ruff check --fix rulecli tests bench
+
+## bench: measured figures written to BENCHMARKS.md (needs Weka for the OneR comparison)
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf build bench/out .pytest_cache .ruff_cache

@@ -1,0 +1,3 @@
+from rulecli.cli.app import main
+
+main()

@@ -1,0 +1,186 @@
+"""Options and plumbing every command shares: reading data, loading and writing models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+
+from rulecli import io
+from rulecli.dataset import Dataset, DataSpec, prepare_dataset
+from rulecli.errors import InputError, ModelFormatError, ParamError
+from rulecli.model.core import Model
+from rulecli.model.serde import dumps, loads
+from rulecli.model.text import parse_text, render_text
+
+from . import console
+
+DATA = "Data"
+OUTPUT = "Output"
+EVAL = "Evaluation"
+
+InputFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--input-format",
+        help="csv, tsv, parquet, ndjson or ipc; default: by extension (stdin: csv).",
+        rich_help_panel=DATA,
+    ),
+]
+NullValues = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--null-values",
+        help="Extra strings read as missing, e.g. '?' (repeat or comma-separate).",
+        rich_help_panel=DATA,
+    ),
+]
+Target = Annotated[
+    str | None, typer.Option("--target", "-y", help="Target column (default: the last column).", rich_help_panel=DATA)
+]
+Features = Annotated[
+    list[str] | None,
+    typer.Option("--features", help="Use only these feature columns (repeat or comma-separate).", rich_help_panel=DATA),
+]
+Exclude = Annotated[list[str] | None, typer.Option("--exclude", help="Leave these columns out.", rich_help_panel=DATA)]
+Categorical = Annotated[
+    list[str] | None, typer.Option("--categorical", help="Treat these columns as categorical.", rich_help_panel=DATA)
+]
+Numeric = Annotated[
+    list[str] | None, typer.Option("--numeric", help="Treat these columns as numeric.", rich_help_panel=DATA)
+]
+TargetBins = Annotated[
+    int | None,
+    typer.Option(
+        "--target-bins", min=2, help="Bin a numeric target into K quantile classes first.", rich_help_panel=DATA
+    ),
+]
+Seed = Annotated[int, typer.Option("--seed", help="Random seed, recorded in the model.", rich_help_panel=OUTPUT)]
+OutputPath = Annotated[
+    str | None,
+    typer.Option("--output", "-o", help="Save the model: .json (full) or .txt (rules).", rich_help_panel=OUTPUT),
+]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print the model as JSON on stdout.", rich_help_panel=OUTPUT)]
+Quiet = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print nothing but errors and requested data.", rich_help_panel=OUTPUT)
+]
+TestPath = Annotated[
+    str | None, typer.Option("--test", help="Score the model on this table after fitting.", rich_help_panel=EVAL)
+]
+CvFolds = Annotated[
+    int | None,
+    typer.Option("--cv", min=2, help="Stratified K-fold cross-validation before the final fit.", rich_help_panel=EVAL),
+]
+MetricsOut = Annotated[
+    str | None,
+    typer.Option("--metrics-out", help="Write --test/--cv metrics as JSON to this file.", rich_help_panel=EVAL),
+]
+
+
+def split_list(values: list[str] | None) -> tuple[str, ...]:
+    """Flatten repeated and comma-separated option values."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return tuple(out)
+
+
+def read_frame(
+    path: str,
+    *,
+    input_format: str | None,
+    null_values: list[str] | None,
+    text_columns: tuple[str, ...] = (),
+    dtypes: dict[str, pl.DataType] | None = None,
+) -> pl.DataFrame:
+    overrides: dict[str, pl.DataType] = {c: pl.String() for c in text_columns}
+    overrides |= dtypes or {}
+    lf = io.scan_table(path, input_format=input_format, null_values=split_list(null_values), schema_overrides=overrides)
+    return io.collect(lf, _label(path))
+
+
+def _label(path: str) -> str:
+    return "<stdin>" if path == io.STDIO else path
+
+
+def load_dataset(
+    path: str,
+    *,
+    input_format: str | None,
+    null_values: list[str] | None,
+    target: str | None,
+    features: list[str] | None,
+    exclude: list[str] | None,
+    categorical: list[str] | None,
+    numeric: list[str] | None,
+    target_bins: int | None,
+    quiet: bool = False,
+) -> Dataset:
+    spec = DataSpec(
+        target=target,
+        features=split_list(features),
+        exclude=split_list(exclude),
+        categorical=split_list(categorical),
+        numeric=split_list(numeric),
+        target_bins=target_bins,
+    )
+    df = read_frame(path, input_format=input_format, null_values=null_values, text_columns=spec.categorical)
+    ds = prepare_dataset(df, spec, source=_label(path))
+    if not quiet:
+        for message in ds.warnings:
+            console.warn(message)
+    return ds
+
+
+def load_model(path: str) -> Model:
+    """Load a JSON or text model (chosen by content: JSON starts with '{')."""
+    text = io.read_text(path)
+    source = _label(path)
+    if text.lstrip().startswith("{"):
+        return loads(text, source)
+    if not text.strip():
+        raise ModelFormatError(f"{source}: model file is empty")
+    return parse_text(text, source)
+
+
+def model_text(model: Model, path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        return dumps(model)
+    if suffix in (".txt", ".rules"):
+        return render_text(model)
+    raise ParamError(f"{path}: a model file must end in .json or .txt (or .rules)")
+
+
+def emit_model(model: Model, *, output: str | None, as_json: bool, quiet: bool) -> None:
+    """Save the model to -o (atomically) and show it on stdout (JSON, table or text)."""
+    if output is not None:
+        io.write_text(output, model_text(model, output))
+    if as_json:
+        io.write_text(io.STDIO, dumps(model))
+    elif quiet:
+        return
+    elif console.stdout_is_tty():
+        console.out.print(console.rules_table(model))
+    else:
+        io.write_text(io.STDIO, render_text(model))
+
+
+def write_json(path: str, payload: dict[str, Any]) -> None:
+    io.write_text(path, json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
+
+
+def data_columns(
+    path: str, input_format: str | None, null_values: list[str] | None, dtypes: dict[str, pl.DataType]
+) -> pl.LazyFrame:
+    """Open a table for scoring, reading the model's columns the way the model compares them."""
+    lf = io.scan_table(path, input_format=input_format, null_values=split_list(null_values), schema_overrides=dtypes)
+    return lf
+
+
+def check_not_both_stdin(model_path: str, data_path: str) -> None:
+    if model_path == io.STDIO and data_path == io.STDIO:
+        raise InputError("the model and the data cannot both come from stdin ('-')")

@@ -1,0 +1,136 @@
+"""evaluate: metrics of a model on labelled data, with quality gates for CI."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+from rich.table import Table
+
+from rulecli import io
+from rulecli.errors import InputError
+from rulecli.metrics import rule_reports
+from rulecli.model.compile import check_data, read_dtypes_for
+from rulecli.validation import evaluate_model, truth_expr
+
+from . import common, console
+
+
+def _gate_failures(metrics: dict[str, Any], gates: dict[str, float | None]) -> list[str]:
+    names = {"accuracy": "--min-accuracy", "macro_f1": "--min-f1", "coverage": "--min-coverage"}
+    failures = []
+    for key, threshold in gates.items():
+        if threshold is not None and metrics[key] < threshold:
+            short = threshold - metrics[key]
+            failures.append(
+                f"quality gate failed: {key} {metrics[key]:.4f} < {threshold:.4f} ({names[key]}), short by {short:.4f}"
+            )
+    return failures
+
+
+def evaluate(
+    model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file.")],
+    data: Annotated[str, typer.Argument(help="Labelled table ('-' = stdin).")],
+    target: Annotated[
+        str | None, typer.Option("--target", "-y", help="True-label column (default: the model's target).")
+    ] = None,
+    min_accuracy: Annotated[
+        float | None, typer.Option("--min-accuracy", min=0, max=1, help="Exit 1 if accuracy is lower.")
+    ] = None,
+    min_f1: Annotated[float | None, typer.Option("--min-f1", min=0, max=1, help="Exit 1 if macro F1 is lower.")] = None,
+    min_coverage: Annotated[
+        float | None,
+        typer.Option("--min-coverage", min=0, max=1, help="Exit 1 if fewer rows are decided by a non-default rule."),
+    ] = None,
+    per_rule: Annotated[
+        bool, typer.Option("--per-rule/--no-per-rule", help="Show per-rule statistics on this data.")
+    ] = True,
+    json_out: Annotated[bool, typer.Option("--json", help="Print all metrics as JSON on stdout.")] = False,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Also write the JSON metrics to this file.")
+    ] = None,
+    input_format: common.InputFormat = None,
+    null_values: common.NullValues = None,
+) -> None:
+    """Score a model on labelled data: accuracy, balanced accuracy, per-class P/R/F1,
+    macro F1, Cohen's kappa, confusion matrix, coverage and per-rule statistics.
+
+    Exit status 1 when a --min-* gate fails.
+
+    Example:
+
+        rulecli evaluate house.json sample_data/house.csv --min-accuracy 0.6
+    """
+    common.check_not_both_stdin(model_path, data)
+    model = common.load_model(model_path)
+    lf = common.data_columns(data, input_format, null_values, read_dtypes_for(model))
+    label = "<stdin>" if data == io.STDIO else data
+    columns = lf.collect_schema()
+    check_data(model, columns, label)
+    target_name = target or model.target
+    if target_name not in columns:
+        raise InputError(f"{label}: target column '{target_name}' is not in the data (pass -y COLUMN)")
+    truth = truth_expr(model, target)
+    try:
+        metrics = evaluate_model(model, lf, truth)
+        rules = rule_reports(model, lf, truth) if per_rule else []
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
+    n = metrics["rows"]
+    payload = {**metrics, "rules": [r.as_dict(n) for r in rules]} if per_rule else metrics
+    failures = _gate_failures(metrics, {"accuracy": min_accuracy, "macro_f1": min_f1, "coverage": min_coverage})
+    payload["gates"] = {"passed": not failures, "failures": failures}
+    if output is not None:
+        common.write_json(output, payload)
+    if json_out:
+        io.write_text(io.STDIO, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    else:
+        _show(payload, label)
+    for failure in failures:
+        console.err.print(failure, markup=False)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _show(payload: dict[str, Any], label: str) -> None:
+    out = console.out
+    out.print(console.metrics_table(f"{label}", payload))
+    per_class = Table(title="per class", title_justify="left")
+    for name in ("class", "precision", "recall", "f1", "support"):
+        per_class.add_column(name, justify="left" if name == "class" else "right")
+    for cls, row in payload["per_class"].items():
+        per_class.add_row(
+            cls, f"{row['precision']:.4f}", f"{row['recall']:.4f}", f"{row['f1']:.4f}", str(row["support"])
+        )
+    out.print(per_class)
+    confusion = payload["confusion"]
+    matrix = Table(title="confusion (rows: truth, columns: predicted)", title_justify="left")
+    matrix.add_column("")
+    for cls in confusion["labels"]:
+        matrix.add_column(cls, justify="right")
+    if any(confusion["unclassified"]):
+        matrix.add_column("unclassified", justify="right")
+    for cls, row, unclassified in zip(confusion["labels"], confusion["matrix"], confusion["unclassified"], strict=True):
+        extra = [str(unclassified)] if any(confusion["unclassified"]) else []
+        matrix.add_row(cls, *(str(v) for v in row), *extra)
+    out.print(matrix)
+    if payload.get("rules"):
+        rules = Table(
+            title="per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a)", title_justify="left"
+        )
+        for name in ("rule", "IF", "THEN", "covered", "correct", "coverage", "class support", "accuracy"):
+            rules.add_column(name, justify="left" if name in ("IF", "THEN") else "right")
+        for r in payload["rules"]:
+            rules.add_row(
+                r["rule"],
+                r["conditions"],
+                r["prediction"],
+                str(r["covered"]),
+                str(r["correct"]),
+                f"{r['coverage']:.3f}",
+                f"{r['class_support']:.3f}",
+                f"{r['accuracy']:.3f}",
+            )
+        out.print(rules)

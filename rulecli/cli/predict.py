@@ -1,0 +1,63 @@
+"""predict: score a table with a model, streaming from file to file."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import polars as pl
+import typer
+
+from rulecli import io
+from rulecli.errors import InputError
+from rulecli.model.compile import check_data, prediction_frame, read_dtypes_for
+
+from . import common
+
+
+def predict(
+    model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file.")],
+    data: Annotated[str, typer.Argument(help="Table to score ('-' = stdin).")],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write predictions here (format by extension); default: CSV on stdout."),
+    ] = None,
+    keep: Annotated[
+        list[str] | None,
+        typer.Option("--keep", help="Copy these input columns to the output (repeat or comma-separate)."),
+    ] = None,
+    proba: Annotated[
+        bool, typer.Option("--proba", help="Add proba_<class> columns (JSON models with class counts).")
+    ] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Add the deciding rule's number and text.")] = False,
+    output_format: Annotated[
+        str | None, typer.Option("--output-format", help="csv, tsv, parquet, ndjson or ipc (default: by extension).")
+    ] = None,
+    input_format: common.InputFormat = None,
+    null_values: common.NullValues = None,
+) -> None:
+    """Predict with a model; writes `prediction` (plus --keep, --proba, --explain columns).
+
+    Rows whose values no rule matches get the default rule; a rule set without a
+    default leaves them empty (unclassified).
+
+    Example:
+
+        rulecli predict house.json sample_data/house.csv --keep size --explain
+    """
+    common.check_not_both_stdin(model_path, data)
+    model = common.load_model(model_path)
+    lf = common.data_columns(data, input_format, null_values, read_dtypes_for(model))
+    label = "<stdin>" if data == io.STDIO else data
+    columns = lf.collect_schema()
+    check_data(model, columns, label)
+    kept = common.split_list(keep)
+    for name in kept:
+        if name not in columns:
+            raise InputError(f"{label}: --keep column '{name}' is not in the data")
+    plan = prediction_frame(model, lf, keep=kept, proba=proba, explain=explain)
+    try:
+        io.write_table(plan, output or io.STDIO, output_format=output_format)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc

@@ -1,0 +1,243 @@
+"""Turn a raw table into a prepared training set: chosen features, typed columns, class labels.
+
+Preparation never fills or drops missing feature values. Rows whose target is
+missing cannot be learned from; they are left out and counted in a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from rulecli.discretize import compute_cuts, interval_labels, label_expr
+from rulecli.errors import InputError, ParamError
+from rulecli.schema import (
+    Feature,
+    Kind,
+    Schema,
+    Target,
+    categorical_expr,
+    infer_kind,
+    is_numeric_dtype,
+    numeric_expr,
+)
+
+MAX_NUMERIC_CLASSES = 50
+ID_LIKE_MIN_ROWS = 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSpec:
+    """Which columns to use and how to read them (the CLI's data options)."""
+
+    target: str | None = None
+    features: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
+    numeric: tuple[str, ...] = ()
+    target_bins: int | None = None
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Prepared training data.
+
+    ``frame`` holds each feature as Float64 (numeric) or String (categorical) and the
+    target as String class labels; ``y`` holds the class codes in ``schema.target.classes``
+    order.
+    """
+
+    frame: pl.DataFrame
+    schema: Schema
+    y: np.ndarray
+    source: str = "<data>"
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def n_rows(self) -> int:
+        return self.frame.height
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.schema.target.classes
+
+    @property
+    def target(self) -> str:
+        return self.schema.target.name
+
+    def class_counts(self) -> np.ndarray:
+        return np.bincount(self.y, minlength=len(self.classes))
+
+    def numeric(self, name: str) -> np.ndarray:
+        """A numeric feature as float64 with NaN for missing."""
+        return self.frame.get_column(name).to_numpy().astype(np.float64, copy=False)
+
+    def codes(self, name: str) -> np.ndarray:
+        """A categorical feature as level codes; missing is ``len(levels)``."""
+        levels = self.schema.feature(name).levels
+        codes = self.frame.get_column(name).cast(pl.Enum(list(levels))).to_physical()
+        return codes.fill_null(len(levels)).to_numpy().astype(np.int64)
+
+    def subset(self, rows: np.ndarray) -> Dataset:
+        """The same schema over a subset of rows (for validation splits and CV folds)."""
+        index = pl.Series(rows.astype(np.int64))
+        return Dataset(self.frame[index], self.schema, self.y[rows], self.source, self.warnings)
+
+
+def _check_columns(df: pl.DataFrame, names: Sequence[str], source: str, option: str) -> None:
+    for name in names:
+        if name not in df.columns:
+            raise InputError(
+                f"{source}: column '{name}' given with {option} is not in the data (columns: {', '.join(df.columns)})"
+            )
+
+
+def _sorted_labels(series: pl.Series) -> tuple[str, ...]:
+    distinct = series.drop_nulls().unique()
+    if is_numeric_dtype(distinct.dtype):
+        distinct = distinct.sort()
+        return tuple(distinct.cast(pl.String).to_list())
+    return tuple(sorted(distinct.cast(pl.String).to_list()))
+
+
+def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) -> tuple[pl.Series, Target]:
+    column = df.get_column(name)
+    if spec.target_bins is not None:
+        if spec.target_bins < 2:
+            raise ParamError(f"--target-bins must be at least 2, got {spec.target_bins}")
+        if not is_numeric_dtype(column.dtype):
+            raise InputError(f"{source}: --target-bins needs a numeric target, but '{name}' is {column.dtype}")
+        values = df.select(numeric_expr(name)).to_series().to_numpy().astype(np.float64)
+        cuts = compute_cuts(name, values, "equal-frequency", bins=spec.target_bins)
+        labels = df.select(label_expr(cuts)).to_series()
+        classes = tuple(c for c in interval_labels(cuts) if c in set(labels.drop_nulls().to_list()))
+        return labels, Target(name, classes, cuts)
+    if is_numeric_dtype(column.dtype) and name not in spec.categorical:
+        n_distinct = column.drop_nulls().n_unique()
+        if n_distinct > MAX_NUMERIC_CLASSES:
+            raise InputError(
+                f"{source}: target '{name}' is numeric with {n_distinct} distinct values; "
+                f"pass --target-bins K to bin it into K classes (or --categorical {name})"
+            )
+    labels = df.select(categorical_expr(name)).to_series()
+    return labels, Target(name, _sorted_labels(column))
+
+
+def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -> list[str]:
+    _check_columns(df, spec.features, source, "--features")
+    _check_columns(df, spec.exclude, source, "--exclude")
+    _check_columns(df, spec.categorical, source, "--categorical")
+    _check_columns(df, spec.numeric, source, "--numeric")
+    both = set(spec.categorical) & set(spec.numeric)
+    if both:
+        raise ParamError(f"column '{sorted(both)[0]}' is given with both --categorical and --numeric")
+    chosen = list(spec.features) if spec.features else list(df.columns)
+    return [c for c in chosen if c != target and c not in spec.exclude]
+
+
+def _to_numeric(df: pl.DataFrame, name: str, source: str) -> pl.Series:
+    column = df.get_column(name)
+    if is_numeric_dtype(column.dtype):
+        converted = column.cast(pl.Float64)
+    else:
+        converted = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+        bad = column.filter(converted.is_null() & column.is_not_null())
+        if bad.len():
+            raise InputError(f"{source}: column '{name}' is numeric but holds the value {bad[0]!r}")
+    if converted.is_infinite().any():
+        raise InputError(
+            f"{source}: column '{name}' holds an infinite value; rulecli reads NaN and empty "
+            "fields as missing but cannot learn from ±inf"
+        )
+    return converted.fill_nan(None)
+
+
+def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>") -> Dataset:
+    """Select, type and label the columns of a raw table for learning."""
+    if df.width == 0 or df.height == 0:
+        raise InputError(f"{source}: no data rows")
+    if len(set(df.columns)) != len(df.columns):
+        raise InputError(f"{source}: duplicate column names")
+    target_name = spec.target if spec.target is not None else df.columns[-1]
+    _check_columns(df, [target_name], source, "--target")
+    warnings: list[str] = []
+    missing_target = df.get_column(target_name).is_null()
+    n_missing = int(missing_target.sum())
+    if n_missing == df.height:
+        raise InputError(f"{source}: target column '{target_name}' has no values")
+    if n_missing:
+        warnings.append(f"{source}: {n_missing} rows with a missing '{target_name}' are left out")
+        df = df.filter(~missing_target)
+    labels, target = _prepare_target(df, target_name, spec, source)
+    if len(target.classes) < 2:
+        raise InputError(
+            f"{source}: target column '{target_name}' has a single class "
+            f"({target.classes[0]!r}); there is nothing to learn"
+        )
+    columns: list[pl.Series] = []
+    features: list[Feature] = []
+    for name in _feature_names(df, target_name, spec, source):
+        kind = infer_kind(df.schema[name])
+        if name in spec.categorical:
+            kind = Kind.CATEGORICAL
+        elif name in spec.numeric:
+            kind = Kind.NUMERIC
+        if kind == Kind.NUMERIC:
+            series = _to_numeric(df, name, source).alias(name)
+            levels: tuple[str, ...] = ()
+        else:
+            series = df.select(categorical_expr(name)).to_series()
+            levels = tuple(sorted(series.drop_nulls().unique().to_list()))
+        n_distinct = series.drop_nulls().n_unique()
+        if n_distinct == 0:
+            warnings.append(f"{source}: column '{name}' has no values; skipped")
+            continue
+        if n_distinct == 1 and series.null_count() == 0:
+            warnings.append(f"{source}: column '{name}' is constant; skipped")
+            continue
+        if kind == Kind.CATEGORICAL and n_distinct == series.len() and series.len() >= ID_LIKE_MIN_ROWS:
+            warnings.append(
+                f"{source}: column '{name}' has a different value on every row (an ID?); "
+                f"rules on it will overfit — consider --exclude {name}"
+            )
+        columns.append(series)
+        features.append(Feature(name, kind, levels))
+    if not features:
+        raise InputError(f"{source}: no usable feature columns besides the target '{target_name}'")
+    codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
+    frame = pl.DataFrame([*columns, labels.alias(target_name)])
+    return Dataset(frame, Schema(tuple(features), target), codes, source, tuple(warnings))
+
+
+def target_label_expr(target: Target) -> pl.Expr:
+    """The raw target column as class labels, exactly as training made them."""
+    if target.bins is not None:
+        return label_expr(target.bins).alias(target.name)
+    return categorical_expr(target.name)
+
+
+def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Fold number ``0..k-1`` per row; each class is shuffled and dealt round-robin."""
+    rng = np.random.default_rng(seed)
+    folds = np.empty(y.size, dtype=np.int64)
+    offset = 0
+    for cls in np.unique(y):
+        rows = np.flatnonzero(y == cls)
+        rng.shuffle(rows)
+        folds[rows] = (np.arange(rows.size) + offset) % k
+        offset += rows.size
+    return folds
+
+
+def stratified_holdout(y: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split row indices into (train, held-out), holding out ``fraction`` of each class."""
+    rng = np.random.default_rng(seed)
+    held = np.zeros(y.size, dtype=bool)
+    for cls in np.unique(y):
+        rows = np.flatnonzero(y == cls)
+        rng.shuffle(rows)
+        held[rows[: round(fraction * rows.size)]] = True
+    return np.flatnonzero(~held), np.flatnonzero(held)

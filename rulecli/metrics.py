@@ -1,0 +1,185 @@
+"""Evaluation metrics and per-rule statistics, computed from Polars expressions.
+
+Rule statistics follow ../shared/seeds/README.md: for a rule ``a => b`` on ``n`` rows,
+``n_a`` rows are decided by the rule, ``n_ab`` of them have class ``b``, ``n_b`` rows
+have class ``b``; coverage = n_a/n, class support = n_ab/n_b, accuracy = n_ab/n_a.
+In a decision list a rule decides the rows it is the *first* to match; in a rule
+set every matching rule counts the row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rulecli.model.compile import (
+    DEFAULT_RULE,
+    PREDICTION,
+    RULE,
+    decided_expr,
+    predict_expr,
+    rule_expr,
+    rule_id_expr,
+)
+from rulecli.model.core import DecisionList, Model
+from rulecli.model.text import render_conditions
+from rulecli.schema import normalize_missing
+
+TRUTH = "truth"
+DECIDED = "decided"
+
+
+def scored_frame(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame:
+    """Truth, prediction, whether a non-default rule decided, and the deciding rule."""
+    return normalize_missing(lf).select(
+        truth.alias(TRUTH),
+        predict_expr(model),
+        decided_expr(model).alias(DECIDED),
+        rule_id_expr(model),
+    )
+
+
+@dataclass(frozen=True)
+class ClassificationReport:
+    labels: tuple[str, ...]
+    confusion: np.ndarray  # rows: truth, columns: predicted labels, last column: unclassified
+    n_decided: int
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.confusion.sum())
+
+    @property
+    def n_unclassified(self) -> int:
+        return int(self.confusion[:, -1].sum())
+
+    def as_dict(self) -> dict[str, Any]:
+        return classification_metrics(self)
+
+
+def confusion_report(df: pl.DataFrame, classes: tuple[str, ...]) -> ClassificationReport:
+    """Count a scored frame into a confusion matrix over the model's classes plus unseen labels."""
+    seen = set(df.get_column(TRUTH).drop_nulls().unique().to_list())
+    labels = tuple(classes) + tuple(sorted(seen - set(classes)))
+    index = {label: i for i, label in enumerate(labels)}
+    counts = df.filter(pl.col(TRUTH).is_not_null()).group_by(TRUTH, PREDICTION).len()
+    confusion = np.zeros((len(labels), len(labels) + 1), dtype=np.int64)
+    columns = (counts.get_column(c).to_list() for c in (TRUTH, PREDICTION, "len"))
+    for truth, predicted, n in zip(*columns, strict=True):
+        column = len(labels) if predicted is None else index[predicted]
+        confusion[index[truth], column] = n
+    n_decided = int(df.filter(pl.col(TRUTH).is_not_null()).get_column(DECIDED).sum())
+    return ClassificationReport(labels, confusion, n_decided)
+
+
+def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.divide(a, b, out=np.zeros_like(a, dtype=np.float64), where=b > 0)
+
+
+def classification_metrics(report: ClassificationReport) -> dict[str, Any]:
+    """Accuracy, balanced accuracy, per-class precision/recall/F1, macro F1, kappa, coverage."""
+    cm = report.confusion
+    n = cm.sum()
+    square = cm[:, :-1].astype(np.float64)
+    tp = np.diag(square)
+    actual = cm.sum(axis=1).astype(np.float64)
+    predicted = square.sum(axis=0)
+    precision = _safe_div(tp, predicted)
+    recall = _safe_div(tp, actual)
+    f1 = _safe_div(2 * precision * recall, precision + recall)
+    present = (actual > 0) | (predicted > 0)
+    accuracy = float(tp.sum() / n) if n else 0.0
+    expected = float((actual * predicted).sum() / (n * n)) if n else 0.0
+    kappa = (accuracy - expected) / (1 - expected) if expected < 1 else 0.0
+    per_class = {
+        label: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": int(actual[i]),
+        }
+        for i, label in enumerate(report.labels)
+    }
+    return {
+        "rows": int(n),
+        "accuracy": accuracy,
+        "balanced_accuracy": float(recall[actual > 0].mean()) if (actual > 0).any() else 0.0,
+        "macro_f1": float(f1[present].mean()) if present.any() else 0.0,
+        "kappa": float(kappa),
+        "coverage": report.n_decided / n if n else 0.0,
+        "unclassified": report.n_unclassified,
+        "per_class": per_class,
+        "confusion": {
+            "labels": list(report.labels),
+            "matrix": [[int(v) for v in row[:-1]] for row in cm],
+            "unclassified": [int(v) for v in cm[:, -1]],
+        },
+    }
+
+
+@dataclass(frozen=True)
+class RuleReport:
+    rule: str  # 1-based number or "default"
+    text: str
+    prediction: str
+    n_covered: int  # n_a
+    n_correct: int  # n_ab
+    n_class: int  # n_b
+
+    def as_dict(self, n_rows: int) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "conditions": self.text,
+            "prediction": self.prediction,
+            "covered": self.n_covered,
+            "correct": self.n_correct,
+            "coverage": self.n_covered / n_rows if n_rows else 0.0,
+            "class_support": self.n_correct / self.n_class if self.n_class else 0.0,
+            "accuracy": self.n_correct / self.n_covered if self.n_covered else 0.0,
+        }
+
+
+def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleReport]:
+    """Per-rule n_a, n_ab and n_b on this data, one pass over it."""
+    lf = normalize_missing(lf).filter(truth.is_not_null())
+    rules = list(model.rules)
+    names = [str(i) for i in range(1, len(rules) + 1)]
+    if isinstance(model, DecisionList):
+        rules.append(model.default)
+        names.append(DEFAULT_RULE)
+        fired = lf.select(rule_id_expr(model), truth.alias(TRUTH))
+        aggs = []
+        for name, rule in zip(names, rules, strict=True):
+            mine = pl.col(RULE) == name
+            aggs += [
+                mine.sum().alias(f"a{name}"),
+                (mine & (pl.col(TRUTH) == rule.prediction)).sum().alias(f"ab{name}"),
+            ]
+        source = fired
+    else:
+        aggs = []
+        for name, rule in zip(names, rules, strict=True):
+            fires = rule_expr(rule)
+            aggs += [
+                fires.sum().alias(f"a{name}"),
+                (fires & (truth == rule.prediction)).sum().alias(f"ab{name}"),
+            ]
+        source = lf
+    predictions = sorted({r.prediction for r in rules})
+    class_aggs = [(truth == p).sum().alias(f"b{p}") for p in predictions]
+    counts = source.select(aggs).collect().row(0, named=True) if aggs else {}
+    class_counts = lf.select(class_aggs).collect().row(0, named=True) if class_aggs else {}
+    return [
+        RuleReport(
+            name,
+            render_conditions(rule.conditions) if name != DEFAULT_RULE else "ELSE",
+            rule.prediction,
+            int(counts[f"a{name}"]),
+            int(counts[f"ab{name}"]),
+            int(class_counts[f"b{rule.prediction}"]),
+        )
+        for name, rule in zip(names, rules, strict=True)
+    ]

@@ -1,0 +1,280 @@
+"""Compile models to Polars expressions, so prediction runs vectorised and streams.
+
+Null semantics are decided here, once: a missing value never satisfies a condition
+(only ``is missing`` matches it). Expressions are built flat — one
+``when(rule).then(value)`` per rule joined by ``coalesce`` or summed — never as a
+nested ``when/then`` chain, which overflows Polars' stack at a few thousand links.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from rulecli.errors import InputError, ModelFormatError
+from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
+from rulecli.model.text import render_conditions
+from rulecli.schema import categorical_expr, normalize_missing, numeric_expr
+
+PREDICTION = "prediction"
+RULE = "rule"
+RULE_TEXT = "rule_text"
+DEFAULT_RULE = "default"
+
+
+def _is_numeric_condition(cond: Condition) -> bool:
+    if cond.op in (Op.LT, Op.LE, Op.GT, Op.GE, Op.INTERVAL):
+        return True
+    if isinstance(cond.value, tuple):
+        return all(isinstance(v, float) for v in cond.value)
+    return isinstance(cond.value, float)
+
+
+def condition_expr(cond: Condition) -> pl.Expr:
+    """Boolean expression for one condition; never null.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"size": ["big", None, "small"]})
+    >>> df.select(condition_expr(Condition("size", Op.EQ, "big"))).to_series().to_list()
+    [True, False, False]
+    """
+    if cond.op == Op.MISSING:
+        return pl.col(cond.column).is_null()
+    if cond.op == Op.PRESENT:
+        return pl.col(cond.column).is_not_null()
+    numeric = _is_numeric_condition(cond)
+    x = numeric_expr(cond.column) if numeric else categorical_expr(cond.column)
+    value = cond.value
+    if cond.op in (Op.IN, Op.NOT_IN):
+        assert isinstance(value, tuple)
+        members = pl.Series(
+            values=list(value) if numeric else [str(v) for v in value],
+            dtype=pl.Float64 if numeric else pl.String,
+        )
+        test = x.is_in(members.implode())
+        expr = test if cond.op == Op.IN else ~test
+    elif cond.op == Op.INTERVAL:
+        assert isinstance(value, tuple)
+        low, high = value
+        expr = x.is_between(low, high, closed=Closed(cond.closed).value)
+    else:
+        literal = pl.lit(value if numeric else str(value))
+        expr = {
+            Op.EQ: x == literal,
+            Op.NE: x != literal,
+            Op.LT: x < literal,
+            Op.LE: x <= literal,
+            Op.GT: x > literal,
+            Op.GE: x >= literal,
+        }[cond.op]
+    return expr.fill_null(False)
+
+
+def rule_expr(rule: Rule) -> pl.Expr:
+    """True where every condition of the rule holds (always true for the empty rule)."""
+    if not rule.conditions:
+        return pl.lit(True)
+    return pl.all_horizontal([condition_expr(c) for c in rule.conditions])
+
+
+def _prior(model: Model) -> list[float] | None:
+    counts = [0] * len(model.classes)
+    rules = [*model.rules, *([model.default] if model.default is not None else [])]
+    for rule in rules:
+        if rule.stats is None or rule.stats.class_counts is None:
+            return None
+        counts = [a + b for a, b in zip(counts, rule.stats.class_counts, strict=True)]
+    total = sum(counts)
+    return [c / total for c in counts] if total else None
+
+
+def _shares(rule: Rule, prior: list[float]) -> list[float]:
+    assert rule.stats is not None and rule.stats.class_counts is not None
+    total = sum(rule.stats.class_counts)
+    return [c / total for c in rule.stats.class_counts] if total else prior
+
+
+def has_probabilities(model: Model) -> bool:
+    return _prior(model) is not None
+
+
+def predict_expr(model: Model) -> pl.Expr:
+    """Predicted class (string); null only for a rule set row no rule matches and no default."""
+    if isinstance(model, DecisionList):
+        firsts = [pl.when(rule_expr(r)).then(pl.lit(r.prediction)) for r in model.rules]
+        return pl.coalesce([*firsts, pl.lit(model.default.prediction)]).alias(PREDICTION)
+    return _vote_expr(model).alias(PREDICTION)
+
+
+def _rule_weight(rule: Rule, vote: Vote) -> float:
+    if vote == Vote.ONE:
+        return 1.0
+    if rule.weight is not None:
+        return rule.weight
+    if rule.stats is not None:
+        return float(rule.stats.correct)
+    return 1.0
+
+
+def _scores(model: RuleSet) -> list[pl.Expr]:
+    """One score expression per class: the summed votes of matching rules."""
+    per_class: list[list[pl.Expr]] = [[] for _ in model.classes]
+    index = {c: i for i, c in enumerate(model.classes)}
+    for rule in model.rules:
+        fires = rule_expr(rule)
+        if model.vote == Vote.DISTRIBUTION:
+            if rule.stats is None or rule.stats.class_counts is None:
+                raise ModelFormatError("distribution voting needs class counts on every rule")
+            for k, count in enumerate(rule.stats.class_counts):
+                if count:
+                    per_class[k].append(pl.when(fires).then(pl.lit(float(count))).otherwise(0.0))
+        else:
+            weight = _rule_weight(rule, model.vote)
+            per_class[index[rule.prediction]].append(pl.when(fires).then(pl.lit(weight)).otherwise(0.0))
+    return [pl.sum_horizontal(exprs) if exprs else pl.lit(0.0) for exprs in per_class]
+
+
+def _any_rule_expr(model: RuleSet) -> pl.Expr:
+    if not model.rules:
+        return pl.lit(False)
+    return pl.any_horizontal([rule_expr(r) for r in model.rules])
+
+
+def _vote_expr(model: RuleSet) -> pl.Expr:
+    winner = (
+        pl.concat_list(_scores(model))
+        .list.arg_max()
+        .replace_strict(dict(enumerate(model.classes)), return_dtype=pl.String)
+    )
+    fallback = pl.lit(model.default.prediction if model.default else None, dtype=pl.String)
+    return pl.when(_any_rule_expr(model)).then(winner).otherwise(fallback)
+
+
+def proba_exprs(model: Model) -> list[pl.Expr]:
+    """One ``proba_<class>`` expression per class, from the rules' training class shares."""
+    prior = _prior(model)
+    if prior is None:
+        raise ModelFormatError(
+            "this model has no class probabilities (its rules carry no class counts; "
+            "text rule files never do, use the JSON model)"
+        )
+    names = [f"proba_{c}" for c in model.classes]
+    if isinstance(model, DecisionList):
+        exprs = []
+        default_shares = _shares(model.default, prior)
+        for k, name in enumerate(names):
+            firsts = [pl.when(rule_expr(r)).then(pl.lit(_shares(r, prior)[k])) for r in model.rules]
+            exprs.append(pl.coalesce([*firsts, pl.lit(default_shares[k])]).alias(name))
+        return exprs
+    distribution = RuleSet(model.target, model.classes, model.rules, model.default, Vote.DISTRIBUTION)
+    scores = _scores(distribution)
+    total = pl.sum_horizontal(scores)
+    fallback = _shares(model.default, prior) if model.default is not None else None
+    return [
+        pl.when(total > 0)
+        .then(score / total)
+        .otherwise(pl.lit(fallback[k] if fallback else None, dtype=pl.Float64))
+        .alias(name)
+        for k, (score, name) in enumerate(zip(scores, names, strict=True))
+    ]
+
+
+def rule_id_expr(model: Model) -> pl.Expr:
+    """Which rule decided each row: its 1-based number, ``default``, or (sets) all matches."""
+    if isinstance(model, DecisionList):
+        firsts = [pl.when(rule_expr(r)).then(pl.lit(str(i))) for i, r in enumerate(model.rules, 1)]
+        return pl.coalesce([*firsts, pl.lit(DEFAULT_RULE)]).alias(RULE)
+    matches = [pl.when(rule_expr(r)).then(pl.lit(str(i))) for i, r in enumerate(model.rules, 1)]
+    joined = pl.concat_str(matches, separator=",", ignore_nulls=True) if matches else pl.lit("")
+    fallback = pl.lit(DEFAULT_RULE if model.default is not None else None, dtype=pl.String)
+    return pl.when(_any_rule_expr(model)).then(joined).otherwise(fallback).alias(RULE)
+
+
+def rule_text_expr(model: Model) -> pl.Expr:
+    """The text of the rule(s) that decided each row."""
+    texts = {str(i): render_conditions(r.conditions) for i, r in enumerate(model.rules, 1)}
+    texts[DEFAULT_RULE] = "ELSE"
+    ids = rule_id_expr(model)
+    if isinstance(model, DecisionList):
+        return ids.replace_strict(texts, return_dtype=pl.String).alias(RULE_TEXT)
+    return (
+        ids.str.split(",")
+        .list.eval(pl.element().replace_strict(texts, default=None, return_dtype=pl.String))
+        .list.join(" | ")
+        .alias(RULE_TEXT)
+    )
+
+
+def decided_expr(model: Model) -> pl.Expr:
+    """True where a non-default rule decided the row (the numerator of coverage)."""
+    if not model.rules:
+        return pl.lit(False)
+    return pl.any_horizontal([rule_expr(r) for r in model.rules])
+
+
+def prediction_frame(
+    model: Model,
+    lf: pl.LazyFrame,
+    *,
+    keep: tuple[str, ...] = (),
+    proba: bool = False,
+    explain: bool = False,
+) -> pl.LazyFrame:
+    """The lazy plan of ``predict``: kept columns, prediction, probabilities, explanation."""
+    exprs: list[pl.Expr] = [pl.col(c) for c in keep]
+    exprs.append(predict_expr(model))
+    if proba:
+        exprs.extend(proba_exprs(model))
+    if explain:
+        exprs.extend([rule_id_expr(model), rule_text_expr(model)])
+    return normalize_missing(lf).select(exprs)
+
+
+def required_columns(model: Model) -> list[str]:
+    """Columns the model reads, in first-use order."""
+    seen: dict[str, None] = {}
+    for rule in model.rules:
+        for cond in rule.conditions:
+            seen.setdefault(cond.column, None)
+    return list(seen)
+
+
+def column_kinds(model: Model) -> dict[str, bool]:
+    """Each column the model reads, with True where it is compared as a number."""
+    kinds: dict[str, bool] = {}
+    for rule in model.rules:
+        for cond in rule.conditions:
+            if cond.op in (Op.MISSING, Op.PRESENT):
+                kinds.setdefault(cond.column, False)
+            elif _is_numeric_condition(cond):
+                kinds[cond.column] = True
+            else:
+                kinds.setdefault(cond.column, False)
+    return kinds
+
+
+def read_dtypes_for(model: Model) -> dict[str, pl.DataType]:
+    """CSV dtypes that make the data read the way the model compares it.
+
+    The target is left to inference, exactly as training read it.
+    """
+    return {name: pl.Float64() if numeric else pl.String() for name, numeric in column_kinds(model).items()}
+
+
+def check_data(model: Model, columns: Mapping[str, pl.DataType], source: str) -> None:
+    """Fail with one clear line when the data lacks a column the model needs or has the wrong type."""
+    kinds = column_kinds(model)
+    missing = [c for c in kinds if c not in columns]
+    if missing:
+        raise InputError(
+            f"{source}: column '{missing[0]}' is needed by the model but missing from the data "
+            f"(data has: {', '.join(columns)})"
+        )
+    for name, numeric in kinds.items():
+        dtype = columns[name]
+        if numeric and not (dtype.is_numeric() or dtype == pl.Null):
+            raise InputError(
+                f"{source}: column '{name}' must be numeric (the model compares it with numbers) but is {dtype}"
+            )

@@ -1,0 +1,154 @@
+"""The one rule representation every learner returns.
+
+A :class:`Condition` tests one column; a :class:`Rule` is a conjunction of
+conditions with a predicted class and training statistics. A
+:class:`DecisionList` fires its first matching rule; a :class:`RuleSet` lets
+every matching rule vote. Models are immutable; learners build new ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from rulecli.errors import ParamError
+from rulecli.schema import Schema
+
+Scalar = str | float
+Value = Scalar | tuple[Scalar, ...] | None
+
+
+class Op(StrEnum):
+    EQ = "="
+    NE = "!="
+    IN = "in"
+    NOT_IN = "not in"
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    INTERVAL = "interval"
+    MISSING = "is missing"
+    PRESENT = "is not missing"
+
+
+class Closed(StrEnum):
+    """Which ends of an interval belong to it."""
+
+    RIGHT = "right"
+    LEFT = "left"
+    BOTH = "both"
+    NONE = "none"
+
+
+NUMERIC_OPS = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.INTERVAL})
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A test on one column; a missing value never satisfies it (except ``is missing``).
+
+    ``value`` is a string or float for comparisons, a sorted tuple for ``in``/``not in``,
+    a ``(low, high)`` pair for intervals (with ``closed``), and ``None`` for the
+    missing-value tests.
+    """
+
+    column: str
+    op: Op
+    value: Value = None
+    closed: Closed = Closed.RIGHT
+
+    def __post_init__(self) -> None:
+        if self.op in (Op.MISSING, Op.PRESENT):
+            if self.value is not None:
+                raise ParamError(f"condition on '{self.column}': '{self.op}' takes no value")
+        elif self.op in (Op.IN, Op.NOT_IN):
+            if not isinstance(self.value, tuple) or not self.value:
+                raise ParamError(f"condition on '{self.column}': '{self.op}' needs a non-empty set")
+        elif self.op == Op.INTERVAL:
+            if not (isinstance(self.value, tuple) and len(self.value) == 2):
+                raise ParamError(f"condition on '{self.column}': an interval needs (low, high)")
+            low, high = self.value
+            if not isinstance(low, float) or not isinstance(high, float) or not low <= high:
+                raise ParamError(f"condition on '{self.column}': bad interval bounds {self.value}")
+        elif isinstance(self.value, tuple) or self.value is None:
+            raise ParamError(f"condition on '{self.column}': '{self.op}' needs one value")
+        elif self.op in NUMERIC_OPS and not isinstance(self.value, float):
+            raise ParamError(f"condition on '{self.column}': '{self.op}' needs a number")
+        if isinstance(self.value, float) and not math.isfinite(self.value):
+            raise ParamError(f"condition on '{self.column}': value must be finite")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleStats:
+    """Training statistics: rows the rule decided, of which correct, per-class counts."""
+
+    covered: int
+    correct: int
+    class_counts: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    conditions: tuple[Condition, ...]
+    prediction: str
+    stats: RuleStats | None = None
+    weight: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Where a model came from: learner, every parameter (seed included), schema, training summary."""
+
+    algorithm: str = "manual"
+    params: dict[str, object] = field(default_factory=dict)
+    schema: Schema | None = None
+    training: dict[str, object] = field(default_factory=dict)
+
+
+class Vote(StrEnum):
+    """How a rule set combines matching rules."""
+
+    ONE = "one"  # one rule, one vote
+    WEIGHTED = "weighted"  # each rule votes with its weight (or its correct count)
+    DISTRIBUTION = "distribution"  # class counts of matching rules are summed
+
+
+@dataclass(frozen=True)
+class DecisionList:
+    """Ordered rules: the first matching rule decides; ``default`` decides the rest."""
+
+    target: str
+    classes: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    default: Rule
+    info: ModelInfo = field(default_factory=ModelInfo)
+
+    kind = "decision_list"
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Unordered rules that vote; rows no rule matches get ``default`` or stay unclassified."""
+
+    target: str
+    classes: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    default: Rule | None
+    vote: Vote = Vote.ONE
+    info: ModelInfo = field(default_factory=ModelInfo)
+
+    kind = "rule_set"
+
+
+Model = DecisionList | RuleSet
+
+
+def class_distribution(rule: Rule, classes: tuple[str, ...]) -> tuple[int, ...] | None:
+    """Training class counts of a rule, when the model carries them."""
+    if rule.stats is None or rule.stats.class_counts is None:
+        return None
+    if len(rule.stats.class_counts) != len(classes):
+        return None
+    return rule.stats.class_counts

@@ -1,0 +1,444 @@
+"""The text rule format: rendered for people, parsed back for ``predict``/``evaluate``.
+
+Grammar (one rule per line; ``#`` starts a comment)::
+
+    RULESET VOTE one|weighted|distribution     optional; without it the file is a decision list
+    CLASSES 'a', 'b', 'c'                      optional; the class order
+    IF cond [AND cond]... THEN target = value  [(covers N, correct N[, weight W])]
+    ELSE target = value                        [(covers N, correct N)]
+
+    cond  := column = value | column != value | column < number | <= | > | >=
+           | column in {value, ...} | column not in {value, ...}
+           | column in (low, high]   (brackets say which ends belong)
+           | column is missing | column is not missing | TRUE
+    value := 'single-quoted text' ('' for a quote) | number
+    column:= name of letters, digits, _ . - (not starting with a digit) | `any name`
+
+Strings are compared with categorical columns, numbers with numeric ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rulecli.errors import ModelFormatError, ParamError
+from rulecli.model.core import (
+    Closed,
+    Condition,
+    DecisionList,
+    Model,
+    ModelInfo,
+    Op,
+    Rule,
+    RuleSet,
+    RuleStats,
+    Scalar,
+    Vote,
+)
+
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+KEYWORDS = frozenset({"if", "then", "and", "else", "in", "not", "is", "missing", "true", "ruleset", "vote", "classes"})
+_OPEN = {Closed.RIGHT: "(", Closed.LEFT: "[", Closed.BOTH: "[", Closed.NONE: "("}
+_CLOSE = {Closed.RIGHT: "]", Closed.LEFT: ")", Closed.BOTH: "]", Closed.NONE: ")"}
+
+
+def render_name(name: str) -> str:
+    """A column name, backquoted unless it is a plain identifier."""
+    if _BARE.match(name) and name.lower() not in KEYWORDS:
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+def render_number(value: float) -> str:
+    """Shortest text that parses back to the same float."""
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def render_value(value: Scalar) -> str:
+    if isinstance(value, float):
+        return render_number(value)
+    return "'" + value.replace("'", "''") + "'"
+
+
+def render_condition(cond: Condition) -> str:
+    """Examples
+    --------
+    >>> render_condition(Condition("age", Op.INTERVAL, (27.2, 41.4)))
+    'age in (27.2, 41.4]'
+    """
+    name = render_name(cond.column)
+    if cond.op in (Op.MISSING, Op.PRESENT):
+        return f"{name} {cond.op.value}"
+    if cond.op in (Op.IN, Op.NOT_IN):
+        assert isinstance(cond.value, tuple)
+        members = ", ".join(render_value(v) for v in cond.value)
+        return f"{name} {cond.op.value} {{{members}}}"
+    if cond.op == Op.INTERVAL:
+        assert isinstance(cond.value, tuple)
+        low, high = cond.value
+        assert isinstance(low, float) and isinstance(high, float)
+        closed = Closed(cond.closed)
+        bounds = f"{render_number(low)}, {render_number(high)}"
+        return f"{name} in {_OPEN[closed]}{bounds}{_CLOSE[closed]}"
+    assert isinstance(cond.value, str | float)
+    return f"{name} {cond.op.value} {render_value(cond.value)}"
+
+
+def render_conditions(conditions: tuple[Condition, ...]) -> str:
+    return " AND ".join(render_condition(c) for c in conditions) if conditions else "TRUE"
+
+
+def _render_stats(rule: Rule) -> str:
+    parts = []
+    if rule.stats is not None:
+        parts += [f"covers {rule.stats.covered}", f"correct {rule.stats.correct}"]
+    if rule.weight is not None:
+        parts.append(f"weight {render_number(rule.weight)}")
+    return f"  ({', '.join(parts)})" if parts else ""
+
+
+def render_rule(rule: Rule, target: str) -> str:
+    then = f"{render_name(target)} = {render_value(rule.prediction)}"
+    return f"IF {render_conditions(rule.conditions)} THEN {then}{_render_stats(rule)}"
+
+
+def render_text(model: Model) -> str:
+    """Render a model in the text rule format (ends with a newline).
+
+    Examples
+    --------
+    >>> rule = Rule((Condition("size", Op.EQ, "big"),), "high", RuleStats(2, 2))
+    >>> default = Rule((), "low", RuleStats(0, 0))
+    >>> print(render_text(DecisionList("value", ("high", "low"), (rule,), default)), end="")
+    IF size = 'big' THEN value = 'high'  (covers 2, correct 2)
+    ELSE value = 'low'  (covers 0, correct 0)
+    """
+    lines = []
+    if isinstance(model, RuleSet):
+        lines.append(f"RULESET VOTE {model.vote.value}")
+    if list(model.classes) != _classes_from_rules(model):
+        lines.append("CLASSES " + ", ".join(render_value(c) for c in model.classes))
+    lines += [render_rule(r, model.target) for r in model.rules]
+    if model.default is not None:
+        then = f"{render_name(model.target)} = {render_value(model.default.prediction)}"
+        lines.append(f"ELSE {then}{_render_stats(model.default)}")
+    return "\n".join(lines) + "\n"
+
+
+def _classes_from_rules(model: Model) -> list[str]:
+    predictions = {r.prediction for r in model.rules}
+    if model.default is not None:
+        predictions.add(model.default.prediction)
+    return sorted(predictions)
+
+
+# ---------------------------------------------------------------------------- parsing
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<comment>\#.*)
+  | (?P<string>'(?:[^']|'')*')
+  | (?P<quoted>`(?:[^`]|``)*`)
+  | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_]))
+  | (?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)
+  | (?P<op><=|>=|!=|=|<|>)
+  | (?P<punct>[{}()\[\],])
+    """,
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    kind: str
+    text: str
+    column: int
+
+    @property
+    def keyword(self) -> str:
+        return self.text.lower() if self.kind == "name" else ""
+
+
+class _Line:
+    """A cursor over the tokens of one line, raising errors with line and column."""
+
+    def __init__(self, source: str, number: int, text: str) -> None:
+        self.source, self.number, self.text = source, number, text
+        self.tokens = self._tokenize(text)
+        self.pos = 0
+
+    def _tokenize(self, text: str) -> list[_Token]:
+        tokens, at = [], 0
+        while at < len(text):
+            match = _TOKEN.match(text, at)
+            if match is None:
+                self.fail(at, f"unexpected character {text[at]!r}")
+            assert match is not None and match.lastgroup is not None
+            if match.lastgroup not in ("ws", "comment"):
+                tokens.append(_Token(match.lastgroup, match.group(), at))
+            at = match.end()
+        return tokens
+
+    def fail(self, column: int, message: str) -> None:
+        raise ModelFormatError(f"{self.source}:{self.number}:{column + 1}: {message}")
+
+    def peek(self) -> _Token | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def next(self, expected: str) -> _Token:
+        token = self.peek()
+        if token is None:
+            self.fail(len(self.text), f"expected {expected}, found end of line")
+        assert token is not None
+        self.pos += 1
+        return token
+
+    def expect_keyword(self, word: str) -> None:
+        token = self.next(word.upper())
+        if token.keyword != word:
+            self.fail(token.column, f"expected {word.upper()}, found {token.text!r}")
+
+    def expect_punct(self, char: str) -> None:
+        token = self.next(repr(char))
+        if token.text != char:
+            self.fail(token.column, f"expected {char!r}, found {token.text!r}")
+
+    def at_keyword(self, word: str) -> bool:
+        token = self.peek()
+        return token is not None and token.keyword == word
+
+    def at_punct(self, char: str) -> bool:
+        token = self.peek()
+        return token is not None and token.kind == "punct" and token.text == char
+
+    def done(self) -> None:
+        token = self.peek()
+        if token is not None:
+            self.fail(token.column, f"unexpected {token.text!r} at end of rule")
+
+
+def _unquote(token: _Token) -> str:
+    body = token.text[1:-1]
+    return body.replace("''", "'") if token.kind == "string" else body.replace("``", "`")
+
+
+def _parse_name(line: _Line) -> str:
+    token = line.next("a column name")
+    if token.kind == "quoted":
+        return _unquote(token)
+    if token.kind != "name" or token.keyword in KEYWORDS:
+        line.fail(token.column, f"expected a column name, found {token.text!r}")
+    return token.text
+
+
+def _parse_value(line: _Line) -> Scalar:
+    token = line.next("a value ('text' or a number)")
+    if token.kind == "string":
+        return _unquote(token)
+    if token.kind == "number":
+        return float(token.text)
+    line.fail(token.column, f"expected a value ('text' or a number), found {token.text!r}")
+    raise AssertionError
+
+
+def _parse_number(line: _Line) -> float:
+    token = line.next("a number")
+    if token.kind != "number":
+        line.fail(token.column, f"expected a number, found {token.text!r}")
+    return float(token.text)
+
+
+def _parse_set(line: _Line) -> tuple[Scalar, ...]:
+    line.expect_punct("{")
+    values = [_parse_value(line)]
+    while line.at_punct(","):
+        line.pos += 1
+        values.append(_parse_value(line))
+    line.expect_punct("}")
+    return tuple(values)
+
+
+def _parse_interval(line: _Line, column: str) -> Condition:
+    opening = line.next("'(' or '['")
+    low = _parse_number(line)
+    line.expect_punct(",")
+    high = _parse_number(line)
+    closing = line.next("')' or ']'")
+    if closing.text not in (")", "]"):
+        line.fail(closing.column, f"expected ')' or ']', found {closing.text!r}")
+    closed = {
+        ("(", "]"): Closed.RIGHT,
+        ("[", ")"): Closed.LEFT,
+        ("[", "]"): Closed.BOTH,
+        ("(", ")"): Closed.NONE,
+    }[(opening.text, closing.text)]
+    if low > high:
+        line.fail(opening.column, f"interval low end {low} is above its high end {high}")
+    return Condition(column, Op.INTERVAL, (low, high), closed)
+
+
+def _parse_condition(line: _Line) -> Condition | None:
+    """One condition, or None for ``TRUE`` (the condition that always holds)."""
+    if line.at_keyword("true"):
+        line.pos += 1
+        return None
+    start = line.peek()
+    column = _parse_name(line)
+    try:
+        return _parse_condition_tail(line, column)
+    except ParamError as exc:
+        assert start is not None
+        line.fail(start.column, str(exc))
+        raise AssertionError from exc
+
+
+def _parse_condition_tail(line: _Line, column: str) -> Condition:
+    token = line.next("an operator")
+    if token.kind == "op":
+        op = Op(token.text)
+        value = _parse_value(line)
+        if op in (Op.LT, Op.LE, Op.GT, Op.GE) and not isinstance(value, float):
+            line.fail(token.column, f"'{op.value}' compares with a number, found a text value")
+        return Condition(column, op, value)
+    if token.keyword == "is":
+        negated = line.at_keyword("not")
+        if negated:
+            line.pos += 1
+        line.expect_keyword("missing")
+        return Condition(column, Op.PRESENT if negated else Op.MISSING)
+    if token.keyword == "not":
+        line.expect_keyword("in")
+        return Condition(column, Op.NOT_IN, _parse_set(line))
+    if token.keyword == "in":
+        if line.at_punct("{"):
+            return Condition(column, Op.IN, _parse_set(line))
+        if line.at_punct("(") or line.at_punct("["):
+            return _parse_interval(line, column)
+        nxt = line.peek()
+        line.fail(nxt.column if nxt else len(line.text), "expected '{', '(' or '[' after 'in'")
+    line.fail(token.column, f"expected an operator (=, !=, <, <=, >, >=, in, is), found {token.text!r}")
+    raise AssertionError
+
+
+def _parse_then(line: _Line) -> tuple[str, str, RuleStats | None, float | None]:
+    target = _parse_name(line)
+    token = line.next("'='")
+    if token.text != "=":
+        line.fail(token.column, f"expected '=', found {token.text!r}")
+    value_token = line.peek()
+    value = _parse_value(line)
+    if isinstance(value, float):
+        assert value_token is not None
+        value = value_token.text
+    stats, weight = None, None
+    if line.at_punct("("):
+        stats, weight = _parse_stats(line)
+    line.done()
+    return target, value, stats, weight
+
+
+def _parse_stats(line: _Line) -> tuple[RuleStats | None, float | None]:
+    line.expect_punct("(")
+    fields: dict[str, float] = {}
+    while True:
+        key = line.next("covers, correct or weight")
+        if key.keyword not in ("covers", "correct", "weight") or key.keyword in fields:
+            line.fail(key.column, f"expected covers, correct or weight, found {key.text!r}")
+        fields[key.keyword] = _parse_number(line)
+        if line.at_punct(","):
+            line.pos += 1
+            continue
+        line.expect_punct(")")
+        break
+    stats = None
+    if "covers" in fields or "correct" in fields:
+        if not ("covers" in fields and "correct" in fields):
+            line.fail(0, "statistics need both covers and correct")
+        stats = RuleStats(int(fields["covers"]), int(fields["correct"]))
+    return stats, fields.get("weight")
+
+
+@dataclass
+class _Draft:
+    vote: Vote | None = None
+    classes: tuple[str, ...] | None = None
+    target: str | None = None
+    rules: list[Rule] | None = None
+    default: Rule | None = None
+
+
+def parse_text(text: str, source: str = "<rules>") -> Model:
+    """Parse the text rule format into a model (never evaluates anything)."""
+    draft = _Draft(rules=[])
+    assert draft.rules is not None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = _Line(source, number, raw)
+        if not line.tokens:
+            continue
+        if draft.default is not None:
+            line.fail(line.tokens[0].column, "nothing may follow the ELSE line")
+        head = line.tokens[0].keyword
+        line.pos = 1
+        if head == "ruleset":
+            if draft.rules or draft.vote is not None:
+                line.fail(0, "RULESET must come before the rules")
+            line.expect_keyword("vote")
+            mode = line.next("one, weighted or distribution")
+            if mode.keyword not in {v.value for v in Vote}:
+                line.fail(mode.column, f"unknown vote {mode.text!r} (one, weighted, distribution)")
+            draft.vote = Vote(mode.keyword)
+            line.done()
+        elif head == "classes":
+            values = [_parse_value(line)]
+            while line.at_punct(","):
+                line.pos += 1
+                values.append(_parse_value(line))
+            line.done()
+            draft.classes = tuple(str(v) for v in values)
+        elif head == "if":
+            conditions = [_parse_condition(line)]
+            while line.at_keyword("and"):
+                line.pos += 1
+                conditions.append(_parse_condition(line))
+            line.expect_keyword("then")
+            target, prediction, stats, weight = _parse_then(line)
+            _set_target(draft, line, target)
+            kept = tuple(c for c in conditions if c is not None)
+            draft.rules.append(Rule(kept, prediction, stats, weight))
+        elif head == "else":
+            target, prediction, stats, _ = _parse_then(line)
+            _set_target(draft, line, target)
+            draft.default = Rule((), prediction, stats)
+        else:
+            line.fail(line.tokens[0].column, f"expected IF, ELSE, RULESET or CLASSES, found {line.tokens[0].text!r}")
+    return _finish(draft, source)
+
+
+def _set_target(draft: _Draft, line: _Line, target: str) -> None:
+    if draft.target is None:
+        draft.target = target
+    elif draft.target != target:
+        line.fail(0, f"every rule must predict the same column: '{draft.target}', not '{target}'")
+
+
+def _finish(draft: _Draft, source: str) -> Model:
+    assert draft.rules is not None
+    if draft.target is None:
+        raise ModelFormatError(f"{source}: no rules found")
+    predictions = {r.prediction for r in draft.rules}
+    if draft.default is not None:
+        predictions.add(draft.default.prediction)
+    classes = draft.classes if draft.classes is not None else tuple(sorted(predictions))
+    unknown = sorted(predictions - set(classes))
+    if unknown:
+        raise ModelFormatError(f"{source}: class {unknown[0]!r} is not listed in CLASSES")
+    info = ModelInfo()
+    if draft.vote is not None:
+        return RuleSet(draft.target, classes, tuple(draft.rules), draft.default, draft.vote, info)
+    if draft.default is None:
+        raise ModelFormatError(f"{source}: a decision list must end with an ELSE line (or start with RULESET VOTE one)")
+    return DecisionList(draft.target, classes, tuple(draft.rules), draft.default, info)

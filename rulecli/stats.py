@@ -1,0 +1,77 @@
+"""Small statistical functions the learners share (no SciPy dependency)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_EPS = 1e-15
+_MAX_ITER = 500
+
+
+def _gamma_p_series(a: float, x: float) -> float:
+    term = total = 1.0 / a
+    denom = a
+    for _ in range(_MAX_ITER):
+        denom += 1.0
+        term *= x / denom
+        total += term
+        if abs(term) < abs(total) * _EPS:
+            break
+    return total * math.exp(-x + a * math.log(x) - math.lgamma(a))
+
+
+def _gamma_q_fraction(a: float, x: float) -> float:
+    """Lentz's continued fraction for the upper regularised gamma function."""
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, _MAX_ITER):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _EPS:
+            break
+    return h * math.exp(-x + a * math.log(x) - math.lgamma(a))
+
+
+def chi2_sf(statistic: float, dof: int) -> float:
+    """P(X >= statistic) for a chi-square variable with ``dof`` degrees of freedom.
+
+    Examples
+    --------
+    >>> round(chi2_sf(3.841458820694124, 1), 6)
+    0.05
+    """
+    if dof <= 0:
+        return 1.0
+    if statistic <= 0:
+        return 1.0
+    a, x = dof / 2.0, statistic / 2.0
+    if x < a + 1.0:
+        return max(0.0, 1.0 - _gamma_p_series(a, x))
+    return _gamma_q_fraction(a, x)
+
+
+def chi2_independence(table: np.ndarray) -> tuple[float, int, float]:
+    """Pearson's chi-square test on a contingency table: (statistic, dof, p-value).
+
+    Empty rows and columns are dropped first, as they carry no information.
+    """
+    observed = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0].astype(np.float64)
+    rows, cols = observed.shape
+    if rows < 2 or cols < 2:
+        return 0.0, 0, 1.0
+    expected = observed.sum(axis=1, keepdims=True) * observed.sum(axis=0, keepdims=True) / observed.sum()
+    statistic = float(((observed - expected) ** 2 / expected).sum())
+    dof = (rows - 1) * (cols - 1)
+    return statistic, dof, chi2_sf(statistic, dof)
