@@ -96,7 +96,11 @@ def _check_columns(df: pl.DataFrame, names: Sequence[str], source: str, option: 
 
 
 def _sorted_labels(series: pl.Series) -> tuple[str, ...]:
+    """Distinct values in a stable order: declared (ARFF/Enum), numeric, or alphabetical."""
     distinct = series.drop_nulls().unique()
+    if isinstance(series.dtype, pl.Enum):
+        present = set(distinct.cast(pl.String).to_list())
+        return tuple(c for c in series.dtype.categories.to_list() if c in present)
     if is_numeric_dtype(distinct.dtype):
         distinct = distinct.sort()
         return tuple(distinct.cast(pl.String).to_list())
@@ -190,7 +194,7 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
             levels: tuple[str, ...] = ()
         else:
             series = df.select(categorical_expr(name)).to_series()
-            levels = tuple(sorted(series.drop_nulls().unique().to_list()))
+            levels = _sorted_labels(df.get_column(name))
         n_distinct = series.drop_nulls().n_unique()
         if n_distinct == 0:
             warnings.append(f"{source}: column '{name}' has no values; skipped")

@@ -173,7 +173,8 @@ def bin_index_expr(cuts: Cuts) -> pl.Expr:
     if not cuts.edges:
         return pl.when(x.is_not_null()).then(pl.lit(0, dtype=pl.UInt32))
     above = [(x > e) if cuts.right_closed else (x >= e) for e in cuts.edges]
-    return pl.sum_horizontal([a.cast(pl.UInt32) for a in above]).cast(pl.UInt32).alias(cuts.column)
+    index = pl.sum_horizontal([a.cast(pl.UInt32) for a in above]).cast(pl.UInt32)
+    return pl.when(x.is_not_null()).then(index).alias(cuts.column)
 
 
 def format_number(value: float) -> str:

@@ -10,8 +10,11 @@ a failure never leaves a partial file behind.
 from __future__ import annotations
 
 import contextlib
+import csv
+import gzip
 import io
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,7 +25,7 @@ import polars as pl
 
 from rulecli.errors import InputError
 
-FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc")
+FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
 
 _EXTENSIONS = {
     ".csv": "csv",
@@ -36,6 +39,7 @@ _EXTENSIONS = {
     ".arrow": "ipc",
     ".ipc": "ipc",
     ".feather": "ipc",
+    ".arff": "arff",
 }
 
 STDIO = "-"
@@ -61,8 +65,8 @@ def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
             f"{path}: unknown file extension '{suffix or '(none)'}' "
             f"(known: {known}, optionally .gz; or pass --input-format)"
         )
-    if gzipped and fmt not in ("csv", "tsv"):
-        raise InputError(f"{path}: only CSV and TSV files may be gzip-compressed")
+    if gzipped and fmt not in ("csv", "tsv", "arff"):
+        raise InputError(f"{path}: only CSV, TSV and ARFF files may be gzip-compressed")
     return fmt, gzipped
 
 
@@ -106,10 +110,10 @@ def scan_table(
     infer_all_rows
         Scan the whole CSV to infer types, so a stray string late in a column is seen.
     """
-    fmt, gzipped = detect_format(path, input_format)
     label = "<stdin>" if path == STDIO else path
     if path != STDIO:
         _check_readable(path)
+    fmt, gzipped = detect_format(path, input_format)
     overrides = dict(schema_overrides or {})
     try:
         if fmt in ("csv", "tsv"):
@@ -121,13 +125,16 @@ def scan_table(
                 "raise_if_empty": True,
             }
             if path == STDIO or gzipped:
-                source: bytes | str = _read_stdin_bytes() if path == STDIO else path
+                source: bytes | str = _read_stdin_bytes() if path == STDIO else _read_bytes(path, gzipped)
+                _check_header(source, options["separator"], label)
                 df = pl.read_csv(source, **options)  # type: ignore[arg-type]
                 extra = _text_overrides(df.schema, overrides)
                 if extra:
                     options["schema_overrides"] = overrides | extra
                     df = pl.read_csv(source, **options)  # type: ignore[arg-type]
                 return df.lazy()
+            with Path(path).open("rb") as handle:
+                _check_header(handle.readline(), options["separator"], label)
             lf = pl.scan_csv(path, **options)  # type: ignore[arg-type]
             extra = _text_overrides(lf.collect_schema(), overrides)
             if extra:
@@ -135,6 +142,9 @@ def scan_table(
                 lf = pl.scan_csv(path, **options)  # type: ignore[arg-type]
                 lf.collect_schema()
             return lf
+        if fmt == "arff":
+            raw = _read_stdin_bytes() if path == STDIO else _read_bytes(path, gzipped)
+            return read_arff(raw, label, null_values).lazy()
         source_bytes: bytes | str = _read_stdin_bytes() if path == STDIO else path
         if fmt == "parquet":
             if isinstance(source_bytes, bytes):
@@ -154,6 +164,101 @@ def scan_table(
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputError(f"{label}: cannot read as {fmt.upper()}: {_first_line(exc)}") from exc
+
+
+def _check_header(head: bytes | str, separator: str, label: str) -> None:
+    """Refuse duplicate column names, which Polars would silently rename."""
+    first = head.split(b"\n", 1)[0] if isinstance(head, bytes) else head.split("\n", 1)[0]
+    text = first.decode("utf-8", errors="replace") if isinstance(first, bytes) else first
+    names = next(csv.reader([text.rstrip("\r")], delimiter=separator), [])
+    seen: set[str] = set()
+    for name in names:
+        if name in seen and name:
+            raise InputError(f"{label}: duplicate column name '{name}' in the header")
+        seen.add(name)
+
+
+def _read_bytes(path: str, gzipped: bool) -> bytes:
+    data = Path(path).read_bytes()
+    return gzip.decompress(data) if gzipped else data
+
+
+_ARFF_ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.*)""", re.IGNORECASE)
+
+
+def _arff_unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1].replace("\\'", "'").replace('\\"', '"')
+    return text
+
+
+def _arff_nominal(spec: str) -> list[str]:
+    body = spec.strip()[1:-1]
+    values = re.findall(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,]+""", body)
+    return [_arff_unquote(v) for v in values if v.strip()]
+
+
+def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.DataFrame:
+    """Read Weka's ARFF format (dense rows; '?' is missing; nominal value order kept as an Enum).
+
+    Keeping the declared order of nominal values matters: it is the class order Weka
+    breaks ties with, and the order rules for a nominal feature are listed in.
+    """
+    text = raw.decode("utf-8", errors="strict")
+    names: list[str] = []
+    dtypes: list[pl.DataType] = []
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("%"):
+            continue
+        lower = stripped.lower()
+        if lower.startswith("@relation"):
+            continue
+        if lower.startswith("@attribute"):
+            match = _ARFF_ATTRIBUTE.match(stripped)
+            if match is None:
+                raise InputError(f"{label}:{number + 1}: cannot parse attribute declaration")
+            names.append(_arff_unquote(match.group(1)))
+            kind = match.group(2).strip()
+            if kind.startswith("{"):
+                dtypes.append(pl.Enum(list(dict.fromkeys(_arff_nominal(kind)))))
+            elif kind.lower().split()[0] in ("numeric", "real", "integer"):
+                dtypes.append(pl.Float64())
+            else:
+                dtypes.append(pl.String())
+            continue
+        if lower.startswith("@data"):
+            rows = (r for r in lines[number + 1 :] if r.strip() and not r.lstrip().startswith("%"))
+            body = "\n".join(rows)
+            break
+        raise InputError(f"{label}:{number + 1}: unexpected line before @data: {stripped[:40]!r}")
+    else:
+        raise InputError(f"{label}: no @data section (is this an ARFF file?)")
+    if not names:
+        raise InputError(f"{label}: no @attribute declarations")
+    if body.lstrip().startswith("{"):
+        raise InputError(f"{label}: sparse ARFF rows are not supported")
+    frame = pl.read_csv(
+        body.encode(),
+        has_header=False,
+        new_columns=names,
+        schema_overrides=dict.fromkeys(names, pl.String()),
+        quote_char="'",
+        null_values=["?", *null_values],
+        infer_schema=False,
+    )
+    columns = []
+    for name, dtype in zip(names, dtypes, strict=True):
+        column = frame.get_column(name).str.strip_chars().str.strip_chars("'\"")
+        column = column.replace("?", None)
+        try:
+            columns.append(column.cast(dtype))
+        except pl.exceptions.PolarsError:
+            bad = column.filter(column.cast(dtype, strict=False).is_null() & column.is_not_null())
+            raise InputError(f"{label}: column '{name}' holds {bad[0]!r}, not a declared value") from None
+    return pl.DataFrame(columns)
 
 
 def _text_overrides(schema: Mapping[str, pl.DataType], overrides: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
@@ -177,9 +282,19 @@ def collect(lf: pl.LazyFrame, label: str) -> pl.DataFrame:
         raise InputError(f"{label}: {_first_line(exc)}") from exc
 
 
+_CLEARER = (
+    ("found more fields than defined", "a row has more fields than the header has columns"),
+    ("invalid utf-8", "not UTF-8 text; re-encode it (e.g. iconv -f latin1 -t utf-8)"),
+)
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    line = text[0] if text else type(exc).__name__
+    for needle, clearer in _CLEARER:
+        if needle in line.lower():
+            return f"{clearer} ({line})"
+    return line
 
 
 @contextlib.contextmanager

@@ -43,11 +43,17 @@ _OPEN = {Closed.RIGHT: "(", Closed.LEFT: "[", Closed.BOTH: "[", Closed.NONE: "("
 _CLOSE = {Closed.RIGHT: "]", Closed.LEFT: ")", Closed.BOTH: "]", Closed.NONE: ")"}
 
 
+def _escape(text: str, quote: str) -> str:
+    """Backslash-escape what would break a line; double the quote character."""
+    escaped = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    return quote + escaped.replace(quote, quote + quote) + quote
+
+
 def render_name(name: str) -> str:
     """A column name, backquoted unless it is a plain identifier."""
     if _BARE.match(name) and name.lower() not in KEYWORDS:
         return name
-    return "`" + name.replace("`", "``") + "`"
+    return _escape(name, "`")
 
 
 def render_number(value: float) -> str:
@@ -60,7 +66,7 @@ def render_number(value: float) -> str:
 def render_value(value: Scalar) -> str:
     if isinstance(value, float):
         return render_number(value)
-    return "'" + value.replace("'", "''") + "'"
+    return _escape(value, "'")
 
 
 def render_condition(cond: Condition) -> str:
@@ -141,8 +147,8 @@ _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
   | (?P<comment>\#.*)
-  | (?P<string>'(?:[^']|'')*')
-  | (?P<quoted>`(?:[^`]|``)*`)
+  | (?P<string>'(?:[^'\\]|''|\\[\\nr])*')
+  | (?P<quoted>`(?:[^`\\]|``|\\[\\nr])*`)
   | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_]))
   | (?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)
   | (?P<op><=|>=|!=|=|<|>)
@@ -176,6 +182,8 @@ class _Line:
         while at < len(text):
             match = _TOKEN.match(text, at)
             if match is None:
+                if text[at] in "'`":
+                    self.fail(at, f"unterminated quoted text (no closing {text[at]})")
                 self.fail(at, f"unexpected character {text[at]!r}")
             assert match is not None and match.lastgroup is not None
             if match.lastgroup not in ("ws", "comment"):
@@ -221,9 +229,12 @@ class _Line:
             self.fail(token.column, f"unexpected {token.text!r} at end of rule")
 
 
+_UNESCAPE = {"\\\\": "\\", "\\n": "\n", "\\r": "\r", "''": "'", "``": "`"}
+
+
 def _unquote(token: _Token) -> str:
-    body = token.text[1:-1]
-    return body.replace("''", "'") if token.kind == "string" else body.replace("``", "`")
+    doubled = "''" if token.kind == "string" else "``"
+    return re.sub(rf"\\[\\nr]|{doubled}", lambda m: _UNESCAPE[m.group()], token.text[1:-1])
 
 
 def _parse_name(line: _Line) -> str:
@@ -375,7 +386,8 @@ def parse_text(text: str, source: str = "<rules>") -> Model:
     """Parse the text rule format into a model (never evaluates anything)."""
     draft = _Draft(rules=[])
     assert draft.rules is not None
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(text.split("\n"), 1):
+        raw = raw.removesuffix("\r")
         line = _Line(source, number, raw)
         if not line.tokens:
             continue

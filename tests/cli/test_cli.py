@@ -1,0 +1,238 @@
+"""The installed command, end to end, through `python -m rulecli` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from rulecli import __version__
+from tests.conftest import SAMPLE, run_cli
+
+HOUSE = str(SAMPLE / "house.csv")
+PENGUINS = str(SAMPLE / "penguins.csv")
+
+HOUSE_RULES = """\
+IF size = 'big' THEN value = 'high'  (covers 2, correct 2)
+IF size = 'medium' THEN value = 'medium'  (covers 4, correct 3)
+IF size = 'small' THEN value = 'low'  (covers 4, correct 2)
+ELSE value = 'medium'  (covers 0, correct 0)
+"""
+
+
+def test_version():
+    result = run_cli("--version")
+    assert result.code == 0 and result.stdout == f"rulecli {__version__}\n"
+
+
+def test_oner_house_prints_the_rules_and_stays_quiet_off_a_terminal():
+    result = run_cli("oner", HOUSE, "-y", "value")
+    assert result.code == 0, result.stderr
+    assert result.stdout == HOUSE_RULES
+    assert result.stderr == ""
+
+
+def test_model_files_json_and_text(tmp_path: Path):
+    json_path, text_path = tmp_path / "m.json", tmp_path / "m.txt"
+    assert run_cli("oner", HOUSE, "-o", str(json_path), "-q").code == 0
+    assert run_cli("oner", HOUSE, "-o", str(text_path), "-q").code == 0
+    body = json.loads(json_path.read_text())
+    assert body["algorithm"] == "oner" and body["params"]["seed"] == 0
+    assert body["schema"]["target"]["classes"] == ["high", "low", "medium"]
+    assert body["training"]["errors"] == {"location": 4, "pets": 4, "size": 3}
+    assert text_path.read_text() == HOUSE_RULES
+    stdout_json = run_cli("oner", HOUSE, "--json").stdout
+    assert stdout_json == json_path.read_text()
+
+
+def test_same_options_same_bytes_and_csv_equals_parquet(tmp_path: Path):
+    parquet = tmp_path / "p.parquet"
+    pl.read_csv(PENGUINS).write_parquet(parquet)
+    outputs = []
+    for source in (PENGUINS, PENGUINS, str(parquet)):
+        out = tmp_path / f"m{len(outputs)}.json"
+        assert run_cli("oner", source, "-y", "species", "--seed", "7", "-o", str(out), "-q").code == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_predict_with_keep_proba_explain(tmp_path: Path):
+    model = tmp_path / "m.json"
+    run_cli("oner", HOUSE, "-o", str(model), "-q")
+    result = run_cli("predict", str(model), HOUSE, "--keep", "size", "--proba", "--explain")
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "size,prediction,proba_high,proba_low,proba_medium,rule,rule_text"
+    assert lines[1] == "small,low,0.25,0.5,0.25,3,size = 'small'"
+    assert len(lines) == 11
+
+
+def test_predict_writes_parquet_and_handles_unseen_and_missing(tmp_path: Path):
+    model = tmp_path / "m.json"
+    run_cli("oner", HOUSE, "-o", str(model), "-q")
+    new = tmp_path / "new.csv"
+    new.write_text("size,other\nhuge,1\n,2\nbig,3\n")
+    out = tmp_path / "p.parquet"
+    result = run_cli("predict", str(model), str(new), "-o", str(out), "--explain")
+    assert result.code == 0, result.stderr
+    df = pl.read_parquet(out)
+    assert df.get_column("prediction").to_list() == ["medium", "medium", "high"]
+    assert df.get_column("rule").to_list() == ["default", "default", "1"]
+
+
+def test_pipes_model_from_stdin_and_data_from_stdin(tmp_path: Path):
+    rules = run_cli("oner", HOUSE).stdout
+    by_model = run_cli("predict", "-", HOUSE, stdin=rules)
+    assert by_model.code == 0, by_model.stderr
+    by_data = run_cli("oner", "-", "-y", "value", stdin=Path(HOUSE).read_text())
+    assert by_data.stdout == HOUSE_RULES
+    both = run_cli("predict", "-", "-", stdin="x")
+    assert both.code == 2 and "cannot both come from stdin" in both.stderr
+
+
+def test_evaluate_gate_passes_and_fails(tmp_path: Path):
+    model = tmp_path / "m.json"
+    run_cli("oner", HOUSE, "-o", str(model), "-q")
+    ok = run_cli("evaluate", str(model), HOUSE, "--min-accuracy", "0.7", "--json")
+    assert ok.code == 0, ok.stderr
+    payload = json.loads(ok.stdout)
+    assert payload["accuracy"] == 0.7 and payload["gates"]["passed"]
+    assert [r["covered"] for r in payload["rules"]] == [2, 4, 4, 0]
+    bad = run_cli("evaluate", str(model), HOUSE, "--min-accuracy", "0.95", "--min-f1", "0.5")
+    assert bad.code == 1
+    assert bad.stderr.strip() == "quality gate failed: accuracy 0.7000 < 0.9500 (--min-accuracy), short by 0.2500"
+
+
+def test_hand_written_rules_as_a_ci_check(tmp_path: Path):
+    rules = tmp_path / "rules.txt"
+    rules.write_text(
+        "# expectations for the house table\n"
+        "IF size = 'big' AND location = 'good' THEN value = 'high'\n"
+        "IF location = 'bad' THEN value = 'low'\n"
+        "ELSE value = 'medium'\n"
+    )
+    result = run_cli("evaluate", str(rules), HOUSE, "--min-coverage", "0.9", "--json")
+    assert result.code == 1
+    payload = json.loads(result.stdout)
+    assert payload["coverage"] == 0.7
+    assert "coverage 0.7000 < 0.9000" in result.stderr
+
+
+def test_cv_and_test_report_metrics(tmp_path: Path):
+    metrics = tmp_path / "metrics.json"
+    result = run_cli(
+        "oner", PENGUINS, "-y", "species", "--cv", "5", "--test", PENGUINS, "--metrics-out", str(metrics), "-q"
+    )
+    assert result.code == 0, result.stderr
+    report = json.loads(metrics.read_text())
+    assert len(report["cv"]["folds"]) == 5
+    assert 0.6 < report["cv"]["summary"]["accuracy"]["mean"] < 0.95
+    assert report["test"]["rows"] == 344
+
+
+def test_target_bins_make_a_numeric_target_a_class(tmp_path: Path):
+    result = run_cli("oner", PENGUINS, "-y", "body_mass_g", "--target-bins", "4", "--json")
+    assert result.code == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert len(body["classes"]) == 4 and body["classes"][0].startswith("[2700,")
+    model = tmp_path / "m.json"
+    model.write_text(result.stdout)
+    evaluated = run_cli("evaluate", str(model), PENGUINS, "--json")
+    assert evaluated.code == 0 and json.loads(evaluated.stdout)["rows"] == 342
+
+
+def test_discretize_learns_and_reapplies_cuts(tmp_path: Path):
+    cuts, out, again = tmp_path / "cuts.json", tmp_path / "d.csv", tmp_path / "e.csv"
+    result = run_cli("discretize", PENGUINS, "-y", "species", "-m", "mdlp", "--cuts-out", str(cuts), "-o", str(out))
+    assert result.code == 0, result.stderr
+    saved = json.loads(cuts.read_text())
+    assert saved["format"] == "rulecli-cuts" and {c["column"] for c in saved["cuts"]} >= {"bill_length_mm"}
+    df = pl.read_csv(out)
+    assert df.schema["bill_length_mm"] == pl.String
+    assert df.get_column("bill_length_mm").drop_nulls()[0][0] in "[("
+    assert run_cli("discretize", PENGUINS, "--cuts", str(cuts), "-o", str(again)).code == 0
+    assert again.read_text() == out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["oner", "nope.csv"], "nope.csv: no such file"),
+        (["oner", "sample_data"], "sample_data: is a directory"),
+        (["oner", "sample_data/README.md"], "unknown file extension '.md'"),
+        (["oner", "sample_data/house.csv", "-y", "price"], "column 'price' given with --target is not in the data"),
+        (["oner", "sample_data/house.csv", "--discretize", "magic"], "--discretize must be one of"),
+        (["oner", "sample_data/house.csv", "-o", "m.pkl"], "must end in .json or .txt"),
+        (["discretize", "sample_data/house.csv", "-m", "kmeans"], "--method must be one of"),
+        (["predict", "sample_data/house.csv", "sample_data/house.csv"], "sample_data/house.csv:1:1: expected IF"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(args, message):
+    result = run_cli(*args, cwd=SAMPLE.parent)
+    assert result.code == 2
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def _bad_files(tmp: Path) -> dict[str, tuple[str, str]]:
+    files = {
+        "empty.csv": ("", "file is empty"),
+        "header.csv": ("a,b\n", "no data rows"),
+        "ragged.csv": ("a,b\n1,2\n3,4,5\n", "ragged.csv"),
+        "dupe.csv": ("a,a,b\n1,2,x\n3,4,y\n", "ragged.csv" if False else "dupe.csv"),
+        "latin1.csv": (b"a,b\n\xe9t\xe9,x\nb,y\n", "latin1.csv"),
+        "oneclass.csv": ("a,b\n1,x\n2,x\n", "single class"),
+    }
+    for name, (content, _) in files.items():
+        path = tmp / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return {name: (str(tmp / name), message) for name, (_, message) in files.items()}
+
+
+def test_bad_data_files_are_refused_in_one_line(tmp_path: Path):
+    for name, (path, message) in _bad_files(tmp_path).items():
+        result = run_cli("oner", path)
+        assert result.code == 2, (name, result.stderr)
+        assert message in result.stderr, (name, result.stderr)
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, name
+
+
+def test_bad_models_and_mismatched_data(tmp_path: Path):
+    model = tmp_path / "m.json"
+    run_cli("oner", HOUSE, "-o", str(model), "-q")
+    text = model.read_text()
+    (tmp_path / "cut.json").write_text(text[:100])
+    newer = json.loads(text)
+    newer["format_version"] = 2
+    (tmp_path / "newer.json").write_text(json.dumps(newer))
+    (tmp_path / "nosize.csv").write_text("location,pets\ngood,yes\n")
+    (tmp_path / "num.csv").write_text("age,v\nold,a\n")
+    (tmp_path / "age.txt").write_text("IF age > 3 THEN v = 'a'\nELSE v = 'b'\n")
+    cases = [
+        (["predict", str(tmp_path / "cut.json"), HOUSE], "truncated or corrupt"),
+        (["predict", str(tmp_path / "newer.json"), HOUSE], "newer than this rulecli reads"),
+        (["predict", str(model), str(tmp_path / "nosize.csv")], "column 'size' is needed by the model but missing"),
+        (["predict", str(tmp_path / "age.txt"), str(tmp_path / "num.csv")], "age"),
+    ]
+    for args, message in cases:
+        result = run_cli(*args)
+        assert result.code == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_failed_predict_leaves_no_output_file(tmp_path: Path):
+    rules = tmp_path / "r.txt"
+    rules.write_text("IF age > 3 THEN v = 'a'\nELSE v = 'b'\n")
+    data = tmp_path / "d.csv"
+    data.write_text("age\n" + "1\n" * 5000 + "old\n")
+    out = tmp_path / "out.csv"
+    result = run_cli("predict", str(rules), str(data), "-o", str(out))
+    assert result.code == 2, result.stderr
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "r.txt"]

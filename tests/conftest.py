@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_data"
+
+settings.register_profile(
+    "ci", derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Run:
+    """Run the real entry point (`python -m rulecli`) in a subprocess."""
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)}
+    env["NO_COLOR"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rulecli", *args],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+@pytest.fixture
+def house() -> Path:
+    return SAMPLE / "house.csv"
+
+
+@pytest.fixture
+def penguins() -> Path:
+    return SAMPLE / "penguins.csv"

@@ -1,0 +1,76 @@
+"""The import direction of DEVELOPERS.md, checked on the source: cli -> learners -> ... -> schema."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "rulecli"
+
+# module prefix -> rulecli modules it must never import
+FORBIDDEN = {
+    "rulecli.errors": ("rulecli.",),
+    "rulecli.schema": ("rulecli.model", "rulecli.learners", "rulecli.dataset", "rulecli.discretize", "rulecli.io"),
+    "rulecli.model": ("rulecli.learners", "rulecli.dataset", "rulecli.discretize", "rulecli.metrics", "rulecli.io"),
+    "rulecli.discretize": ("rulecli.model", "rulecli.learners", "rulecli.dataset", "rulecli.io"),
+    "rulecli.learners": ("rulecli.io", "rulecli.metrics", "rulecli.validation"),
+    "rulecli.metrics": ("rulecli.learners", "rulecli.io"),
+    "rulecli.validation": ("rulecli.io",),
+    "rulecli.dataset": ("rulecli.model", "rulecli.learners", "rulecli.io"),
+}
+TERMINAL = ("typer", "rich", "click")
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(p for p in parts if p != "__init__")
+        out.append((name, path))
+    return out
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")[: -node.level] if path.name != "__init__.py" else module.split(".")
+                found.add(".".join([*base, node.module or ""]).rstrip("."))
+            else:
+                found.add(node.module or "")
+    return found
+
+
+@pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v))
+def test_imports_point_one_way(module: str, path: Path):
+    imports = _imports(path, module)
+    if not module.startswith(("rulecli.cli", "rulecli.__main__")):
+        assert not any(i.split(".")[0] in TERMINAL for i in imports), f"{module} talks to the terminal"
+        assert not any(i.startswith("rulecli.cli") for i in imports), f"{module} imports the CLI"
+    for prefix, banned in FORBIDDEN.items():
+        if module.startswith(prefix):
+            bad = [i for i in imports if i.startswith(banned)]
+            assert not bad, f"{module} may not import {bad}"
+
+
+@pytest.mark.parametrize(("module", "path"), _modules(), ids=lambda v: str(v))
+def test_only_io_touches_files(module: str, path: Path):
+    if module in ("rulecli.io",) or module.startswith("rulecli.cli"):
+        return
+    source = path.read_text()
+    assert not re.search(r"\bopen\(|read_text\(|write_text\(|read_bytes\(|write_bytes\(", source), module
+    calls = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    assert not [c for c in calls if c.func.id in ("print", "open", "input")], module
+
+
+def test_no_row_loops_in_the_library():
+    for module, path in _modules():
+        source = path.read_text()
+        for banned in ("iter_rows", "map_elements", "to_pandas", "import pickle"):
+            assert banned not in source, f"{module} uses {banned}"

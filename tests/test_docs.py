@@ -1,0 +1,28 @@
+"""README documents every command and option the CLI has, and opens with the two set-up commands."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+import typer.main
+
+from rulecli.cli.app import app
+from tests.conftest import ROOT
+
+README = (ROOT / "README.md").read_text()
+COMMAND = typer.main.get_command(app)
+
+
+def test_readme_opens_with_demo_and_test():
+    head = "\n".join(README.splitlines()[:40])
+    assert "make demo" in head and "make test" in head
+
+
+@pytest.mark.parametrize("name", sorted(COMMAND.commands))  # type: ignore[attr-defined]
+def test_every_command_and_option_is_documented(name: str):
+    assert f"### `rulecli {name}`" in README, f"README has no reference section for {name}"
+    section = README.split(f"### `rulecli {name}`", 1)[1].split("\n### ", 1)[0]
+    for param in COMMAND.commands[name].params:
+        if type(param).__name__.endswith("Option"):
+            longest = max(param.opts, key=len)
+            assert longest in section, f"{name}: {longest} is not documented"

@@ -1,0 +1,102 @@
+"""Preparing a raw table for learning: columns, types, labels, warnings and refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli.dataset import DataSpec, prepare_dataset, stratified_folds, stratified_holdout, target_label_expr
+from rulecli.errors import InputError
+from rulecli.schema import Kind
+
+RAW = pl.DataFrame(
+    {
+        "num": [1.0, 2.0, None, 4.0, 5.0, 6.0],
+        "zip": [101, 102, 101, 103, 102, 101],
+        "const": ["k"] * 6,
+        "empty": [None] * 6,
+        "cls": ["b", "a", "b", "a", None, "a"],
+    },
+    schema_overrides={"empty": pl.String},
+)
+
+
+def test_target_defaults_to_last_column_and_missing_target_rows_are_counted():
+    ds = prepare_dataset(RAW, DataSpec())
+    assert ds.target == "cls" and ds.classes == ("a", "b")
+    assert ds.n_rows == 5
+    assert any("1 rows with a missing 'cls'" in w for w in ds.warnings)
+    assert ds.y.tolist() == [1, 0, 1, 0, 0]
+
+
+def test_constant_and_empty_columns_are_skipped_with_a_warning():
+    ds = prepare_dataset(RAW, DataSpec())
+    assert ds.schema.feature_names == ("num", "zip")
+    assert any("'const' is constant" in w for w in ds.warnings)
+    assert any("'empty' has no values" in w for w in ds.warnings)
+
+
+def test_type_overrides_and_column_choice():
+    ds = prepare_dataset(RAW, DataSpec(categorical=("zip",), exclude=("const",)))
+    assert ds.schema.feature("zip").kind == Kind.CATEGORICAL
+    assert ds.schema.feature("zip").levels == ("101", "102", "103")
+    assert ds.schema.feature("num").kind == Kind.NUMERIC
+    only = prepare_dataset(RAW, DataSpec(features=("num",)))
+    assert only.schema.feature_names == ("num",)
+
+
+def test_numeric_override_reports_a_stray_string():
+    df = pl.DataFrame({"age": ["1", "2", "three"], "cls": ["a", "b", "a"]})
+    with pytest.raises(InputError, match="column 'age' is numeric but holds the value 'three'"):
+        prepare_dataset(df, DataSpec(numeric=("age",)))
+
+
+@pytest.mark.parametrize(
+    ("df", "spec", "message"),
+    [
+        (pl.DataFrame({"a": [1, 2], "cls": ["x", "x"]}), DataSpec(), "single class"),
+        (
+            pl.DataFrame({"a": [1, 2], "cls": [None, None]}, schema_overrides={"cls": pl.String}),
+            DataSpec(),
+            "no values",
+        ),
+        (pl.DataFrame({"a": [1, 2], "cls": ["x", "y"]}), DataSpec(target="nope"), "column 'nope' given with --target"),
+        (pl.DataFrame({"a": [1.0, float("inf")], "cls": ["x", "y"]}), DataSpec(), "infinite value"),
+        (pl.DataFrame({"a": list(range(60)), "t": list(range(60))}), DataSpec(), "--target-bins"),
+    ],
+)
+def test_unusable_data_is_refused_with_the_reason(df, spec, message):
+    with pytest.raises(InputError, match=message):
+        prepare_dataset(df, spec, source="d.csv")
+
+
+def test_id_like_column_warns_of_overfitting():
+    df = pl.DataFrame({"id": [f"r{i}" for i in range(30)], "cls": ["a", "b"] * 15})
+    ds = prepare_dataset(df, DataSpec())
+    assert any("different value on every row" in w for w in ds.warnings)
+
+
+def test_target_bins_use_quantiles_in_the_seeds_notation():
+    df = pl.DataFrame({"x": list(range(8)), "cnt": [22.0, 100, 3152, 3200, 4548, 5000, 5956, 8714]})
+    ds = prepare_dataset(df, DataSpec(target_bins=4))
+    assert ds.classes[0].startswith("[22,") and ds.classes[-1].endswith(",8714]")
+    assert len(ds.classes) == 4
+    relabelled = df.select(target_label_expr(ds.schema.target)).to_series()
+    assert relabelled.to_list() == ds.frame.get_column("cnt").to_list()
+
+
+def test_numeric_integer_classes_sort_numerically():
+    df = pl.DataFrame({"a": ["x", "y", "z"], "cls": [10, 2, 1]})
+    assert prepare_dataset(df, DataSpec()).classes == ("1", "2", "10")
+
+
+def test_folds_and_holdout_are_stratified_and_seeded():
+    y = np.array([0] * 30 + [1] * 10)
+    folds = stratified_folds(y, 5, seed=1)
+    assert np.array_equal(folds, stratified_folds(y, 5, seed=1))
+    for k in range(5):
+        assert (y[folds == k] == 1).sum() == 2
+    train, held = stratified_holdout(y, 0.3, seed=2)
+    assert len(held) == 12 and (y[held] == 1).sum() == 3
+    assert sorted([*train, *held]) == list(range(40))

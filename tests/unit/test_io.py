@@ -1,0 +1,106 @@
+"""Reading every supported format, and atomic writes."""
+
+from __future__ import annotations
+
+import gzip
+import io as stdio
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from rulecli import io
+from rulecli.errors import InputError
+
+FRAME = pl.DataFrame({"a": [1.5, None, 3.0], "b": ["x", "y", None], "flag": [True, False, True]})
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".csv.gz", ".parquet", ".ndjson", ".jsonl", ".arrow", ".ipc"])
+def test_every_format_reads_back(tmp_path: Path, suffix: str):
+    path = tmp_path / f"t{suffix}"
+    if suffix == ".csv.gz":
+        buf = stdio.BytesIO()
+        FRAME.write_csv(buf)
+        path.write_bytes(gzip.compress(buf.getvalue()))
+    elif suffix == ".tsv":
+        FRAME.write_csv(path, separator="\t")
+    elif suffix in (".ndjson", ".jsonl"):
+        FRAME.write_ndjson(path)
+    elif suffix in (".arrow", ".ipc"):
+        FRAME.write_ipc(path)
+    elif suffix == ".parquet":
+        FRAME.write_parquet(path)
+    else:
+        FRAME.write_csv(path)
+    df = io.collect(io.scan_table(str(path)), str(path))
+    assert df.get_column("a").to_list() == [1.5, None, 3.0]
+    assert df.get_column("b").to_list() == ["x", "y", None]
+
+
+def test_csv_keeps_non_numeric_columns_as_written(tmp_path: Path):
+    path = tmp_path / "t.csv"
+    path.write_text("flag,n\nTrue,1\nFalse,2\n")
+    df = io.scan_table(str(path)).collect()
+    assert df.get_column("flag").to_list() == ["True", "False"]
+    assert df.schema["n"] == pl.Int64
+
+
+def test_null_values_option(tmp_path: Path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n?,x\n2,?\n")
+    df = io.scan_table(str(path), null_values=["?"]).collect()
+    assert df.get_column("a").to_list() == [None, 2]
+    assert df.get_column("b").to_list() == ["x", None]
+
+
+def test_arff_keeps_declared_order_and_missing(tmp_path: Path):
+    path = tmp_path / "w.arff"
+    path.write_text(
+        "% comment\n@relation w\n@attribute 'out look' {sunny, 'over cast'}\n@attribute t numeric\n"
+        "@attribute play {yes,no}\n@data\n% more\nsunny,85,no\n'over cast',?,yes\n\n?,70,yes\n"
+    )
+    df = io.scan_table(str(path)).collect()
+    assert df.columns == ["out look", "t", "play"]
+    assert df.get_column("out look").to_list() == ["sunny", "over cast", None]
+    assert df.schema["play"] == pl.Enum(["yes", "no"])
+    assert df.get_column("t").to_list() == [85.0, None, 70.0]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: None, "no such file"),
+        (lambda p: p.mkdir(), "is a directory"),
+        (lambda p: p.write_text(""), "file is empty"),
+    ],
+)
+def test_unreadable_inputs(tmp_path: Path, make, message):
+    path = tmp_path / "d.csv"
+    make(path)
+    with pytest.raises(InputError, match=message):
+        io.scan_table(str(path))
+
+
+def test_unknown_extension(tmp_path: Path):
+    path = tmp_path / "d.xlsx"
+    path.write_text("x")
+    with pytest.raises(InputError, match=r"unknown file extension '\.xlsx'"):
+        io.scan_table(str(path))
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path: Path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), io.atomic_path(str(target)) as tmp:
+        Path(tmp).write_text("half")
+        raise RuntimeError("crash mid-write")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_write_table_streams_to_each_format(tmp_path: Path):
+    for suffix in (".csv", ".parquet", ".ndjson", ".arrow", ".tsv"):
+        path = tmp_path / f"o{suffix}"
+        io.write_table(FRAME.lazy().select("a", "b"), str(path))
+        back = io.scan_table(str(path)).collect()
+        assert back.get_column("b").to_list() == ["x", "y", None], suffix
