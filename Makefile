@@ -28,8 +28,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
 
+## test-slow: the whole suite, slow tests included, with 2000 hypothesis examples per property
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check rulecli tests bench

@@ -131,39 +131,52 @@ def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> in
     return int(candidates[best]) if gain > threshold else None
 
 
-def _first_argmax(counts: np.ndarray) -> int:
-    return int(np.argmax(counts))
-
-
 def _min_bucket_edges(x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: int) -> tuple[float, ...]:
     """Weka OneR's interval construction (``weka.classifiers.rules.OneR.newNumericRule``).
 
-    Distinct values form trivial buckets; a bucket merges into its predecessor when
-    both predict the same class or the predecessor's majority count is below
-    ``min_bucket``; a final pass merges neighbours with the same majority class.
-    The loops run over distinct-value buckets, which the merging keeps few.
+    Weka walks the distinct values in order and merges the next value's bucket into the
+    current interval when both predict the same class (first maximum) or the interval's
+    majority count is below ``min_bucket``; a second pass merges neighbours with the same
+    majority class. The walk is reproduced exactly, but in jumps instead of steps:
+
+    * while the interval is small it absorbs every next bucket, so the point where it
+      becomes big is a search over per-class cumulative counts;
+    * once big with majority ``c``, adding buckets whose own majority is ``c`` keeps it big
+      with majority ``c``, so a whole run of such buckets is absorbed at once;
+    * the next bucket then has another majority: the interval closes there.
+
+    The loop runs once per interval, not once per distinct value.
     """
     values, inverse = np.unique(x, return_inverse=True)
-    dists = np.zeros((values.size, n_classes), dtype=np.int64)
-    np.add.at(dists, (inverse, y), 1)
-    midpoints = list((values[:-1] + values[1:]) / 2.0)
-
-    def merge(dist_list: list[np.ndarray], cuts: list[float], *, small: bool) -> None:
-        i = 1
-        while i < len(dist_list):
-            old, new = dist_list[i - 1], dist_list[i]
-            same_class = _first_argmax(new) == _first_argmax(old)
-            too_small = small and old[_first_argmax(old)] < min_bucket
-            if same_class or too_small:
-                dist_list[i] = new + old
-                del dist_list[i - 1]
-                del cuts[i - 1]
-            else:
-                i += 1
-
-    buckets = list(dists)
-    merge(buckets, midpoints, small=True)
-    merge(buckets, midpoints, small=False)
+    m = values.size
+    counts = np.zeros((m, n_classes), dtype=np.int64)
+    np.add.at(counts, (inverse, y), 1)
+    prefix = np.vstack([np.zeros((1, n_classes), dtype=np.int64), np.cumsum(counts, axis=0)])
+    per_class = [np.ascontiguousarray(prefix[:, k]) for k in range(n_classes)]
+    majority = counts.argmax(axis=1)
+    # run_end[i]: first bucket after i whose majority differs from bucket i's
+    change = np.flatnonzero(majority[1:] != majority[:-1]) + 1
+    run_end = np.repeat(np.append(change, m), np.diff(np.concatenate(([0], change, [m]))))
+    starts = []
+    start = 0
+    while start < m:
+        starts.append(start)
+        end = start + 1
+        interval = prefix[end] - prefix[start]
+        if interval.max() < min_bucket:
+            targets = prefix[start] + min_bucket
+            reach = [int(np.searchsorted(per_class[k], targets[k], side="left")) for k in range(n_classes)]
+            end = min(min(reach), m)
+            interval = prefix[end] - prefix[start]
+        if end < m and interval.max() >= min_bucket and majority[end] == int(interval.argmax()):
+            end = int(run_end[end])
+        start = end
+    bounds = np.array([*starts, m])
+    interval_counts = prefix[bounds[1:]] - prefix[bounds[:-1]]
+    interval_class = interval_counts.argmax(axis=1)
+    keep = np.flatnonzero(interval_class[1:] != interval_class[:-1]) + 1
+    cut_after = bounds[keep] - 1
+    midpoints = (values[cut_after] + values[cut_after + 1]) / 2.0
     return tuple(float(c) for c in midpoints)
 
 

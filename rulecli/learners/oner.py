@@ -59,11 +59,24 @@ class OneRParams:
 
 @dataclass(frozen=True)
 class _Partition:
-    """A feature's cells: each row's cell code and each cell's condition."""
+    """A feature's cells: each row's cell code, and what defines the cells.
 
+    Cells are the feature's levels (categorical) or intervals between ``cuts`` (numeric),
+    then one cell for missing values. Conditions are built only for the chosen feature.
+    """
+
+    name: str
     codes: np.ndarray
-    conditions: tuple[Condition, ...]
-    cuts: Cuts | None
+    n_cells: int
+    levels: tuple[str, ...] = ()
+    cuts: Cuts | None = None
+
+    def conditions(self) -> list[Condition]:
+        if self.cuts is None:
+            cells = [Condition(self.name, Op.EQ, level) for level in self.levels]
+        else:
+            cells = _interval_conditions(self.name, self.cuts)
+        return [*cells, Condition(self.name, Op.MISSING)]
 
 
 def _interval_conditions(column: str, cuts: Cuts) -> list[Condition]:
@@ -79,36 +92,33 @@ def _interval_conditions(column: str, cuts: Cuts) -> list[Condition]:
 def _partition(ds: Dataset, name: str, params: OneRParams) -> _Partition:
     feature = ds.schema.feature(name)
     if feature.kind == Kind.CATEGORICAL:
-        conditions = [Condition(name, Op.EQ, level) for level in feature.levels]
-        return _Partition(ds.codes(name), (*conditions, Condition(name, Op.MISSING)), None)
+        return _Partition(name, ds.codes(name), len(feature.levels) + 1, levels=feature.levels)
     x = ds.numeric(name)
     bins = params.min_bucket if params.discretize == "min-bucket" else params.bins
     cuts = compute_cuts(name, x, params.discretize, bins=bins, y=ds.y, n_classes=len(ds.classes))
     side = "left" if cuts.right_closed else "right"
     codes = np.searchsorted(np.asarray(cuts.edges), x, side=side)
-    conditions = _interval_conditions(name, cuts)
-    codes[np.isnan(x)] = len(conditions)
-    return _Partition(codes, (*conditions, Condition(name, Op.MISSING)), cuts)
+    n_intervals = len(cuts.edges) + 1
+    codes[np.isnan(x)] = n_intervals
+    return _Partition(name, codes, n_intervals + 1, cuts=cuts)
 
 
-def _cross_table(codes: np.ndarray, y: np.ndarray, n_cells: int, n_classes: int) -> np.ndarray:
-    flat = np.bincount(codes * n_classes + y, minlength=n_cells * n_classes)
-    return flat.reshape(n_cells, n_classes)
+def _cross_table(part: _Partition, y: np.ndarray, n_classes: int) -> np.ndarray:
+    flat = np.bincount(part.codes * n_classes + y, minlength=part.n_cells * n_classes)
+    return flat.reshape(part.n_cells, n_classes)
 
 
-def _rules_for(ds: Dataset, name: str, params: OneRParams) -> tuple[list[Rule], np.ndarray, Cuts | None]:
+def _rules_for(ds: Dataset, part: _Partition) -> list[Rule]:
     """One rule per non-empty cell of the feature, predicting the cell's majority class."""
-    part = _partition(ds, name, params)
-    table = _cross_table(part.codes, ds.y, len(part.conditions), len(ds.classes))
+    table = _cross_table(part, ds.y, len(ds.classes))
+    conditions = part.conditions()
     rules = []
-    for cell, counts in enumerate(table):
-        total = int(counts.sum())
-        if total == 0:
-            continue
+    for cell in np.flatnonzero(table.sum(axis=1)):
+        counts = table[cell]
         best = int(np.argmax(counts))
-        stats = RuleStats(total, int(counts[best]), tuple(int(c) for c in counts))
-        rules.append(Rule((part.conditions[cell],), ds.classes[best], stats))
-    return rules, table, part.cuts
+        stats = RuleStats(int(counts.sum()), int(counts[best]), tuple(int(c) for c in counts))
+        rules.append(Rule((conditions[cell],), ds.classes[best], stats))
+    return rules
 
 
 def _default_rule(ds: Dataset) -> Rule:
@@ -126,7 +136,7 @@ def _score_features(ds: Dataset, params: OneRParams) -> dict[str, tuple[int, int
     if params.validation_fraction == 0.0:
         scores = {}
         for name in names:
-            rules, table, _ = _rules_for(ds, name, params)
+            table = _cross_table(_partition(ds, name, params), ds.y, len(ds.classes))
             errors = ds.n_rows - int(table.max(axis=1).sum())
             scores[name] = (errors, ds.n_rows, chi2_independence(table)[2])
         return scores
@@ -137,7 +147,7 @@ def _score_features(ds: Dataset, params: OneRParams) -> dict[str, tuple[int, int
     truth = held.frame.get_column(ds.target)
     scores = {}
     for name in names:
-        rules, _, _ = _rules_for(train, name, params)
+        rules = _rules_for(train, _partition(train, name, params))
         predicted = held.frame.select(predict_expr(_list(train, rules))).to_series()
         errors = int((predicted != truth).sum())
         counts = pl.DataFrame({"p": predicted, "t": truth}).group_by("p", "t").len()
@@ -167,8 +177,9 @@ def fit_oner(ds: Dataset, params: OneRParams) -> DecisionList:
     """
     scores = _score_features(ds, params)
     chosen = _choose(scores, params.ties)
-    rules, _, cuts = _rules_for(ds, chosen, params)
-    features = tuple(dataclasses.replace(f, cuts=cuts) if f.name == chosen else f for f in ds.schema.features)
+    part = _partition(ds, chosen, params)
+    rules = _rules_for(ds, part)
+    features = tuple(dataclasses.replace(f, cuts=part.cuts) if f.name == chosen else f for f in ds.schema.features)
     info = ModelInfo(
         algorithm="oner",
         params=dataclasses.asdict(params),

@@ -8,7 +8,7 @@ nested ``when/then`` chain, which overflows Polars' stack at a few thousand link
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
@@ -100,11 +100,36 @@ def has_probabilities(model: Model) -> bool:
     return _prior(model) is not None
 
 
+# Each level combines at most this many expressions. Polars evaluates every input of a
+# coalesce/sum before combining, so one flat level over thousands of rules holds thousands
+# of columns per streaming chunk; a tree of flat levels holds about FAN_IN * depth of them.
+FAN_IN = 32
+
+
+def _combine(exprs: list[pl.Expr], combine: Callable[[list[pl.Expr]], pl.Expr]) -> pl.Expr:
+    """Combine many expressions through a shallow tree of flat ``combine`` calls."""
+    while len(exprs) > FAN_IN:
+        exprs = [combine(exprs[i : i + FAN_IN]) for i in range(0, len(exprs), FAN_IN)]
+    return combine(exprs)
+
+
+def first_match_expr(model: DecisionList) -> pl.Expr:
+    """0-based number of the first matching rule; ``len(model.rules)`` means the default."""
+    firsts = [pl.when(rule_expr(r)).then(pl.lit(i, dtype=pl.UInt32)) for i, r in enumerate(model.rules)]
+    default = pl.lit(len(model.rules), dtype=pl.UInt32)
+    return _combine([*firsts, default], pl.coalesce) if firsts else default
+
+
+def _by_rule(model: DecisionList, values: list[object], dtype: pl.DataType) -> pl.Expr:
+    """Look up a per-rule value (the default's last) by the first matching rule."""
+    return first_match_expr(model).replace_strict(dict(enumerate(values)), return_dtype=dtype)
+
+
 def predict_expr(model: Model) -> pl.Expr:
     """Predicted class (string); null only for a rule set row no rule matches and no default."""
     if isinstance(model, DecisionList):
-        firsts = [pl.when(rule_expr(r)).then(pl.lit(r.prediction)) for r in model.rules]
-        return pl.coalesce([*firsts, pl.lit(model.default.prediction)]).alias(PREDICTION)
+        labels = [r.prediction for r in (*model.rules, model.default)]
+        return _by_rule(model, labels, pl.String()).alias(PREDICTION)
     return _vote_expr(model).alias(PREDICTION)
 
 
@@ -118,33 +143,33 @@ def _rule_weight(rule: Rule, vote: Vote) -> float:
     return 1.0
 
 
-def _scores(model: RuleSet) -> list[pl.Expr]:
+def _scores(model: RuleSet, vote: Vote) -> list[pl.Expr]:
     """One score expression per class: the summed votes of matching rules."""
     per_class: list[list[pl.Expr]] = [[] for _ in model.classes]
     index = {c: i for i, c in enumerate(model.classes)}
     for rule in model.rules:
         fires = rule_expr(rule)
-        if model.vote == Vote.DISTRIBUTION:
+        if vote == Vote.DISTRIBUTION:
             if rule.stats is None or rule.stats.class_counts is None:
                 raise ModelFormatError("distribution voting needs class counts on every rule")
             for k, count in enumerate(rule.stats.class_counts):
                 if count:
                     per_class[k].append(pl.when(fires).then(pl.lit(float(count))).otherwise(0.0))
         else:
-            weight = _rule_weight(rule, model.vote)
+            weight = _rule_weight(rule, vote)
             per_class[index[rule.prediction]].append(pl.when(fires).then(pl.lit(weight)).otherwise(0.0))
-    return [pl.sum_horizontal(exprs) if exprs else pl.lit(0.0) for exprs in per_class]
+    return [_combine(exprs, pl.sum_horizontal) if exprs else pl.lit(0.0) for exprs in per_class]
 
 
 def _any_rule_expr(model: RuleSet) -> pl.Expr:
     if not model.rules:
         return pl.lit(False)
-    return pl.any_horizontal([rule_expr(r) for r in model.rules])
+    return _combine([rule_expr(r) for r in model.rules], pl.any_horizontal)
 
 
 def _vote_expr(model: RuleSet) -> pl.Expr:
     winner = (
-        pl.concat_list(_scores(model))
+        pl.concat_list(_scores(model, model.vote))
         .list.arg_max()
         .replace_strict(dict(enumerate(model.classes)), return_dtype=pl.String)
     )
@@ -162,15 +187,10 @@ def proba_exprs(model: Model) -> list[pl.Expr]:
         )
     names = [f"proba_{c}" for c in model.classes]
     if isinstance(model, DecisionList):
-        exprs = []
-        default_shares = _shares(model.default, prior)
-        for k, name in enumerate(names):
-            firsts = [pl.when(rule_expr(r)).then(pl.lit(_shares(r, prior)[k])) for r in model.rules]
-            exprs.append(pl.coalesce([*firsts, pl.lit(default_shares[k])]).alias(name))
-        return exprs
-    distribution = RuleSet(model.target, model.classes, model.rules, model.default, Vote.DISTRIBUTION)
-    scores = _scores(distribution)
-    total = pl.sum_horizontal(scores)
+        shares = [_shares(r, prior) for r in (*model.rules, model.default)]
+        return [_by_rule(model, [row[k] for row in shares], pl.Float64()).alias(name) for k, name in enumerate(names)]
+    scores = _scores(model, Vote.DISTRIBUTION)
+    total = _combine(scores, pl.sum_horizontal)
     fallback = _shares(model.default, prior) if model.default is not None else None
     return [
         pl.when(total > 0)
@@ -184,24 +204,29 @@ def proba_exprs(model: Model) -> list[pl.Expr]:
 def rule_id_expr(model: Model) -> pl.Expr:
     """Which rule decided each row: its 1-based number, ``default``, or (sets) all matches."""
     if isinstance(model, DecisionList):
-        firsts = [pl.when(rule_expr(r)).then(pl.lit(str(i))) for i, r in enumerate(model.rules, 1)]
-        return pl.coalesce([*firsts, pl.lit(DEFAULT_RULE)]).alias(RULE)
+        ids = [*(str(i) for i in range(1, len(model.rules) + 1)), DEFAULT_RULE]
+        return _by_rule(model, ids, pl.String()).alias(RULE)
     matches = [pl.when(rule_expr(r)).then(pl.lit(str(i))) for i, r in enumerate(model.rules, 1)]
-    joined = pl.concat_str(matches, separator=",", ignore_nulls=True) if matches else pl.lit("")
+    joined = (
+        _combine(matches, lambda group: pl.concat_str(group, separator=",", ignore_nulls=True))
+        if matches
+        else pl.lit("")
+    )
     fallback = pl.lit(DEFAULT_RULE if model.default is not None else None, dtype=pl.String)
     return pl.when(_any_rule_expr(model)).then(joined).otherwise(fallback).alias(RULE)
 
 
 def rule_text_expr(model: Model) -> pl.Expr:
     """The text of the rule(s) that decided each row."""
-    texts = {str(i): render_conditions(r.conditions) for i, r in enumerate(model.rules, 1)}
-    texts[DEFAULT_RULE] = "ELSE"
-    ids = rule_id_expr(model)
     if isinstance(model, DecisionList):
-        return ids.replace_strict(texts, return_dtype=pl.String).alias(RULE_TEXT)
+        texts = [*(render_conditions(r.conditions) for r in model.rules), "ELSE"]
+        return _by_rule(model, texts, pl.String()).alias(RULE_TEXT)
+    lookup = {str(i): render_conditions(r.conditions) for i, r in enumerate(model.rules, 1)}
+    lookup[DEFAULT_RULE] = "ELSE"
     return (
-        ids.str.split(",")
-        .list.eval(pl.element().replace_strict(texts, default=None, return_dtype=pl.String))
+        rule_id_expr(model)
+        .str.split(",")
+        .list.eval(pl.element().replace_strict(lookup, default=None, return_dtype=pl.String))
         .list.join(" | ")
         .alias(RULE_TEXT)
     )
@@ -211,7 +236,7 @@ def decided_expr(model: Model) -> pl.Expr:
     """True where a non-default rule decided the row (the numerator of coverage)."""
     if not model.rules:
         return pl.lit(False)
-    return pl.any_horizontal([rule_expr(r) for r in model.rules])
+    return _combine([rule_expr(r) for r in model.rules], pl.any_horizontal)
 
 
 def prediction_frame(
