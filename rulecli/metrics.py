@@ -17,9 +17,11 @@ import polars as pl
 
 from rulecli.model.compile import (
     DEFAULT_RULE,
+    FIRST_MATCH,
     PREDICTION,
     RULE,
     decided_expr,
+    first_match_expr,
     predict_expr,
     rule_expr,
     rule_id_expr,
@@ -34,12 +36,17 @@ DECIDED = "decided"
 
 def scored_frame(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame:
     """Truth, prediction, whether a non-default rule decided, and the deciding rule."""
-    return normalize_missing(lf).select(
-        truth.alias(TRUTH),
-        predict_expr(model),
-        decided_expr(model).alias(DECIDED),
-        rule_id_expr(model),
-    )
+    lf = normalize_missing(lf)
+    if isinstance(model, DecisionList):
+        lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
+        index = pl.col(FIRST_MATCH)
+        return lf.select(
+            truth.alias(TRUTH),
+            predict_expr(model, index),
+            (index < len(model.rules)).alias(DECIDED),
+            rule_id_expr(model, index),
+        )
+    return lf.select(truth.alias(TRUTH), predict_expr(model), decided_expr(model).alias(DECIDED), rule_id_expr(model))
 
 
 @dataclass(frozen=True)
