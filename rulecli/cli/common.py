@@ -12,6 +12,7 @@ import typer
 from rulecli import io
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset
 from rulecli.errors import InputError, ModelFormatError, ParamError
+from rulecli.model.compile import check_data, read_dtypes_for
 from rulecli.model.core import Model
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
@@ -171,6 +172,18 @@ def emit_model(model: Model, *, output: str | None, as_json: bool, quiet: bool) 
 
 def write_json(path: str, payload: dict[str, Any]) -> None:
     io.write_text(path, json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
+
+
+def open_for_scoring(
+    model_path: str, data: str, input_format: str | None, null_values: list[str] | None
+) -> tuple[Model, pl.LazyFrame, str]:
+    """Load a model and open the data it will score, checking the columns it needs are there."""
+    check_not_both_stdin(model_path, data)
+    model = load_model(model_path)
+    lf = data_columns(data, input_format, null_values, read_dtypes_for(model))
+    label = _label(data)
+    check_data(model, lf.collect_schema(), label)
+    return model, lf, label
 
 
 def data_columns(

@@ -12,7 +12,6 @@ from rich.table import Table
 from rulecli import io
 from rulecli.errors import InputError
 from rulecli.metrics import rule_reports
-from rulecli.model.compile import check_data, read_dtypes_for
 from rulecli.validation import evaluate_model, truth_expr
 
 from . import common, console
@@ -63,12 +62,8 @@ def evaluate(
 
         rulecli evaluate house.json sample_data/house.csv --min-accuracy 0.6
     """
-    common.check_not_both_stdin(model_path, data)
-    model = common.load_model(model_path)
-    lf = common.data_columns(data, input_format, null_values, read_dtypes_for(model))
-    label = "<stdin>" if data == io.STDIO else data
+    model, lf, label = common.open_for_scoring(model_path, data, input_format, null_values)
     columns = lf.collect_schema()
-    check_data(model, columns, label)
     target_name = target or model.target
     if target_name not in columns:
         raise InputError(f"{label}: target column '{target_name}' is not in the data (pass -y COLUMN)")

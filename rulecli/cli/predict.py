@@ -9,7 +9,7 @@ import typer
 
 from rulecli import io
 from rulecli.errors import InputError
-from rulecli.model.compile import check_data, prediction_frame, read_dtypes_for
+from rulecli.model.compile import prediction_frame
 
 from . import common
 
@@ -44,12 +44,8 @@ def predict(
 
         rulecli predict house.json sample_data/house.csv --keep size --explain
     """
-    common.check_not_both_stdin(model_path, data)
-    model = common.load_model(model_path)
-    lf = common.data_columns(data, input_format, null_values, read_dtypes_for(model))
-    label = "<stdin>" if data == io.STDIO else data
+    model, lf, label = common.open_for_scoring(model_path, data, input_format, null_values)
     columns = lf.collect_schema()
-    check_data(model, columns, label)
     kept = common.split_list(keep)
     for name in kept:
         if name not in columns:
