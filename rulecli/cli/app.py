@@ -45,6 +45,7 @@ def root(
 
 app.command("discretize")(discretize.discretize)
 app.command("oner")(learn.oner)
+app.command("ripper")(learn.ripper)
 app.command("predict")(predict.predict)
 app.command("evaluate")(evaluate.evaluate)
 

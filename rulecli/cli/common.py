@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -107,28 +108,43 @@ def _label(path: str) -> str:
     return "<stdin>" if path == io.STDIO else path
 
 
-def load_dataset(
-    path: str,
-    *,
-    input_format: str | None,
-    null_values: list[str] | None,
-    target: str | None,
-    features: list[str] | None,
-    exclude: list[str] | None,
-    categorical: list[str] | None,
-    numeric: list[str] | None,
-    target_bins: int | None,
-    quiet: bool = False,
-) -> Dataset:
+@dataclass(frozen=True)
+class DataOptions:
+    """The data options every learner takes."""
+
+    target: str | None = None
+    features: list[str] | None = None
+    exclude: list[str] | None = None
+    categorical: list[str] | None = None
+    numeric: list[str] | None = None
+    target_bins: int | None = None
+    null_values: list[str] | None = None
+    input_format: str | None = None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The output and evaluation options every learner takes."""
+
+    seed: int = 0
+    output: str | None = None
+    json_out: bool = False
+    quiet: bool = False
+    test: str | None = None
+    cv: int | None = None
+    metrics_out: str | None = None
+
+
+def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False) -> Dataset:
     spec = DataSpec(
-        target=target,
-        features=split_list(features),
-        exclude=split_list(exclude),
-        categorical=split_list(categorical),
-        numeric=split_list(numeric),
-        target_bins=target_bins,
+        target=opts.target,
+        features=split_list(opts.features),
+        exclude=split_list(opts.exclude),
+        categorical=split_list(opts.categorical),
+        numeric=split_list(opts.numeric),
+        target_bins=opts.target_bins,
     )
-    df = read_frame(path, input_format=input_format, null_values=null_values, text_columns=spec.categorical)
+    df = read_frame(path, input_format=opts.input_format, null_values=opts.null_values, text_columns=spec.categorical)
     ds = prepare_dataset(df, spec, source=_label(path))
     if not quiet:
         for message in ds.warnings:

@@ -10,12 +10,31 @@ from rich.table import Table
 
 from rulecli.dataset import Dataset
 from rulecli.learners.oner import OneRParams, fit_oner
+from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.model.compile import read_dtypes_for
 from rulecli.model.core import Model
 from rulecli.model.text import render_conditions
 from rulecli.validation import SUMMARY_KEYS, cross_validate, evaluate_model, truth_expr
 
 from . import common, console
+
+
+def learn(data: str, fit: Callable[[Dataset], Model], data_opts: common.DataOptions, run: common.RunOptions) -> Model:
+    """Read and prepare the training table, fit (with --cv / --test if asked), save and show the model."""
+    ds = common.load_dataset(data, data_opts, quiet=run.quiet)
+    model = run_learner(
+        ds,
+        fit,
+        seed=run.seed,
+        test=run.test,
+        cv=run.cv,
+        metrics_out=run.metrics_out,
+        input_format=data_opts.input_format,
+        null_values=data_opts.null_values,
+        quiet=run.quiet,
+    )
+    common.emit_model(model, output=run.output, as_json=run.json_out, quiet=run.quiet)
+    return model
 
 
 def run_learner(
@@ -115,28 +134,11 @@ def oner(
         validation_fraction=validation_fraction,
         seed=seed,
     )
-    ds = common.load_dataset(
+    model = learn(
         data,
-        input_format=input_format,
-        null_values=null_values,
-        target=target,
-        features=features,
-        exclude=exclude,
-        categorical=categorical,
-        numeric=numeric,
-        target_bins=target_bins,
-        quiet=quiet,
-    )
-    model = run_learner(
-        ds,
         lambda d: fit_oner(d, params),
-        seed=seed,
-        test=test,
-        cv=cv,
-        metrics_out=metrics_out,
-        input_format=input_format,
-        null_values=null_values,
-        quiet=quiet,
+        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
+        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
     )
     training = model.info.training
     chosen = training["feature"]
@@ -145,7 +147,6 @@ def oner(
     console.info(f"oner: chose '{chosen}' with {errors[chosen]}/{training['judged_rows']} errors", quiet=quiet)
     if show_table and not quiet:
         console.err.print(_cross_table(model))
-    common.emit_model(model, output=output, as_json=json_out, quiet=quiet)
 
 
 def _cross_table(model: Model) -> Table:
@@ -162,3 +163,81 @@ def _cross_table(model: Model) -> Table:
         shares = [f"{c / total:.2f}" if total else "-" for c in counts]
         table.add_row(render_conditions(rule.conditions), *(str(c) for c in counts), *shares)
     return table
+
+
+def ripper(
+    data: Annotated[str, typer.Argument(help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")],
+    target: common.Target = None,
+    features: common.Features = None,
+    exclude: common.Exclude = None,
+    categorical: common.Categorical = None,
+    numeric: common.Numeric = None,
+    target_bins: common.TargetBins = None,
+    null_values: common.NullValues = None,
+    input_format: common.InputFormat = None,
+    folds: Annotated[
+        int, typer.Option("--folds", min=2, help="1/FOLDS of the rows prune, the rest grow (Weka -F).")
+    ] = 3,
+    min_weight: Annotated[
+        float, typer.Option("--min-weight", min=0, help="Minimum positives a condition must keep (Weka -N).")
+    ] = 2.0,
+    optimizations: Annotated[
+        int, typer.Option("--optimizations", "-k", min=0, help="Optimisation passes (Weka -O).")
+    ] = 2,
+    pruning: Annotated[
+        bool, typer.Option("--pruning/--no-pruning", help="Grow/prune split and pruning (Weka -P).")
+    ] = True,
+    check_error_rate: Annotated[
+        bool,
+        typer.Option("--check-error-rate/--no-check-error-rate", help="Stop at a rule with >= 50% errors (Weka -E)."),
+    ] = True,
+    dl_slack: Annotated[
+        float,
+        typer.Option(
+            "--dl-slack", min=0, help="Stop when the description length exceeds the minimum by this many bits."
+        ),
+    ] = 64.0,
+    prune_metric: Annotated[
+        str, typer.Option("--prune-metric", help="Rule worth when pruning: jrip (p+1)/(p+n+2), or cohen (p-n)/(p+n).")
+    ] = "jrip",
+    unordered: Annotated[
+        bool, typer.Option("--unordered", help="Rules for every class, voting by confidence, instead of a list.")
+    ] = False,
+    max_rules: Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")] = None,
+    max_rule_length: Annotated[
+        int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
+    ] = None,
+    seed: common.Seed = 0,
+    output: common.OutputPath = None,
+    json_out: common.JsonOut = False,
+    quiet: common.Quiet = False,
+    test: common.TestPath = None,
+    cv: common.CvFolds = None,
+    metrics_out: common.MetricsOut = None,
+) -> None:
+    """Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first.
+
+    Example:
+
+        rulecli ripper sample_data/penguins.csv -y species -o penguins.ripper.json
+    """
+    params = RipperParams(
+        folds=folds,
+        min_weight=min_weight,
+        optimizations=optimizations,
+        pruning=pruning,
+        check_error_rate=check_error_rate,
+        dl_slack=dl_slack,
+        prune_metric=prune_metric,
+        unordered=unordered,
+        max_rules=max_rules,
+        max_rule_length=max_rule_length,
+        seed=seed,
+    )
+    model = learn(
+        data,
+        lambda d: fit_ripper(d, params),
+        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
+        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
+    )
+    console.info(f"ripper: {len(model.rules)} rules", quiet=quiet)

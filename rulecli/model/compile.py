@@ -175,7 +175,8 @@ def _scores(model: RuleSet, vote: Vote) -> list[pl.Expr]:
         else:
             weight = _rule_weight(rule, vote)
             per_class[index[rule.prediction]].append(pl.when(fires).then(pl.lit(weight)).otherwise(0.0))
-    return [_combine(exprs, pl.sum_horizontal) if exprs else pl.lit(0.0) for exprs in per_class]
+    combine = pl.max_horizontal if vote == Vote.BEST else pl.sum_horizontal
+    return [_combine(exprs, combine) if exprs else pl.lit(0.0) for exprs in per_class]
 
 
 def _any_rule_expr(model: RuleSet) -> pl.Expr:

@@ -113,6 +113,7 @@ class Vote(StrEnum):
     ONE = "one"  # one rule, one vote
     WEIGHTED = "weighted"  # each rule votes with its weight (or its correct count)
     DISTRIBUTION = "distribution"  # class counts of matching rules are summed
+    BEST = "best"  # the matching rule with the largest weight (confidence) decides
 
 
 @dataclass(frozen=True)

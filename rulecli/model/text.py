@@ -2,7 +2,7 @@
 
 Grammar (one rule per line; ``#`` starts a comment)::
 
-    RULESET VOTE one|weighted|distribution     optional; without it the file is a decision list
+    RULESET VOTE one|weighted|distribution|best optional; without it the file is a decision list
     CLASSES 'a', 'b', 'c'                      optional; the class order
     IF cond [AND cond]... THEN target = value  [(covers N, correct N[, weight W])]
     ELSE target = value                        [(covers N, correct N)]
@@ -399,9 +399,9 @@ def parse_text(text: str, source: str = "<rules>") -> Model:
             if draft.rules or draft.vote is not None:
                 line.fail(0, "RULESET must come before the rules")
             line.expect_keyword("vote")
-            mode = line.next("one, weighted or distribution")
+            mode = line.next("one, weighted, distribution or best")
             if mode.keyword not in {v.value for v in Vote}:
-                line.fail(mode.column, f"unknown vote {mode.text!r} (one, weighted, distribution)")
+                line.fail(mode.column, f"unknown vote {mode.text!r} (one, weighted, distribution, best)")
             draft.vote = Vote(mode.keyword)
             line.done()
         elif head == "classes":

@@ -1,0 +1,538 @@
+"""RIPPER-k rule induction, following Weka's JRip.
+
+References
+----------
+W. W. Cohen, "Fast Effective Rule Induction", ICML 1995. The seeds (000/003, ch. 4.5)
+describe sequential covering and RIPPER's multi-class scheme: classes in increasing
+frequency, each learned against the more frequent ones, the last becoming the default.
+JRip (Weka) is the implementation users compare with, so its choices are followed:
+
+* grow on 2/3 of the uncovered rows (stratified, seeded), adding the condition with the
+  best FOIL gain ``p * (log2((p+1)/(t+1)) - log2(prior))``; nominal features give
+  ``a = v`` (each feature once per rule), numeric ones ``x <= v`` / ``x >= v`` at a data
+  value (usable again); stop when the rule covers no negatives or covers fewer than
+  ``min_weight`` positives;
+* prune on the other 1/3 by deleting the final conditions that maximise the rule's worth.
+  JRip's worth is the Laplace accuracy ``(p+1)/(p+n+2)``; Cohen's paper states
+  ``(p-n)/(p+n)`` (``--prune-metric cohen``). The default follows JRip, the reference;
+* stop adding rules when the description length exceeds the smallest seen by more than
+  ``dl_slack`` bits (64), when a rule's error reaches 50 %, or when no positives remain;
+* optimise ``k`` times: for each rule build a replacement and a revision and keep the
+  variant with the smallest description length, cover the positives left over, then
+  delete rules whose removal lowers the description length.
+
+A missing value never satisfies a condition.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulecli.dataset import Dataset
+from rulecli.errors import ParamError
+from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
+from rulecli.schema import Kind
+from rulecli.search import bits
+from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
+from rulecli.search.stats import list_rule_stats, set_rule_stats
+
+PRUNE_METRICS = ("jrip", "cohen")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RipperParams:
+    folds: int = 3
+    min_weight: float = 2.0
+    optimizations: int = 2
+    pruning: bool = True
+    check_error_rate: bool = True
+    dl_slack: float = 64.0
+    prune_metric: str = "jrip"
+    unordered: bool = False
+    max_rules: int | None = None
+    max_rule_length: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.folds < 2:
+            raise ParamError(f"--folds must be at least 2, got {self.folds}")
+        if self.min_weight < 0:
+            raise ParamError(f"--min-weight must be >= 0, got {self.min_weight}")
+        if self.optimizations < 0:
+            raise ParamError(f"--optimizations must be >= 0, got {self.optimizations}")
+        if self.prune_metric not in PRUNE_METRICS:
+            raise ParamError(f"--prune-metric must be one of {', '.join(PRUNE_METRICS)}, got '{self.prune_metric}'")
+        if self.max_rules is not None and self.max_rules < 0:
+            raise ParamError(f"--max-rules must be >= 0, got {self.max_rules}")
+        if self.max_rule_length is not None and self.max_rule_length < 1:
+            raise ParamError(f"--max-rule-length must be at least 1, got {self.max_rule_length}")
+
+
+Conds = tuple[Condition, ...]
+
+
+# ---------------------------------------------------------------------------- description length
+# Quinlan, "MDL and categorical theories (continued)", ICML 1995, as RIPPER and JRip use it.
+
+
+def _bits(count: float, p: float) -> float:
+    """``-count * log2(p)``, taking 0 * log(0) as 0."""
+    return 0.0 if count == 0 else -count * math.log2(p)
+
+
+def subset_dl(total: float, k: float, p: float) -> float:
+    """Bits to say which ``k`` of ``total`` elements, each in with probability ``p``."""
+    return (_bits(k, p) if p > 0 else 0.0) + _bits(total - k, 1.0 - p)
+
+
+def theory_dl(n_conditions: int, n_possible: float) -> float:
+    """Bits for a rule of ``n_conditions`` conditions, halved for redundancy as RIPPER does."""
+    if n_conditions == 0:
+        return 0.0
+    k = float(n_conditions)
+    bits = math.log2(k)
+    if k > 1:
+        bits += 2.0 * math.log2(bits)
+    bits += subset_dl(n_possible, k, k / n_possible)
+    return 0.5 * bits
+
+
+def data_dl(exp_fp_over_err: float, cover: float, uncover: float, fp: float, fn: float) -> float:
+    """Bits for the errors of a rule set: false positives among covered, false negatives among the rest."""
+    bits = math.log2(cover + uncover + 1.0)
+    if cover > uncover:
+        expected = exp_fp_over_err * (fp + fn)
+        bits += subset_dl(cover, fp, expected / cover)
+        bits += subset_dl(uncover, fn, fn / uncover) if uncover > 0 else 0.0
+    else:
+        expected = (1.0 - exp_fp_over_err) * (fp + fn)
+        bits += subset_dl(cover, fp, fp / cover) if cover > 0 else 0.0
+        bits += subset_dl(uncover, fn, expected / uncover) if uncover > 0 else 0.0
+    return bits
+
+
+# Simple statistics of a rule in a list: covered, uncovered, tp, tn, fp, fn (JRip's order).
+COV, UNC, TP, TN, FP, FN = range(6)
+
+
+@dataclass
+class _Stats:
+    """A class's rule list with each rule's simple statistics on the rows it sees in turn."""
+
+    rules: list[Conds]
+    stats: list[np.ndarray]
+    remaining: list[np.ndarray]  # rows left uncovered after each rule, as bits
+
+
+class _ClassLearner:
+    """Learn the rules for one class against the rows still uncovered (one JRip phase)."""
+
+    def __init__(
+        self, enc: Encoded, cls: int, data: np.ndarray, exp_fp: float, params: RipperParams, rng: np.random.Generator
+    ) -> None:
+        self.enc, self.cls, self.data, self.exp_fp, self.params, self.rng = enc, cls, data, exp_fp, params, rng
+        self.pos = (enc.y == cls).astype(np.int64)
+        self.pos_bits = bits.pack(self.pos.astype(bool))
+        self.data_bits = bits.from_indices(data, enc.n_rows)
+        self.n_possible = _possible_conditions(enc)
+        self.cache: dict[Conds, np.ndarray] = {}
+        self.bit_cache: dict[Conds, np.ndarray] = {}
+
+    # -- coverage -----------------------------------------------------------------
+
+    def covers(self, rule: Conds) -> np.ndarray:
+        """Mask over all rows, cached per rule."""
+        mask = self.cache.get(rule)
+        if mask is None:
+            mask = self.enc.rule_mask(rule)
+            self.cache[rule] = mask
+        return mask
+
+    def covers_bits(self, rule: Conds) -> np.ndarray:
+        packed = self.bit_cache.get(rule)
+        if packed is None:
+            packed = bits.pack(self.covers(rule))
+            self.bit_cache[rule] = packed
+        return packed
+
+    def simple_stats(self, rule: Conds, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """JRip's six counts for ``rule`` on the row set ``rows`` (bits), and the rows it leaves."""
+        rule_bits = self.covers_bits(rule)
+        covered = rule_bits & rows
+        cover = bits.count(covered)
+        tp = bits.count(covered & self.pos_bits)
+        fn = bits.count(rows & self.pos_bits) - tp
+        uncover = bits.count(rows) - cover
+        stats = np.array([cover, uncover, tp, uncover - fn, cover - tp, fn], dtype=np.float64)
+        return stats, rows & ~rule_bits
+
+    def count(self, rules: list[Conds], rows: np.ndarray) -> _Stats:
+        """Statistics of ``rules`` as a list over ``rows`` (bits), each seeing what the earlier left."""
+        return self.extend(_Stats([], [], []), rules, rows)
+
+    def extend(self, prev: _Stats, more: list[Conds], rows: np.ndarray | None = None) -> _Stats:
+        """``prev`` followed by ``more``, counted on the rows ``prev`` leaves uncovered."""
+        if rows is None:
+            rows = prev.remaining[-1] if prev.rules else self.data_bits
+        out = _Stats(list(prev.rules), list(prev.stats), list(prev.remaining))
+        for rule in more:
+            stats, rows = self.simple_stats(rule, rows)
+            out.rules.append(rule)
+            out.stats.append(stats)
+            out.remaining.append(rows)
+        return out
+
+    # -- description length (JRip's RuleStats) ------------------------------------
+
+    def _potential(self, rule: Conds, totals: np.ndarray, stat: np.ndarray) -> float | None:
+        without = totals.copy()
+        without[COV] -= stat[COV]
+        without[UNC] += stat[COV]
+        without[FP] -= stat[FP]
+        without[FN] += stat[TP]
+        dl_with = data_dl(self.exp_fp, totals[COV], totals[UNC], totals[FP], totals[FN])
+        dl_without = data_dl(self.exp_fp, without[COV], without[UNC], without[FP], without[FN])
+        potential = dl_with + theory_dl(len(rule), self.n_possible) - dl_without
+        too_wrong = self.params.check_error_rate and stat[COV] > 0 and stat[FP] / stat[COV] >= 0.5
+        if potential >= 0 or too_wrong:
+            totals[:] = without
+            return potential
+        return None
+
+    @staticmethod
+    def _totals(stats: list[np.ndarray]) -> np.ndarray:
+        totals = np.zeros(6)
+        for s in stats:
+            totals[[COV, TP, FP]] += s[[COV, TP, FP]]
+        if stats:
+            totals[[UNC, TN, FN]] = stats[-1][[UNC, TN, FN]]
+        return totals
+
+    def _min_dl_if_exists(self, st: _Stats, index: int) -> float:
+        totals = self._totals(st.stats)
+        potential = sum(
+            p
+            for k in range(index + 1, len(st.rules))
+            if (p := self._potential(st.rules[k], totals, st.stats[k])) is not None
+        )
+        return data_dl(self.exp_fp, totals[COV], totals[UNC], totals[FP], totals[FN]) - potential
+
+    def _min_dl_if_deleted(self, st: _Stats, index: int) -> float:
+        totals = self._totals(st.stats[:index])
+        rows = self.data_bits if index == 0 else st.remaining[index - 1]
+        later = self.count(st.rules[index + 1 :], rows)
+        for s in later.stats:
+            totals[[COV, TP, FP]] += s[[COV, TP, FP]]
+        if later.stats:
+            totals[[UNC, TN, FN]] = later.stats[-1][[UNC, TN, FN]]
+        elif index > 0:
+            totals[[UNC, TN, FN]] = st.stats[index - 1][[UNC, TN, FN]]
+        else:
+            first = st.stats[0]
+            totals[[UNC, TN, FN]] = [first[COV] + first[UNC], first[TN] + first[FP], first[TP] + first[FN]]
+        potential = sum(
+            p
+            for rule, s in zip(later.rules, later.stats, strict=True)
+            if (p := self._potential(rule, totals, s)) is not None
+        )
+        return data_dl(self.exp_fp, totals[COV], totals[UNC], totals[FP], totals[FN]) - potential
+
+    def relative_dl(self, st: _Stats, index: int) -> float:
+        """How many bits the rule at ``index`` costs compared with the best list without it."""
+        return (
+            self._min_dl_if_exists(st, index)
+            + theory_dl(len(st.rules[index]), self.n_possible)
+            - self._min_dl_if_deleted(st, index)
+        )
+
+    def reduce_dl(self, st: _Stats) -> _Stats:
+        """Delete, last to first, every rule whose removal does not lengthen the description."""
+        totals = self._totals(st.stats)
+        keep = [True] * len(st.rules)
+        for k in range(len(st.rules) - 1, -1, -1):
+            if self._potential(st.rules[k], totals, st.stats[k]) is not None:
+                keep[k] = False
+        kept = [r for r, k in zip(st.rules, keep, strict=True) if k]
+        return self.count(kept, self.data_bits)
+
+    def has_positives(self, rows: np.ndarray) -> bool:
+        return bool(bits.count(rows & self.pos_bits))
+
+    def default_dl(self, rows: np.ndarray) -> float:
+        return data_dl(self.exp_fp, 0.0, float(rows.size), 0.0, float(self.pos[rows].sum()))
+
+    # -- growing and pruning ----------------------------------------------------------
+
+    def split(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Stratified, shuffled split into grow ((folds-1)/folds) and prune (1/folds) rows."""
+        prune = np.zeros(rows.size, dtype=bool)
+        labels = self.enc.y[rows]
+        for c in np.unique(labels):
+            members = np.flatnonzero(labels == c)
+            self.rng.shuffle(members)
+            prune[members[: members.size // self.params.folds]] = True
+        order = self.rng.permutation(rows.size)
+        grow_mask, prune_mask = ~prune[order], prune[order]
+        return rows[order][grow_mask], rows[order][prune_mask]
+
+    def grow(self, rows: np.ndarray, start: Conds = ()) -> Conds:
+        """Add the best-gain condition until the rule is pure, out of features or too small."""
+        rule = list(start)
+        if rows.size == 0:
+            return tuple(rule)
+        used = {c.column for c in rule if self.enc.kinds[self.enc.index(c.column)] == Kind.CATEGORICAL}
+        limit = self.params.max_rule_length
+        prior = (self.pos[rows].sum() + 1.0) / (rows.size + 1.0)
+        while rows.size and prior < 1.0 and (limit is None or len(rule) < limit):
+            best = self._best_condition(rows, prior, used)
+            if best is None or best[1] < self.params.min_weight:
+                break
+            cond, _, rate = best
+            rule.append(cond)
+            if cond.op == Op.EQ:
+                used.add(cond.column)
+            rows = rows[self.enc.condition_mask(cond)[rows]]
+            prior = rate
+        return tuple(rule)
+
+    def _best_condition(self, rows: np.ndarray, prior: float, used: set[str]) -> tuple[Condition, float, float] | None:
+        """The condition with the largest FOIL gain (ties: first feature, first value)."""
+        best: tuple[Condition, float, float] | None = None
+        best_gain = 0.0
+        log_prior = math.log2(prior)
+        row_labels = self.pos[rows]
+        thresholds = numeric_candidates(self.enc, rows, row_labels, 2)
+        for j, name in enumerate(self.enc.names):
+            if self.enc.kinds[j] == Kind.CATEGORICAL:
+                if name in used:
+                    continue
+                table = categorical_candidates(self.enc, j, rows, row_labels, 2)
+                accu, cover = table[:, 1].astype(np.float64), table.sum(axis=1).astype(np.float64)
+                gain = accu * (np.log2((accu + 1.0) / (cover + 1.0)) - log_prior)
+                if gain.size == 0:
+                    continue
+                k = int(np.argmax(gain))
+                if gain[k] > best_gain:
+                    best_gain = float(gain[k])
+                    best = (Condition(name, Op.EQ, self.enc.levels[j][k]), accu[k], (accu[k] + 1) / (cover[k] + 1))
+                continue
+            cand = thresholds[j]
+            if cand.values.size == 0:
+                continue
+            le_p, le_t = cand.at_most[:, 1].astype(np.float64), cand.at_most.sum(axis=1).astype(np.float64)
+            ge_p, ge_t = cand.at_least[:, 1].astype(np.float64), cand.at_least.sum(axis=1).astype(np.float64)
+            le_gain = le_p * (np.log2((le_p + 1.0) / (le_t + 1.0)) - log_prior)
+            ge_gain = ge_p * (np.log2((ge_p + 1.0) / (ge_t + 1.0)) - log_prior)
+            take_le = le_gain > ge_gain  # JRip prefers '>=' on ties
+            gain = np.where(take_le, le_gain, ge_gain)
+            k = int(np.argmax(gain))
+            if gain[k] > best_gain:
+                best_gain = float(gain[k])
+                value = float(cand.values[k])
+                if take_le[k]:
+                    best = (Condition(name, Op.LE, value), le_p[k], (le_p[k] + 1) / (le_t[k] + 1))
+                else:
+                    best = (Condition(name, Op.GE, value), ge_p[k], (ge_p[k] + 1) / (ge_t[k] + 1))
+        return best
+
+    def prune(self, rule: Conds, rows: np.ndarray, use_whole: bool) -> Conds:
+        """Keep the prefix of conditions with the best worth on ``rows`` (shorter on ties)."""
+        if rows.size == 0 or not rule:
+            return rule
+        pos = self.pos[rows].astype(bool)
+        total, positives = float(rows.size), float(pos.sum())
+        best_worth, best_len = (positives + 1.0) / (total + 2.0), 0
+        covered = np.ones(rows.size, dtype=bool)
+        for length, cond in enumerate(rule, 1):
+            covered &= self.enc.condition_mask(cond)[rows]
+            p = float(np.count_nonzero(covered & pos))
+            n = float(np.count_nonzero(covered)) - p
+            if use_whole:
+                worth = (p + float(np.count_nonzero(~covered & ~pos))) / total
+            elif self.params.prune_metric == "cohen":
+                worth = (p - n) / (p + n) if p + n > 0 else -1.0
+            else:
+                worth = (p + 1.0) / (p + n + 2.0)
+            if worth > best_worth:
+                best_worth, best_len = worth, length
+        return rule[:best_len]
+
+    def grow_and_prune(self, rows: np.ndarray) -> Conds:
+        if not self.params.pruning:
+            return self.grow(rows)
+        grow_rows, prune_rows = self.split(rows)
+        return self.prune(self.grow(grow_rows), prune_rows, use_whole=False)
+
+    # -- the stages -------------------------------------------------------------------
+
+    def _stop(self, stats: np.ndarray, min_dl: float, dl: float) -> bool:
+        if dl > min_dl + self.params.dl_slack:
+            return True
+        if stats[TP] <= 0:
+            return True
+        return self.params.check_error_rate and stats[FP] / stats[COV] >= 0.5
+
+    def build(self, budget: int | None) -> list[Conds]:
+        """Add grown-and-pruned rules until the description length or error says stop."""
+        rules: list[Conds] = []
+        rows = self.data_bits
+        dl = min_dl = self.default_dl(self.data)
+        st = _Stats([], [], [])
+        while self.has_positives(rows) and (budget is None or len(rules) < budget):
+            rule = self.grow_and_prune(bits.indices(rows, self.enc.n_rows))
+            trial = self.extend(st, [rule])
+            dl += self.relative_dl(trial, len(rules))
+            min_dl = min(min_dl, dl)
+            if self._stop(trial.stats[-1], min_dl, dl):
+                break
+            rules.append(rule)
+            st = trial
+            rows = trial.remaining[-1]
+        return rules
+
+    def optimise(self, rules: list[Conds], budget: int | None) -> list[Conds]:
+        """One optimisation pass: replace or revise each rule, cover what is left, drop rules by DL."""
+        final = _Stats([], [], [])
+        rows = self.data_bits
+        dl = min_dl = self.default_dl(self.data)
+        position = 0
+        while self.has_positives(rows):
+            if position >= len(rules):
+                if budget is not None and len(rules) >= budget:
+                    break
+                rule = self.grow_and_prune(bits.indices(rows, self.enc.n_rows))
+                trial = self.extend(final, [rule])
+                dl += self.relative_dl(trial, position)
+                min_dl = min(min_dl, dl)
+                if self._stop(trial.stats[-1], min_dl, dl):
+                    break
+                rules.append(rule)
+            else:
+                rule = self._best_variant(rules, position, rows, final)
+                rules[position] = rule
+                trial = self.extend(final, [rule])
+            final = trial
+            rows = final.remaining[-1]
+            position += 1
+        # Rules after the point where no positives remain can only add false positives.
+        return self.reduce_dl(final).rules
+
+    def _best_variant(self, rules: list[Conds], position: int, rows_bits: np.ndarray, final: _Stats) -> Conds:
+        old = rules[position]
+        if not bits.count(self.covers_bits(old) & rows_bits):
+            return old
+        grow_rows, prune_rows = self.split(bits.indices(rows_bits, self.enc.n_rows))
+        later = [self.covers(r)[prune_rows] for r in rules[position + 1 :]]
+        if later:
+            prune_rows = prune_rows[~np.logical_or.reduce(later)]
+        replace = self.prune(self.grow(grow_rows), prune_rows, use_whole=True)
+        revise_rows = grow_rows[self.covers(old)[grow_rows]]
+        revision = self.prune(self.grow(revise_rows, start=old), prune_rows, use_whole=True)
+
+        def dl_with(variant: Conds) -> float:
+            return self.relative_dl(self.extend(final, [variant, *rules[position + 1 :]]), position)
+
+        old_dl, rev_dl, rep_dl = dl_with(old), dl_with(revision), dl_with(replace)
+        if old_dl <= rev_dl and old_dl <= rep_dl:
+            return old
+        return revision if rev_dl <= rep_dl else replace
+
+    def learn(self, budget: int | None) -> list[Conds]:
+        rules = self.build(budget)
+        if self.params.pruning:
+            for _ in range(self.params.optimizations):
+                rules = self.optimise(rules, budget)
+        return rules
+
+
+def _possible_conditions(enc: Encoded) -> float:
+    """JRip's count of conditions a rule could use: levels, and two per distinct numeric value."""
+    total = 0.0
+    for j, kind in enumerate(enc.kinds):
+        if kind == Kind.CATEGORICAL:
+            total += len(enc.levels[j])
+        else:
+            column = enc.columns[j]
+            total += 2.0 * np.unique(column[~np.isnan(column)]).size
+    return max(total, 1.0)
+
+
+def _class_order(enc: Encoded) -> list[int]:
+    counts = np.bincount(enc.y, minlength=enc.n_classes)
+    return sorted(range(enc.n_classes), key=lambda c: (counts[c], c))
+
+
+def _learn_ordered(enc: Encoded, params: RipperParams, rng: np.random.Generator) -> tuple[list[Rule], int]:
+    order = _class_order(enc)
+    counts = np.bincount(enc.y, minlength=enc.n_classes)
+    rows = np.arange(enc.n_rows)
+    rules: list[Rule] = []
+    for i, cls in enumerate(order[:-1]):
+        remaining_budget = None if params.max_rules is None else params.max_rules - len(rules)
+        if rows.size == 0 or not (enc.y[rows] == cls).any() or remaining_budget == 0:
+            continue
+        exp_fp = counts[cls] / counts[order[i:]].sum()
+        learner = _ClassLearner(enc, cls, rows, exp_fp, params, rng)
+        class_rules = learner.learn(remaining_budget)
+        for conds in class_rules:
+            rules.append(Rule(conds, enc.classes[cls]))
+            rows = rows[~learner.covers(conds)[rows]]
+    return rules, order[-1]
+
+
+def _learn_unordered(enc: Encoded, params: RipperParams, rng: np.random.Generator) -> list[Rule]:
+    """Every class against all the others on all rows (the seeds' unordered RIPPER)."""
+    counts = np.bincount(enc.y, minlength=enc.n_classes)
+    rows = np.arange(enc.n_rows)
+    rules: list[Rule] = []
+    for cls in _class_order(enc):
+        remaining_budget = None if params.max_rules is None else params.max_rules - len(rules)
+        if remaining_budget == 0:
+            break
+        learner = _ClassLearner(enc, cls, rows, counts[cls] / counts.sum(), params, rng)
+        rules.extend(Rule(conds, enc.classes[cls]) for conds in learner.learn(remaining_budget))
+    return rules
+
+
+def fit_ripper(ds: Dataset, params: RipperParams) -> DecisionList | RuleSet:
+    """Learn a RIPPER rule list (or, with ``unordered``, a rule set voting by confidence).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from rulecli.dataset import DataSpec, prepare_dataset
+    >>> df = pl.DataFrame({"x": [float(i) for i in range(40)], "y": ["a"] * 10 + ["b"] * 30})
+    >>> model = fit_ripper(prepare_dataset(df, DataSpec()), RipperParams())
+    >>> [r.conditions[0].op.value for r in model.rules], model.default.prediction
+    (['<='], 'b')
+    """
+    enc = Encoded.from_dataset(ds)
+    rng = np.random.default_rng(params.seed)
+    info = ModelInfo(algorithm="ripper", params=dataclasses.asdict(params), schema=ds.schema)
+    if params.unordered:
+        raw = _learn_unordered(enc, params, rng)
+        rule_set = set_rule_stats(enc, raw, laplace_weights=True)
+        uncovered = (
+            ~np.logical_or.reduce([enc.rule_mask(r.conditions) for r in raw]) if raw else np.ones(enc.n_rows, bool)
+        )
+        counts = np.bincount(enc.y[uncovered] if uncovered.any() else enc.y, minlength=enc.n_classes)
+        default = Rule((), enc.classes[int(np.argmax(counts))])
+        model: DecisionList | RuleSet = RuleSet(ds.target, ds.classes, tuple(rule_set), default, Vote.BEST, info)
+    else:
+        raw, default_class = _learn_ordered(enc, params, rng)
+        listed, default = list_rule_stats(enc, raw, enc.classes[default_class])
+        model = DecisionList(ds.target, ds.classes, tuple(listed), default, info)
+    return dataclasses.replace(model, info=dataclasses.replace(info, training=_training(ds, model)))
+
+
+def _training(ds: Dataset, model: DecisionList | RuleSet) -> dict[str, object]:
+    return {
+        "rows": ds.n_rows,
+        "class_counts": [int(c) for c in ds.class_counts()],
+        "rules": len(model.rules),
+        "conditions": sum(len(r.conditions) for r in model.rules),
+    }

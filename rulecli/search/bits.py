@@ -1,0 +1,28 @@
+"""Row sets as packed bits: AND/ANDNOT and popcounts 64 rows per instruction."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def pack(mask: np.ndarray) -> np.ndarray:
+    """A boolean mask as little-endian bits in uint64 words (padding bits are zero)."""
+    packed = np.packbits(mask, bitorder="little")
+    padded = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
+    padded[: packed.size] = packed
+    return padded.view(np.uint64)
+
+
+def count(bits: np.ndarray) -> int:
+    return int(np.bitwise_count(bits).sum())
+
+
+def indices(bits: np.ndarray, n: int) -> np.ndarray:
+    """Row numbers of the set bits, ascending."""
+    return np.flatnonzero(np.unpackbits(bits.view(np.uint8), count=n, bitorder="little"))
+
+
+def from_indices(rows: np.ndarray, n: int) -> np.ndarray:
+    mask = np.zeros(n, dtype=bool)
+    mask[rows] = True
+    return pack(mask)

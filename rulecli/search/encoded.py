@@ -1,0 +1,180 @@
+"""Training data encoded once for the covering learners: arrays, sorted orders, masks.
+
+Every covering learner asks the same question many times — for the rows still in play,
+how many of each class would each candidate condition keep? — so the data is turned
+into NumPy arrays once: numeric features as float64 (NaN = missing) plus the rank of each
+value among the feature's distinct values, categorical features as level codes
+(``len(levels)`` = missing), the class as codes ``0..K-1``. Row subsets are index arrays;
+conditions become boolean masks; the class counts of every threshold of a feature over a
+subset are one ``bincount`` of ranks and a cumulative sum — no sorting per subset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulecli.dataset import Dataset
+from rulecli.model.core import Closed, Condition, Op
+from rulecli.schema import Kind
+
+
+@dataclass(frozen=True)
+class Encoded:
+    names: tuple[str, ...]
+    kinds: tuple[Kind, ...]
+    levels: tuple[tuple[str, ...], ...]
+    columns: tuple[np.ndarray, ...]  # float64 (numeric) or int64 codes (categorical)
+    distinct: tuple[np.ndarray | None, ...]  # sorted distinct values (numeric only)
+    ranks: tuple[np.ndarray | None, ...]  # index into distinct; len(distinct) = missing
+    # every numeric feature's ranks side by side, each shifted into its own slot range, so
+    # the counts of all numeric features over a subset are one gather and one bincount
+    rank_matrix: np.ndarray  # (n_rows, n_numeric) int64
+    rank_offsets: np.ndarray  # (n_numeric + 1,) slot range of each numeric feature
+    numeric_features: tuple[int, ...]
+    y: np.ndarray
+    classes: tuple[str, ...]
+
+    @classmethod
+    def from_dataset(cls, ds: Dataset) -> Encoded:
+        columns, distinct, ranks = [], [], []
+        for feature in ds.schema.features:
+            if feature.kind == Kind.NUMERIC:
+                x = ds.numeric(feature.name)
+                missing = np.isnan(x)
+                values, inverse = np.unique(x[~missing], return_inverse=True)
+                rank = np.full(x.size, values.size, dtype=np.int64)
+                rank[~missing] = inverse
+                columns.append(x)
+                distinct.append(values)
+                ranks.append(rank)
+            else:
+                columns.append(ds.codes(feature.name))
+                distinct.append(None)
+                ranks.append(None)
+        numeric_features = tuple(j for j, r in enumerate(ranks) if r is not None)
+        sizes = [distinct[j].size + 1 for j in numeric_features]  # type: ignore[union-attr]
+        offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        matrix = np.empty((ds.n_rows, len(numeric_features)), dtype=np.int64)
+        for col, j in enumerate(numeric_features):
+            matrix[:, col] = ranks[j] + offsets[col]  # type: ignore[operator]
+        return cls(
+            names=ds.schema.feature_names,
+            kinds=tuple(f.kind for f in ds.schema.features),
+            levels=tuple(f.levels for f in ds.schema.features),
+            columns=tuple(columns),
+            distinct=tuple(distinct),
+            ranks=tuple(ranks),
+            rank_matrix=matrix,
+            rank_offsets=offsets,
+            numeric_features=numeric_features,
+            y=ds.y,
+            classes=ds.classes,
+        )
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.y.size)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def condition_mask(self, cond: Condition) -> np.ndarray:
+        """Rows satisfying ``cond``; a missing value satisfies only ``is missing``."""
+        j = self.index(cond.column)
+        column = self.columns[j]
+        if self.kinds[j] == Kind.CATEGORICAL:
+            missing = column == len(self.levels[j])
+            lookup = {level: code for code, level in enumerate(self.levels[j])}
+            if cond.op == Op.MISSING:
+                return missing
+            if cond.op == Op.PRESENT:
+                return ~missing
+            values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
+            codes = [lookup[str(v)] for v in values if str(v) in lookup]
+            inside = np.isin(column, codes)
+            if cond.op in (Op.EQ, Op.IN):
+                return inside
+            return ~inside & ~missing
+        missing = np.isnan(column)
+        if cond.op == Op.MISSING:
+            return missing
+        if cond.op == Op.PRESENT:
+            return ~missing
+        with np.errstate(invalid="ignore"):
+            if cond.op == Op.INTERVAL:
+                assert isinstance(cond.value, tuple)
+                low, high = float(cond.value[0]), float(cond.value[1])
+                closed = Closed(cond.closed)
+                left = column >= low if closed in (Closed.LEFT, Closed.BOTH) else column > low
+                right = column <= high if closed in (Closed.RIGHT, Closed.BOTH) else column < high
+                return left & right
+            value = float(cond.value)  # type: ignore[arg-type]
+            return {
+                Op.LE: column <= value,
+                Op.LT: column < value,
+                Op.GE: column >= value,
+                Op.GT: column > value,
+                Op.EQ: column == value,
+                Op.NE: (column != value) & ~missing,
+            }[cond.op]
+
+    def rule_mask(self, conditions: tuple[Condition, ...], rows: np.ndarray | None = None) -> np.ndarray:
+        """Rows (of ``rows``, or of all rows) satisfying every condition."""
+        mask = np.ones(self.n_rows if rows is None else rows.size, dtype=bool)
+        for cond in conditions:
+            full = self.condition_mask(cond)
+            mask &= full if rows is None else full[rows]
+        return mask
+
+
+def class_counts(y: np.ndarray, n_classes: int) -> np.ndarray:
+    return np.bincount(y, minlength=n_classes)
+
+
+@dataclass(frozen=True)
+class NumericCandidates:
+    """For each distinct value ``v`` of a feature among some rows, the class counts of the
+    rows with ``x <= v`` and of those with ``x >= v`` (missing values in neither)."""
+
+    values: np.ndarray  # (G,)
+    at_most: np.ndarray  # (G, K)
+    at_least: np.ndarray  # (G, K)
+
+
+def numeric_candidates(
+    enc: Encoded, rows: np.ndarray, row_labels: np.ndarray, n_labels: int
+) -> dict[int, NumericCandidates]:
+    """Threshold candidates of every numeric feature over ``rows``: one gather, one bincount.
+
+    Candidates are the distinct values present among ``rows``; ``row_labels`` gives the
+    label code (the class, or positive/negative) of each of ``rows``.
+    """
+    slots = int(enc.rank_offsets[-1])
+    keys = enc.rank_matrix[rows] + (row_labels * slots)[:, None]
+    counts = np.bincount(keys.ravel(), minlength=n_labels * slots).reshape(n_labels, slots)
+    totals = counts.sum(axis=0)
+    out = {}
+    for col, j in enumerate(enc.numeric_features):
+        start, stop = int(enc.rank_offsets[col]), int(enc.rank_offsets[col + 1]) - 1  # drop the missing slot
+        present = np.flatnonzero(totals[start:stop]) + start
+        values = enc.distinct[j]
+        assert values is not None
+        feature_counts = counts[:, present]
+        cum = np.cumsum(feature_counts, axis=1)
+        total = cum[:, -1:] if present.size else np.zeros((n_labels, 1), dtype=np.int64)
+        out[j] = NumericCandidates(values[present - start], cum.T, (total - cum + feature_counts).T)
+    return out
+
+
+def categorical_candidates(enc: Encoded, j: int, rows: np.ndarray, row_labels: np.ndarray, n_labels: int) -> np.ndarray:
+    """Label counts per level of categorical feature ``j`` over ``rows`` (missing left out)."""
+    n_levels = len(enc.levels[j])
+    codes = enc.columns[j][rows]
+    flat = np.bincount(codes * n_labels + row_labels, minlength=(n_levels + 1) * n_labels)
+    return flat.reshape(n_levels + 1, n_labels)[:n_levels]

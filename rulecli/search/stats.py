@@ -1,0 +1,38 @@
+"""Training statistics of finished rules, counted the way ``evaluate`` recounts them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from rulecli.model.core import Rule, RuleStats
+from rulecli.search.encoded import Encoded
+
+
+def _stats(enc: Encoded, rows: np.ndarray, prediction: str) -> RuleStats:
+    counts = np.bincount(enc.y[rows], minlength=enc.n_classes)
+    correct = int(counts[enc.classes.index(prediction)])
+    return RuleStats(int(counts.sum()), correct, tuple(int(c) for c in counts))
+
+
+def list_rule_stats(enc: Encoded, rules: list[Rule], default: str) -> tuple[list[Rule], Rule]:
+    """Each rule of a decision list counts the rows it is the first to match."""
+    remaining = np.ones(enc.n_rows, dtype=bool)
+    out = []
+    for rule in rules:
+        fired = enc.rule_mask(rule.conditions) & remaining
+        out.append(dataclasses.replace(rule, stats=_stats(enc, np.flatnonzero(fired), rule.prediction)))
+        remaining &= ~fired
+    return out, Rule((), default, _stats(enc, np.flatnonzero(remaining), default))
+
+
+def set_rule_stats(enc: Encoded, rules: list[Rule], *, laplace_weights: bool) -> list[Rule]:
+    """Each rule of a rule set counts every row it matches; optionally weight it by its
+    Laplace confidence ``(correct + 1) / (covered + K)``."""
+    out = []
+    for rule in rules:
+        stats = _stats(enc, np.flatnonzero(enc.rule_mask(rule.conditions)), rule.prediction)
+        weight = (stats.correct + 1.0) / (stats.covered + enc.n_classes) if laplace_weights else rule.weight
+        out.append(dataclasses.replace(rule, stats=stats, weight=weight))
+    return out

@@ -1,0 +1,104 @@
+"""RIPPER: hand-checkable rules, JRip's description length, caps, determinism, statistics."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.errors import ParamError
+from rulecli.learners.ripper import RipperParams, data_dl, fit_ripper, subset_dl, theory_dl
+from rulecli.metrics import rule_reports
+from rulecli.model.core import Condition, DecisionList, Op, RuleSet, Vote
+from rulecli.model.serde import dumps
+from tests.conftest import SAMPLE
+
+
+def _steps() -> pl.DataFrame:
+    # class 'a' for x < 10, 'c' for 10 <= x < 25, 'b' for the rest; colour is noise
+    x = np.arange(60, dtype=float)
+    cls = np.where(x < 10, "a", np.where(x < 25, "c", "b"))
+    colour = np.array(["red", "blue", "green"])[np.arange(60) % 3]
+    return pl.DataFrame({"x": x, "colour": colour, "cls": cls})
+
+
+def test_classes_in_increasing_frequency_last_one_default():
+    model = fit_ripper(prepare_dataset(_steps(), DataSpec()), RipperParams(seed=1))
+    assert isinstance(model, DecisionList)
+    assert [r.prediction for r in model.rules] == ["a", "c"]
+    assert model.rules[0].conditions == (Condition("x", Op.LE, 9.0),)
+    assert model.rules[1].conditions == (Condition("x", Op.LE, 24.0),)
+    assert model.default.prediction == "b"
+    assert [r.stats.covered for r in model.rules] == [10, 15]
+    assert model.default.stats.covered == 35 and model.default.stats.correct == 35
+
+
+def test_missing_values_never_satisfy_a_condition():
+    df = _steps().with_columns(pl.when(pl.col("x") == 3).then(None).otherwise(pl.col("x")).alias("x"))
+    model = fit_ripper(prepare_dataset(df, DataSpec()), RipperParams(seed=1))
+    decided = df.filter(pl.col("x").is_null()).lazy()
+    reports = rule_reports(model, decided, pl.col("cls"))
+    assert [r.n_covered for r in reports] == [0, 0, 1]  # only the default takes the row
+
+
+def test_description_length_pieces_match_hand_computation():
+    assert subset_dl(10, 2, 0.2) == pytest.approx(-2 * math.log2(0.2) - 8 * math.log2(0.8))
+    assert theory_dl(1, 100) == pytest.approx(0.5 * (-math.log2(0.01) - 99 * math.log2(0.99)))
+    k = 3
+    expected = 0.5 * (math.log2(k) + 2 * math.log2(math.log2(k)) + subset_dl(50, k, k / 50))
+    assert theory_dl(k, 50) == pytest.approx(expected)
+    # more covered than not: the false positives are coded against the expected error share
+    bits = data_dl(0.5, cover=30, uncover=10, fp=3, fn=2)
+    assert bits == pytest.approx(math.log2(41) + subset_dl(30, 3, 0.5 * 5 / 30) + subset_dl(10, 2, 0.2))
+    assert data_dl(0.5, 0, 40, 0, 0) == pytest.approx(math.log2(41))
+
+
+def test_stored_statistics_equal_a_recount_on_penguins():
+    df = pl.read_csv(SAMPLE / "penguins.csv")
+    ds = prepare_dataset(df, DataSpec(target="species"))
+    model = fit_ripper(ds, RipperParams())
+    recount = rule_reports(model, df.lazy(), pl.col("species"))
+    assert [(r.n_covered, r.n_correct) for r in recount] == [
+        (r.stats.covered, r.stats.correct) for r in (*model.rules, model.default)
+    ]
+
+
+def test_same_seed_same_bytes():
+    ds = prepare_dataset(pl.read_csv(SAMPLE / "penguins.csv"), DataSpec(target="species"))
+    assert dumps(fit_ripper(ds, RipperParams(seed=3))) == dumps(fit_ripper(ds, RipperParams(seed=3)))
+
+
+def test_caps_on_rules_and_rule_length():
+    ds = prepare_dataset(pl.read_csv(SAMPLE / "penguins.csv"), DataSpec(target="species"))
+    capped = fit_ripper(ds, RipperParams(max_rules=1, max_rule_length=1))
+    assert len(capped.rules) == 1 and len(capped.rules[0].conditions) == 1
+
+
+def test_unordered_rule_set_votes_by_confidence():
+    ds = prepare_dataset(_steps(), DataSpec())
+    model = fit_ripper(ds, RipperParams(unordered=True, seed=1))
+    assert isinstance(model, RuleSet) and model.vote == Vote.BEST
+    assert {r.prediction for r in model.rules} == {"a", "b", "c"}
+    for rule in model.rules:
+        assert rule.weight == pytest.approx((rule.stats.correct + 1) / (rule.stats.covered + 3))
+
+
+def test_no_pruning_grows_pure_rules():
+    model = fit_ripper(prepare_dataset(_steps(), DataSpec()), RipperParams(pruning=False))
+    assert all(r.stats.correct == r.stats.covered for r in model.rules)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "option"),
+    [
+        ({"folds": 1}, "--folds"),
+        ({"prune_metric": "x"}, "--prune-metric"),
+        ({"max_rule_length": 0}, "--max-rule-length"),
+    ],
+)
+def test_bad_parameters(kwargs, option):
+    with pytest.raises(ParamError, match=option):
+        RipperParams(**kwargs)
