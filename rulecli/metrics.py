@@ -40,13 +40,11 @@ def scored_frame(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame
     if isinstance(model, DecisionList):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
         index = pl.col(FIRST_MATCH)
-        return lf.select(
-            truth.alias(TRUTH),
-            predict_expr(model, index),
-            (index < len(model.rules)).alias(DECIDED),
-            rule_id_expr(model, index),
-        )
-    return lf.select(truth.alias(TRUTH), predict_expr(model), decided_expr(model).alias(DECIDED), rule_id_expr(model))
+        exprs = [predict_expr(model, index), (index < len(model.rules)).alias(DECIDED), rule_id_expr(model, index)]
+    else:
+        exprs = [predict_expr(model), decided_expr(model).alias(DECIDED), rule_id_expr(model)]
+    # with_columns broadcasts a model without rules (a literal) to every row; select would not
+    return lf.with_columns(truth.alias(TRUTH), *exprs).select(TRUTH, PREDICTION, DECIDED, RULE)
 
 
 @dataclass(frozen=True)
@@ -169,7 +167,8 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleRep
     else:
         aggs = []
         for name, rule in zip(names, rules, strict=True):
-            fires = rule_expr(rule)
+            # the empty rule's literal True would sum to 1, not to the row count
+            fires = rule_expr(rule) if rule.conditions else pl.repeat(True, pl.len())
             aggs += [
                 fires.sum().alias(f"a{name}"),
                 (fires & (truth == rule.prediction)).sum().alias(f"ab{name}"),

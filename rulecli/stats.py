@@ -75,3 +75,25 @@ def chi2_independence(table: np.ndarray) -> tuple[float, int, float]:
     statistic = float(((observed - expected) ** 2 / expected).sum())
     dof = (rows - 1) * (cols - 1)
     return statistic, dof, chi2_sf(statistic, dof)
+
+
+def chi2_critical(alpha: float, dof: int) -> float:
+    """The statistic a chi-square variable with ``dof`` degrees of freedom exceeds with probability ``alpha``.
+
+    Examples
+    --------
+    >>> round(chi2_critical(0.05, 1), 4)
+    3.8415
+    """
+    if alpha >= 1.0 or dof <= 0:
+        return 0.0
+    low, high = 0.0, max(1.0, float(dof))
+    while chi2_sf(high, dof) > alpha:
+        high *= 2.0
+    for _ in range(200):
+        mid = (low + high) / 2.0
+        if chi2_sf(mid, dof) > alpha:
+            low = mid
+        else:
+            high = mid
+    return high

@@ -5,15 +5,19 @@ from __future__ import annotations
 import math
 
 import polars as pl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.errors import InputError
+from rulecli.learners.aq import AQParams, fit_aq
+from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.oner import OneRParams, fit_oner
+from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.metrics import rule_reports
-from rulecli.model.compile import predict_expr
-from rulecli.model.core import Closed, Condition, DecisionList, Op, Rule
+from rulecli.model.compile import prediction_frame
+from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
 
@@ -43,8 +47,8 @@ PARAMS = st.builds(
 )
 
 
-def reference_predict(model: DecisionList, row: dict[str, object]) -> str:
-    """A plain-Python evaluator of decision lists, independent of the Polars compiler."""
+def reference_predict(model: Model, row: dict[str, object]) -> str | None:
+    """A plain-Python evaluator of decision lists and rule sets, independent of the Polars compiler."""
 
     def holds(c: Condition) -> bool:
         v = row.get(c.column)
@@ -56,6 +60,8 @@ def reference_predict(model: DecisionList, row: dict[str, object]) -> str:
             return False
         if c.op == Op.EQ:
             return str(v) == c.value if isinstance(c.value, str) else v == c.value
+        if c.op == Op.IN:
+            return str(v) in c.value
         if c.op == Op.INTERVAL:
             low, high = c.value
             left = v >= low if c.closed in (Closed.LEFT, Closed.BOTH) else v > low
@@ -63,10 +69,50 @@ def reference_predict(model: DecisionList, row: dict[str, object]) -> str:
             return left and right
         return {Op.LT: v < c.value, Op.LE: v <= c.value, Op.GT: v > c.value, Op.GE: v >= c.value}[c.op]
 
-    for rule in model.rules:
-        if all(holds(c) for c in rule.conditions):
-            return rule.prediction
-    return model.default.prediction
+    matching = [r for r in model.rules if all(holds(c) for c in r.conditions)]
+    if isinstance(model, DecisionList):
+        return matching[0].prediction if matching else model.default.prediction
+    if not matching:
+        return model.default.prediction if model.default else None
+    scores = dict.fromkeys(model.classes, 0.0)
+    for rule in matching:
+        if model.vote == Vote.DISTRIBUTION:
+            for cls, count in zip(model.classes, rule.stats.class_counts, strict=True):
+                scores[cls] += count
+        elif model.vote == Vote.BEST:
+            scores[rule.prediction] = max(scores[rule.prediction], rule.weight)
+        elif model.vote == Vote.WEIGHTED:
+            scores[rule.prediction] += rule.weight if rule.weight is not None else rule.stats.correct
+        else:
+            scores[rule.prediction] += 1
+    top = max(scores.values())
+    return next(c for c in model.classes if scores[c] == top)
+
+
+LEARNERS = {
+    "ripper": lambda ds, seed: fit_ripper(ds, RipperParams(seed=seed)),
+    "ripper-unordered": lambda ds, seed: fit_ripper(ds, RipperParams(seed=seed, unordered=True)),
+    "cn2": lambda ds, seed: fit_cn2(ds, CN2Params(alpha=1.0)),
+    "cn2-unordered": lambda ds, seed: fit_cn2(ds, CN2Params(ordered=False, alpha=0.5)),
+    "cn2-best": lambda ds, seed: fit_cn2(ds, CN2Params(ordered=False, vote=Vote.BEST)),
+    "aq": lambda ds, seed: fit_aq(ds, AQParams(seed=seed)),
+    "aq-support": lambda ds, seed: fit_aq(ds, AQParams(seed=seed, vote="support", default="none")),
+}
+
+
+def _check_model(df: pl.DataFrame, ds_target: str, model: Model) -> None:
+    def predictions(m: Model) -> list[str | None]:
+        return prediction_frame(m, df.lazy()).collect().get_column("prediction").to_list()
+
+    reference = [reference_predict(model, row) for row in df.iter_rows(named=True)]
+    assert predictions(model) == reference
+    assert predictions(loads(dumps(model))) == reference
+    if not (isinstance(model, RuleSet) and model.vote == Vote.DISTRIBUTION):
+        assert predictions(parse_text(render_text(model))) == reference
+    assert dumps(loads(dumps(model))) == dumps(model)
+    recount = rule_reports(model, df.lazy(), pl.col(ds_target).cast(pl.String))
+    stored = [r.stats for r in model.rules] + ([model.default.stats] if isinstance(model, DecisionList) else [])
+    assert [(r.n_covered, r.n_correct) for r in recount[: len(stored)]] == [(s.covered, s.correct) for s in stored]
 
 
 @given(tables(), PARAMS)
@@ -75,26 +121,19 @@ def test_oner_predictions_match_a_reference_and_every_model_form(df: pl.DataFram
         ds = prepare_dataset(df, DataSpec())
     except InputError:
         return  # single class or no usable feature: refused, as it should be
-    model = fit_oner(ds, params)
-    polars_predictions = df.select(predict_expr(model)).to_series().to_list()
-    reference = [reference_predict(model, row) for row in df.iter_rows(named=True)]
-    assert polars_predictions == reference
-    for other in (loads(dumps(model)), parse_text(render_text(model))):
-        assert df.select(predict_expr(other)).to_series().to_list() == reference
-    assert dumps(loads(dumps(model))) == dumps(model)
+    _check_model(df, ds.target, fit_oner(ds, params))
 
 
-@given(tables(), PARAMS)
-def test_stored_rule_statistics_equal_a_recount(df: pl.DataFrame, params: OneRParams):
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
+@given(df=tables(), seed=st.integers(0, 3))
+def test_every_learner_agrees_with_the_reference_and_its_statistics(learner: str, df: pl.DataFrame, seed: int):
     try:
         ds = prepare_dataset(df, DataSpec())
     except InputError:
         return
-    model = fit_oner(ds, params)
-    recount = rule_reports(model, ds.frame.lazy(), pl.col("cls"))
-    stored = [(r.stats.covered, r.stats.correct) for r in (*model.rules, model.default)]
-    assert [(r.n_covered, r.n_correct) for r in recount] == stored
-    assert sum(r.stats.covered for r in model.rules) == ds.n_rows
+    model = LEARNERS[learner](ds, seed)
+    _check_model(df, ds.target, model)
+    assert dumps(model) == dumps(LEARNERS[learner](ds, seed))
 
 
 @given(

@@ -46,6 +46,8 @@ def root(
 app.command("discretize")(discretize.discretize)
 app.command("oner")(learn.oner)
 app.command("ripper")(learn.ripper)
+app.command("cn2")(learn.cn2)
+app.command("aq")(learn.aq)
 app.command("predict")(predict.predict)
 app.command("evaluate")(evaluate.evaluate)
 

@@ -9,10 +9,13 @@ import typer
 from rich.table import Table
 
 from rulecli.dataset import Dataset
+from rulecli.errors import ParamError
+from rulecli.learners.aq import AQParams, fit_aq
+from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.oner import OneRParams, fit_oner
 from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.model.compile import read_dtypes_for
-from rulecli.model.core import Model
+from rulecli.model.core import Model, Vote
 from rulecli.model.text import render_conditions
 from rulecli.validation import SUMMARY_KEYS, cross_validate, evaluate_model, truth_expr
 
@@ -241,3 +244,136 @@ def ripper(
         common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
     )
     console.info(f"ripper: {len(model.rules)} rules", quiet=quiet)
+
+
+def cn2(
+    data: Annotated[str, typer.Argument(help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")],
+    target: common.Target = None,
+    features: common.Features = None,
+    exclude: common.Exclude = None,
+    categorical: common.Categorical = None,
+    numeric: common.Numeric = None,
+    target_bins: common.TargetBins = None,
+    null_values: common.NullValues = None,
+    input_format: common.InputFormat = None,
+    ordered: Annotated[
+        bool,
+        typer.Option(
+            "--ordered/--unordered", help="A decision list (Clark & Niblett) or a rule set per class (Clark & Boswell)."
+        ),
+    ] = True,
+    beam_width: Annotated[
+        int, typer.Option("--beam-width", min=1, help="Complexes kept at each step of the search.")
+    ] = 5,
+    min_support: Annotated[int, typer.Option("--min-support", min=1, help="Drop complexes covering fewer rows.")] = 1,
+    quality: Annotated[
+        str | None,
+        typer.Option(
+            "--quality", help="entropy (default for --ordered), laplace (default for --unordered) or accuracy."
+        ),
+    ] = None,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha", min=0.0, max=1.0, help="Significance level of the likelihood-ratio test (1 = no test)."
+        ),
+    ] = 0.05,
+    vote: Annotated[
+        str,
+        typer.Option("--vote", help="--unordered only: distribution (sum class counts) or best (most accurate rule)."),
+    ] = "distribution",
+    max_rule_length: Annotated[
+        int, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
+    ] = 5,
+    max_rules: Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")] = None,
+    seed: common.Seed = 0,
+    output: common.OutputPath = None,
+    json_out: common.JsonOut = False,
+    quiet: common.Quiet = False,
+    test: common.TestPath = None,
+    cv: common.CvFolds = None,
+    metrics_out: common.MetricsOut = None,
+) -> None:
+    """Learn CN2 rules (Clark & Niblett 1989; Clark & Boswell 1991) by beam search.
+
+    Example:
+
+        rulecli cn2 sample_data/penguins.csv -y species --unordered -o penguins.cn2.json
+    """
+    if vote not in ("distribution", "best"):
+        raise ParamError(f"--vote must be distribution or best, got '{vote}'")
+    params = CN2Params(
+        ordered=ordered,
+        beam_width=beam_width,
+        min_support=min_support,
+        quality=quality,
+        alpha=alpha,
+        vote=Vote(vote),
+        max_rule_length=max_rule_length,
+        max_rules=max_rules,
+        seed=seed,
+    )
+    model = learn(
+        data,
+        lambda d: fit_cn2(d, params),
+        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
+        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
+    )
+    console.info(f"cn2: {len(model.rules)} rules", quiet=quiet)
+
+
+def aq(
+    data: Annotated[str, typer.Argument(help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")],
+    target: common.Target = None,
+    features: common.Features = None,
+    exclude: common.Exclude = None,
+    categorical: common.Categorical = None,
+    numeric: common.Numeric = None,
+    target_bins: common.TargetBins = None,
+    null_values: common.NullValues = None,
+    input_format: common.InputFormat = None,
+    beam_width: Annotated[int, typer.Option("--beam-width", min=1, help="Star size: partial rules kept per step.")] = 5,
+    max_error: Annotated[
+        float,
+        typer.Option("--max-error", min=0.0, max=0.99, help="Allowed share of counterexamples among covered rows."),
+    ] = 0.01,
+    vote: Annotated[
+        str, typer.Option("--vote", help="one (rule, vote) or support (weighted by correct rows).")
+    ] = "one",
+    default: Annotated[
+        str, typer.Option("--default", help="Rows no rule covers: majority class, or none (unclassified).")
+    ] = "majority",
+    max_rules: Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")] = None,
+    max_rule_length: Annotated[
+        int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
+    ] = None,
+    seed: common.Seed = 0,
+    output: common.OutputPath = None,
+    json_out: common.JsonOut = False,
+    quiet: common.Quiet = False,
+    test: common.TestPath = None,
+    cv: common.CvFolds = None,
+    metrics_out: common.MetricsOut = None,
+) -> None:
+    """Learn AQ rules (Michalski) by seed-and-star covering: an unordered, voting rule set.
+
+    Example:
+
+        rulecli aq sample_data/house.csv -y value --default none
+    """
+    params = AQParams(
+        beam_width=beam_width,
+        max_error=max_error,
+        vote=vote,
+        default=default,
+        max_rules=max_rules,
+        max_rule_length=max_rule_length,
+        seed=seed,
+    )
+    model = learn(
+        data,
+        lambda d: fit_aq(d, params),
+        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
+        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
+    )
+    console.info(f"aq: {len(model.rules)} rules", quiet=quiet)

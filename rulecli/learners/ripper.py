@@ -38,7 +38,7 @@ from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, Rul
 from rulecli.schema import Kind
 from rulecli.search import bits
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
-from rulecli.search.stats import list_rule_stats, set_rule_stats
+from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats
 
 PRUNE_METRICS = ("jrip", "cohen")
 
@@ -516,11 +516,7 @@ def fit_ripper(ds: Dataset, params: RipperParams) -> DecisionList | RuleSet:
     if params.unordered:
         raw = _learn_unordered(enc, params, rng)
         rule_set = set_rule_stats(enc, raw, laplace_weights=True)
-        uncovered = (
-            ~np.logical_or.reduce([enc.rule_mask(r.conditions) for r in raw]) if raw else np.ones(enc.n_rows, bool)
-        )
-        counts = np.bincount(enc.y[uncovered] if uncovered.any() else enc.y, minlength=enc.n_classes)
-        default = Rule((), enc.classes[int(np.argmax(counts))])
+        default = set_default_rule(enc, raw)
         model: DecisionList | RuleSet = RuleSet(ds.target, ds.classes, tuple(rule_set), default, Vote.BEST, info)
     else:
         raw, default_class = _learn_ordered(enc, params, rng)

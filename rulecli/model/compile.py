@@ -269,13 +269,14 @@ def prediction_frame(
     if isinstance(model, DecisionList) and (proba or explain):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
         index = pl.col(FIRST_MATCH)
-    exprs: list[pl.Expr] = [pl.col(c) for c in keep]
-    exprs.append(predict_expr(model, index))
+    exprs = [predict_expr(model, index)]
     if proba:
         exprs.extend(proba_exprs(model, index))
     if explain:
         exprs.extend([rule_id_expr(model, index), rule_text_expr(model, index)])
-    return lf.select(exprs)
+    names = [e.meta.output_name() for e in exprs]
+    # with_columns broadcasts a model without rules (a literal) to every row; select would not
+    return lf.with_columns(exprs).select([*keep, *names])
 
 
 def required_columns(model: Model) -> list[str]:

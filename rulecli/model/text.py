@@ -4,6 +4,7 @@ Grammar (one rule per line; ``#`` starts a comment)::
 
     RULESET VOTE one|weighted|distribution|best optional; without it the file is a decision list
     CLASSES 'a', 'b', 'c'                      optional; the class order
+    TARGET column                              optional; needed only by a file without rules
     IF cond [AND cond]... THEN target = value  [(covers N, correct N[, weight W])]
     ELSE target = value                        [(covers N, correct N)]
 
@@ -127,6 +128,8 @@ def render_text(model: Model) -> str:
         lines.append(f"RULESET VOTE {model.vote.value}")
     if list(model.classes) != _classes_from_rules(model):
         lines.append("CLASSES " + ", ".join(render_value(c) for c in model.classes))
+    if not model.rules and model.default is None:
+        lines.append(f"TARGET {render_name(model.target)}")
     lines += [render_rule(r, model.target) for r in model.rules]
     if model.default is not None:
         then = f"{render_name(model.target)} = {render_value(model.default.prediction)}"
@@ -411,6 +414,9 @@ def parse_text(text: str, source: str = "<rules>") -> Model:
                 values.append(_parse_value(line))
             line.done()
             draft.classes = tuple(str(v) for v in values)
+        elif head == "target":
+            _set_target(draft, line, _parse_name(line))
+            line.done()
         elif head == "if":
             conditions = [_parse_condition(line)]
             while line.at_keyword("and"):
@@ -426,7 +432,9 @@ def parse_text(text: str, source: str = "<rules>") -> Model:
             _set_target(draft, line, target)
             draft.default = Rule((), prediction, stats)
         else:
-            line.fail(line.tokens[0].column, f"expected IF, ELSE, RULESET or CLASSES, found {line.tokens[0].text!r}")
+            line.fail(
+                line.tokens[0].column, f"expected IF, ELSE, RULESET, CLASSES or TARGET, found {line.tokens[0].text!r}"
+            )
     return _finish(draft, source)
 
 

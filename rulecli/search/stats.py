@@ -36,3 +36,15 @@ def set_rule_stats(enc: Encoded, rules: list[Rule], *, laplace_weights: bool) ->
         weight = (stats.correct + 1.0) / (stats.covered + enc.n_classes) if laplace_weights else rule.weight
         out.append(dataclasses.replace(rule, stats=stats, weight=weight))
     return out
+
+
+def set_default_rule(enc: Encoded, rules: list[Rule]) -> Rule:
+    """The fallback of a rule set: the majority class of the rows no rule matches
+    (of all rows when every row is matched), with the statistics of those rows."""
+    covered = np.zeros(enc.n_rows, dtype=bool)
+    for rule in rules:
+        covered |= enc.rule_mask(rule.conditions)
+    uncovered = np.flatnonzero(~covered)
+    pool = enc.y[uncovered] if uncovered.size else enc.y
+    prediction = enc.classes[int(np.argmax(np.bincount(pool, minlength=enc.n_classes)))]
+    return Rule((), prediction, _stats(enc, uncovered, prediction))

@@ -1,0 +1,151 @@
+"""CN2 and AQ: hand-checkable searches, the significance test, covering, voting and caps."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.errors import ParamError
+from rulecli.learners.aq import AQParams, fit_aq
+from rulecli.learners.cn2 import CN2Params, _lrs, fit_cn2
+from rulecli.metrics import confusion_report, rule_reports, scored_frame
+from rulecli.model.core import Closed, Condition, DecisionList, Op, RuleSet, Vote
+from rulecli.model.serde import dumps
+from tests.conftest import SAMPLE
+
+
+def _conjunction() -> pl.DataFrame:
+    # class 'a' exactly when c = 'u' and d = 'p'; each feature alone is only half right
+    c = ["u", "u", "v", "v"] * 8
+    d = ["p", "q", "p", "q"] * 8
+    cls = ["a" if (ci, di) == ("u", "p") else "b" for ci, di in zip(c, d, strict=True)]
+    return pl.DataFrame({"c": c, "d": d, "cls": cls})
+
+
+def test_cn2_by_hand_pure_ties_go_to_the_larger_rule_and_covered_rows_leave():
+    # Pure complexes all have entropy 0: 'c = v' (16 rows of b) beats 'c = u AND d = p'
+    # (8 rows of a) by support. Once its rows are gone, 'd = p' alone is pure for a.
+    model = fit_cn2(prepare_dataset(_conjunction(), DataSpec()), CN2Params())
+    assert isinstance(model, DecisionList)
+    assert [(r.conditions, r.prediction, r.stats.covered) for r in model.rules] == [
+        ((Condition("c", Op.EQ, "v"),), "b", 16),
+        ((Condition("d", Op.EQ, "p"),), "a", 8),
+    ]
+    assert model.default.prediction == "b" and model.default.stats.covered == 8
+
+
+def test_likelihood_ratio_statistic_by_hand():
+    counts = np.array([[8, 2]])
+    prior = np.array([0.5, 0.5])
+    expected = 2 * (8 * math.log(8 / 5) + 2 * math.log(2 / 5))
+    assert _lrs(counts, prior)[0] == pytest.approx(expected)
+
+
+def test_cn2_significance_test_keeps_noise_out():
+    rng = np.random.default_rng(4)
+    df = pl.DataFrame(
+        {"f": rng.choice(["a", "b", "c", "d"], 200), "g": rng.normal(size=200), "cls": rng.choice(["x", "y"], 200)}
+    )
+    ds = prepare_dataset(df, DataSpec())
+    strict = fit_cn2(ds, CN2Params(alpha=0.01))
+    loose = fit_cn2(ds, CN2Params(alpha=1.0))
+    assert len(strict.rules) < len(loose.rules)
+
+
+def test_cn2_ordered_rules_cover_what_they_claim_and_respect_caps():
+    df = pl.read_csv(SAMPLE / "penguins.csv")
+    ds = prepare_dataset(df, DataSpec(target="species"))
+    model = fit_cn2(ds, CN2Params(min_support=5, max_rule_length=2))
+    assert all(r.stats.covered >= 5 for r in model.rules)
+    assert all(len(r.conditions) <= 2 for r in model.rules)
+    recount = rule_reports(model, df.lazy(), pl.col("species"))
+    assert [(r.n_covered, r.n_correct) for r in recount] == [
+        (r.stats.covered, r.stats.correct) for r in (*model.rules, model.default)
+    ]
+    assert dumps(model) == dumps(fit_cn2(ds, CN2Params(min_support=5, max_rule_length=2)))
+
+
+def test_cn2_unordered_learns_each_class_and_sums_distributions():
+    df = pl.read_csv(SAMPLE / "penguins.csv")
+    ds = prepare_dataset(df, DataSpec(target="species"))
+    model = fit_cn2(ds, CN2Params(ordered=False))
+    assert isinstance(model, RuleSet) and model.vote == Vote.DISTRIBUTION
+    assert {r.prediction for r in model.rules} == set(ds.classes)
+    report = confusion_report(scored_frame(model, df.lazy(), pl.col("species")).collect(), model.classes)
+    assert report.as_dict()["accuracy"] > 0.9
+    best = fit_cn2(ds, CN2Params(ordered=False, vote=Vote.BEST))
+    assert best.vote == Vote.BEST and all(r.weight is not None for r in best.rules)
+
+
+def test_aq_intervals_end_midway_between_seed_and_counterexample():
+    df = pl.DataFrame({"x": [float(i) for i in range(20)], "cls": ["a"] * 10 + ["b"] * 10})
+    model = fit_aq(prepare_dataset(df, DataSpec()), AQParams())
+    for rule in model.rules:
+        (cond,) = rule.conditions
+        assert (cond.value * 2) % 1 == 0  # halfway between two integers
+        if rule.prediction == "a":
+            assert cond.op == Op.LE and cond.value < 10
+        else:
+            assert cond.op == Op.GE and cond.value > 9
+    covered = set()
+    for rule in model.rules:
+        value = rule.conditions[0].value
+        covered |= {i for i in range(20) if (i <= value if rule.prediction == "a" else i >= value)}
+    assert covered == set(range(20))
+
+
+def test_aq_rules_are_consistent_within_max_error():
+    df = _conjunction()
+    model = fit_aq(prepare_dataset(df, DataSpec()), AQParams(max_error=0.0))
+    for rule in model.rules:
+        assert rule.stats.correct == rule.stats.covered
+    ds = prepare_dataset(df, DataSpec())
+    report = confusion_report(scored_frame(model, ds.frame.lazy(), pl.col("cls")).collect(), model.classes)
+    assert report.as_dict()["accuracy"] == 1.0
+
+
+def test_aq_internal_disjunction_and_interval_selectors():
+    df = pl.DataFrame(
+        {
+            "colour": ["red", "green", "blue", "red", "green", "blue"] * 3,
+            "size": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] * 3,
+            "cls": ["p", "p", "n", "n", "n", "n"] * 3,
+        }
+    )
+    model = fit_aq(prepare_dataset(df, DataSpec()), AQParams(max_error=0.0, seed=2))
+    ops = {c.op for r in model.rules for c in r.conditions}
+    assert ops <= {Op.EQ, Op.IN, Op.LE, Op.GE, Op.INTERVAL, Op.PRESENT}
+    for rule in model.rules:
+        assert rule.stats.correct == rule.stats.covered
+        for cond in rule.conditions:
+            if cond.op == Op.INTERVAL:
+                assert cond.closed == Closed.BOTH
+
+
+def test_aq_unclassified_rows_are_counted_when_there_is_no_default():
+    df = pl.DataFrame({"c": ["u", "v", "w"] * 4, "y": ["a", "b", "b"] * 4})
+    model = fit_aq(prepare_dataset(df, DataSpec()), AQParams(default="none", vote="support"))
+    assert model.default is None and model.vote == Vote.WEIGHTED
+    unseen = pl.DataFrame({"c": ["u", "zzz", None], "y": ["a", "b", "b"]})
+    report = confusion_report(scored_frame(model, unseen.lazy(), pl.col("y")).collect(), model.classes)
+    assert report.n_unclassified == 2
+
+
+@pytest.mark.parametrize(
+    ("make", "option"),
+    [
+        (lambda: CN2Params(beam_width=0), "--beam-width"),
+        (lambda: CN2Params(alpha=0.0), "--alpha"),
+        (lambda: CN2Params(quality="gini"), "--quality"),
+        (lambda: AQParams(max_error=1.0), "--max-error"),
+        (lambda: AQParams(vote="sum"), "--vote"),
+        (lambda: AQParams(default="first"), "--default"),
+    ],
+)
+def test_bad_parameters(make, option):
+    with pytest.raises(ParamError, match=option):
+        make()
