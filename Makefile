@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RULECLI := $(BIN)/rulecli
 
-.PHONY: demo test test-slow lint fmt bench clean
+.PHONY: demo test test-slow lint fmt bench bench-env clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,8 +40,18 @@ fmt: $(STAMP)
 	$(BIN)/ruff format rulecli tests bench
 	$(BIN)/ruff check --fix rulecli tests bench
 
-## bench: measured figures written to BENCHMARKS.md (needs Weka for the OneR comparison)
-bench: $(STAMP)
+ANCHORS := bench/.venv-anchors
+
+## bench-env: the tools rulecli is compared with, for benchmarks only (never runtime dependencies)
+bench-env: $(ANCHORS)/bin/python
+$(ANCHORS)/bin/python:
+	$(PYTHON) -m venv $(ANCHORS)
+	$(ANCHORS)/bin/python -m pip install --quiet Orange3 wittgenstein
+	command -v java >/dev/null && test -f /usr/share/java/weka.jar || \
+		echo "Weka is not installed: apt-get install -y weka (as root) to compare with JRip and OneR"
+
+## bench: measured figures written to BENCHMARKS.md
+bench: $(STAMP) bench-env
 	$(BIN)/python bench/run.py
 
 clean:

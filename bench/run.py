@@ -3,7 +3,7 @@
 Every figure is the median of --repeats runs of the whole process (start-up included),
 measured on this machine in one run; ratios matter more than seconds on shared machines.
 
-    python bench/run.py [--repeats 3] [--rows 10000000] [--skip-weka]
+    python bench/run.py [--repeats 3] [--rows 10000000] [--skip-weka] [--only SECTION ...]
 """
 
 from __future__ import annotations
@@ -12,118 +12,25 @@ import argparse
 import json
 import platform
 import re
-import shutil
-import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "bench" / "out"
-RULECLI = [sys.executable, "-m", "rulecli"]
-WEKA_JAR = Path("/usr/share/java/weka.jar")
-EXAMPLES = Path("/usr/share/doc/weka/examples")
-WEKA_DATASETS = [
-    "breast-cancer",
-    "credit-g",
-    "diabetes",
-    "glass",
-    "ionosphere",
-    "iris",
-    "labor",
-    "segment-challenge",
-    "soybean",
-    "vote",
-]
-
-# Runs a command and reports its wall time and peak resident memory (its own child only).
-_WRAPPER = """
-import resource, subprocess, sys, time
-start = time.perf_counter()
-proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-elapsed = time.perf_counter() - start
-if proc.returncode != 0:
-    sys.stderr.write(proc.stderr.decode()[-2000:])
-    sys.exit(proc.returncode)
-print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-"""
-
-
-def measure(cmd: list[str], repeats: int) -> tuple[float, float]:
-    """Median wall seconds and median peak RSS (MiB) over ``repeats`` fresh processes."""
-    times, peaks = [], []
-    for _ in range(repeats):
-        out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr}")
-        elapsed, rss_kib = out.stdout.split()
-        times.append(float(elapsed))
-        peaks.append(int(rss_kib) / 1024)
-    return statistics.median(times), statistics.median(peaks)
-
-
-def weka_available() -> bool:
-    return WEKA_JAR.exists() and shutil.which("java") is not None
-
-
-# ---------------------------------------------------------------------------- data
-
-
-def split_arff(name: str, seed: int = 1) -> tuple[Path, Path, int]:
-    """A stratified 2/3 : 1/3 split of a Weka ARFF file, both halves keeping Weka's header."""
-    text = (EXAMPLES / f"{name}.arff").read_text()
-    header, data = re.split(r"(?im)^@data\s*$", text, maxsplit=1)
-    rows = [r for r in data.splitlines() if r.strip() and not r.lstrip().startswith("%")]
-    classes = np.array([r.rsplit(",", 1)[1].strip() for r in rows])
-    rng = np.random.default_rng(seed)
-    test = np.zeros(len(rows), dtype=bool)
-    for cls in np.unique(classes):
-        idx = np.flatnonzero(classes == cls)
-        rng.shuffle(idx)
-        test[idx[: round(len(idx) / 3)]] = True
-    paths = []
-    for part, mask in (("train", ~test), ("test", test)):
-        path = OUT / f"{name}.{part}.arff"
-        body = "\n".join(r for r, keep in zip(rows, mask, strict=True) if keep)
-        path.write_text(f"{header}@data\n{body}\n")
-        paths.append(path)
-    return paths[0], paths[1], int(test.sum())
-
-
-def synthetic(n: int, seed: int = 0) -> pl.DataFrame:
-    """20 mixed features (16 numeric, 4 categorical, ~1% missing), binary class from a hidden rule."""
-    rng = np.random.default_rng(seed)
-    columns: dict[str, object] = {}
-    for j in range(16):
-        x = rng.normal(size=n).round(3)
-        x[rng.random(n) < 0.01] = np.nan
-        columns[f"x{j}"] = x
-    for j in range(4):
-        columns[f"c{j}"] = rng.choice(np.array(["a", "b", "c", "d", "e"]), size=n)
-    score = columns["x0"] + 0.5 * (columns["c0"] == "a") - 0.5 * np.nan_to_num(columns["x1"]) + rng.normal(0, 0.7, n)  # type: ignore[operator]
-    columns["class"] = np.where(np.nan_to_num(score) > 0.3, "pos", "neg")
-    return pl.DataFrame(columns).with_columns(pl.col(f"x{j}").fill_nan(None) for j in range(16))
-
-
-def write_arff(df: pl.DataFrame, path: Path) -> None:
-    lines = ["@relation synthetic"]
-    for name, dtype in df.schema.items():
-        if dtype == pl.String:
-            values = ",".join(sorted(df.get_column(name).unique().to_list()))
-            lines.append(f"@attribute {name} {{{values}}}")
-        else:
-            lines.append(f"@attribute {name} numeric")
-    lines.append("@data")
-    path.write_text("\n".join(lines) + "\n")
-    with path.open("ab") as handle:
-        df.write_csv(handle, include_header=False, null_value="?")
-
-
-# ---------------------------------------------------------------------------- benchmarks
+from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_speed
+from harness import (
+    OUT,
+    ROOT,
+    RULECLI,
+    WEKA_DATASETS,
+    WEKA_JAR,
+    measure,
+    split_arff,
+    synthetic,
+    weka_available,
+    write_arff,
+)
 
 
 def weka_accuracy(train: Path, test: Path) -> tuple[float, str]:
@@ -245,49 +152,81 @@ def bench_predict(repeats: int, n_rows: int) -> list[str]:
     return rows
 
 
+SECTIONS = ("predict", "oner", "covering-accuracy", "covering-speed")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows for the predict benchmark")
     parser.add_argument("--sizes", default="100000,1000000", help="rows for the OneR speed benchmark")
+    parser.add_argument("--splits", type=int, default=3, help="train/test splits per dataset for accuracy")
+    parser.add_argument("--cover-sizes", default="10000,100000,1000000", help="rows for the covering speed benchmark")
+    parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     use_weka = weka_available() and not args.skip_weka
-    started = time.strftime("%Y-%m-%d")
+    anchors = "Orange3 and wittgenstein" if ANCHOR_PYTHON.exists() else "no Python anchors (run `make bench-env`)"
     sections = [
         "# Benchmarks",
         "",
-        f"Written by `make bench` (`bench/run.py`) on {started}: {platform.machine()}, "
-        f"{platform.python_version()}, Polars {pl.__version__}, 2 cores. Every time is the median of "
-        f"{args.repeats} runs of the whole process, start-up included; peak RSS is the process's "
+        f"Written by `make bench` (`bench/run.py`) on {time.strftime('%Y-%m-%d')}: {platform.machine()}, "
+        f"Python {platform.python_version()}, Polars {pl.__version__}, 2 cores; Weka 3.6 "
+        f"{'installed' if use_weka else 'not installed'}; {anchors}. Whole-process times are the median of "
+        f"{args.repeats} runs (single runs where marked), start-up included; peak RSS is the process's "
         "maximum resident memory. The machine is shared: read ratios, not absolute seconds.",
         "",
-        "## predict: streaming a large Parquet file",
-        "",
-        *bench_predict(args.repeats, args.rows),
-        "",
     ]
-    if use_weka:
+    if "predict" in args.only:
+        sections += ["## predict: streaming a large Parquet file", "", *bench_predict(args.repeats, args.rows), ""]
+    if "covering-accuracy" in args.only:
         sections += [
-            "## OneR vs Weka `OneR -B 6`: same train/test splits",
+            "## ripper, cn2, aq beside JRip, wittgenstein and Orange CN2: same splits",
             "",
-            "Weka 3.6 example datasets, a stratified 2/3 : 1/3 split (seed 1), both tools reading the same ARFF files.",
+            f"Weka 3.6 example datasets, {args.splits} stratified 2/3 : 1/3 splits each (seeds 1..{args.splits}); "
+            "every tool sees the same rows (Weka and rulecli the ARFF files, the Python tools CSV copies). "
+            "rulecli runs with default options; JRip with Weka's defaults (-F 3 -N 2 -O 2 -S 1); "
+            "wittgenstein RIPPER one class at a time in increasing frequency (it is binary); "
+            "Orange 3 CN2Learner / CN2UnorderedLearner with their defaults.",
             "",
-            *bench_oner_accuracy(args.repeats),
+            *bench_covering_accuracy(args.splits, use_weka),
             "",
         ]
-    sizes = [int(s) for s in args.sizes.split(",") if s]
-    sections += [
-        "## OneR fit time on synthetic data",
-        "",
-        "20 features (16 numeric with ~1% missing, 4 categorical), binary class; rulecli reads Parquet, "
-        "Weka the same rows as ARFF (`-no-cv`, training only).",
-        "",
-        *bench_oner_speed(args.repeats, sizes, use_weka),
-        "",
-    ]
+    if "covering-speed" in args.only:
+        sizes = [int(s) for s in args.cover_sizes.split(",") if s]
+        sections += [
+            "## ripper, cn2, aq: fit time as rows grow",
+            "",
+            "Synthetic data: 20 features (16 numeric with ~1% missing, 4 categorical), a binary class from a "
+            "hidden rule plus noise (about 82% is the best achievable accuracy); 70% train, 30% test. rulecli "
+            "times are whole processes (read, fit, score the test file, write the model); the 1M-row and the "
+            "external tools' rows are single runs.",
+            "",
+            *bench_covering_speed(sizes, args.repeats, use_weka),
+            "",
+        ]
+    if "oner" in args.only:
+        if use_weka:
+            sections += [
+                "## OneR vs Weka `OneR -B 6`: same train/test splits",
+                "",
+                "Weka 3.6 example datasets, a stratified 2/3 : 1/3 split (seed 1), both tools reading the same ARFF files.",
+                "",
+                *bench_oner_accuracy(args.repeats),
+                "",
+            ]
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        sections += [
+            "## OneR fit time on synthetic data",
+            "",
+            "20 features (16 numeric with ~1% missing, 4 categorical), binary class; rulecli reads Parquet, "
+            "Weka the same rows as ARFF (`-no-cv`, training only).",
+            "",
+            *bench_oner_speed(args.repeats, sizes, use_weka),
+            "",
+        ]
     Path(args.output).write_text("\n".join(sections))
     print(f"wrote {args.output}")
 

@@ -1,0 +1,167 @@
+"""Shared pieces of the benchmarks: paths, timing of whole processes, data and splits."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+RULECLI = [sys.executable, "-m", "rulecli"]
+WEKA_JAR = Path("/usr/share/java/weka.jar")
+EXAMPLES = Path("/usr/share/doc/weka/examples")
+WEKA_DATASETS = [
+    "breast-cancer",
+    "credit-g",
+    "diabetes",
+    "glass",
+    "ionosphere",
+    "iris",
+    "labor",
+    "segment-challenge",
+    "soybean",
+    "vote",
+]
+
+# Runs a command and reports its wall time and peak resident memory (its own child only).
+_WRAPPER = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+elapsed = time.perf_counter() - start
+if proc.returncode != 0:
+    sys.stderr.write(proc.stderr.decode()[-2000:])
+    sys.exit(proc.returncode)
+print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _run_once(cmd: list[str], timeout: float | None) -> tuple[float, float] | None:
+    """One fresh process under the wrapper; its whole process group is killed on timeout."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRAPPER, *cmd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{stderr}")
+    elapsed, rss_kib = stdout.split()
+    return float(elapsed), int(rss_kib) / 1024
+
+
+def measure(cmd: list[str], repeats: int, timeout: float | None = None) -> tuple[float, float] | None:
+    """Median wall seconds and median peak RSS (MiB) over ``repeats`` fresh processes;
+    None when a run exceeds ``timeout`` seconds."""
+    runs = []
+    for _ in range(repeats):
+        run = _run_once(cmd, timeout)
+        if run is None:
+            return None
+        runs.append(run)
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def weka_available() -> bool:
+    return WEKA_JAR.exists() and shutil.which("java") is not None
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def split_arff(name: str, seed: int = 1) -> tuple[Path, Path, int]:
+    """A stratified 2/3 : 1/3 split of a Weka ARFF file, both halves keeping Weka's header."""
+    text = (EXAMPLES / f"{name}.arff").read_text()
+    header, data = re.split(r"(?im)^@data\s*$", text, maxsplit=1)
+    rows = [r for r in data.splitlines() if r.strip() and not r.lstrip().startswith("%")]
+    classes = np.array([r.rsplit(",", 1)[1].strip() for r in rows])
+    rng = np.random.default_rng(seed)
+    test = np.zeros(len(rows), dtype=bool)
+    for cls in np.unique(classes):
+        idx = np.flatnonzero(classes == cls)
+        rng.shuffle(idx)
+        test[idx[: round(len(idx) / 3)]] = True
+    paths = []
+    for part, mask in (("train", ~test), ("test", test)):
+        path = OUT / f"{name}.{seed}.{part}.arff"
+        body = "\n".join(r for r, keep in zip(rows, mask, strict=True) if keep)
+        path.write_text(f"{header}@data\n{body}\n")
+        paths.append(path)
+    return paths[0], paths[1], int(test.sum())
+
+
+def synthetic(n: int, seed: int = 0) -> pl.DataFrame:
+    """20 mixed features (16 numeric, 4 categorical, ~1% missing), binary class from a hidden rule."""
+    rng = np.random.default_rng(seed)
+    columns: dict[str, object] = {}
+    for j in range(16):
+        x = rng.normal(size=n).round(3)
+        x[rng.random(n) < 0.01] = np.nan
+        columns[f"x{j}"] = x
+    for j in range(4):
+        columns[f"c{j}"] = rng.choice(np.array(["a", "b", "c", "d", "e"]), size=n)
+    score = columns["x0"] + 0.5 * (columns["c0"] == "a") - 0.5 * np.nan_to_num(columns["x1"]) + rng.normal(0, 0.7, n)  # type: ignore[operator]
+    columns["class"] = np.where(np.nan_to_num(score) > 0.3, "pos", "neg")
+    return pl.DataFrame(columns).with_columns(pl.col(f"x{j}").fill_nan(None) for j in range(16))
+
+
+def write_arff(df: pl.DataFrame, path: Path) -> None:
+    lines = ["@relation synthetic"]
+    for name, dtype in df.schema.items():
+        if dtype == pl.String:
+            values = ",".join(sorted(df.get_column(name).unique().to_list()))
+            lines.append(f"@attribute {name} {{{values}}}")
+        else:
+            lines.append(f"@attribute {name} numeric")
+    lines.append("@data")
+    path.write_text("\n".join(lines) + "\n")
+    with path.open("ab") as handle:
+        df.write_csv(handle, include_header=False, null_value="?")
+
+
+# ---------------------------------------------------------------------------- benchmarks
+
+
+def arff_as_csv(train: Path, test: Path) -> Path:
+    """CSV copies of a split for the Python anchors, and a schema naming kinds and levels.
+
+    The target's levels are listed in increasing training frequency (the order RIPPER
+    learns classes in, which the one-vs-rest wittgenstein wrapper follows).
+    """
+    from rulecli import io
+
+    frames = [io.scan_table(str(p)).collect() for p in (train, test)]
+    target = frames[0].columns[-1]
+    counts = frames[0].get_column(target).cast(pl.String).value_counts()
+    columns = []
+    for name, dtype in frames[0].schema.items():
+        if isinstance(dtype, pl.Enum):
+            levels = dtype.categories.to_list()
+            if name == target:
+                freq = dict(zip(counts.get_column(target).to_list(), counts.get_column("count").to_list(), strict=True))
+                levels = sorted(levels, key=lambda v: (freq.get(v, 0), levels.index(v)))
+            columns.append({"name": name, "kind": "categorical", "levels": levels})
+        else:
+            columns.append({"name": name, "kind": "numeric", "levels": []})
+    for frame, path in zip(frames, (train, test), strict=True):
+        frame.with_columns(pl.col(pl.Enum).cast(pl.String)).write_csv(path.with_suffix(".csv"))
+    schema = train.with_suffix(".schema.json")
+    schema.write_text(json.dumps({"target": target, "columns": columns}))
+    return schema
