@@ -17,6 +17,7 @@ from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.ripper import RipperParams, fit_ripper
+from rulecli.model.core import Vote
 from rulecli.validation import evaluate_model
 
 ANCHOR_PYTHON = Path(os.environ.get("RULECLI_BENCH_PYTHON", ROOT / "bench" / ".venv-anchors" / "bin" / "python"))
@@ -24,6 +25,7 @@ OURS = {
     "ripper": lambda ds: fit_ripper(ds, RipperParams()),
     "cn2": lambda ds: fit_cn2(ds, CN2Params()),
     "cn2 --unordered": lambda ds: fit_cn2(ds, CN2Params(ordered=False)),
+    "cn2 --unordered --vote best": lambda ds: fit_cn2(ds, CN2Params(ordered=False, vote=Vote.BEST)),
     "aq": lambda ds: fit_aq(ds, AQParams()),
 }
 ANCHORS = ("wittgenstein", "orange-cn2", "orange-cn2-unordered")

@@ -227,8 +227,35 @@ def main() -> None:
             *bench_oner_speed(args.repeats, sizes, use_weka),
             "",
         ]
-    Path(args.output).write_text("\n".join(sections))
+    output = Path(args.output)
+    if set(args.only) != set(SECTIONS) and output.exists():
+        sections = _merge(output.read_text(), sections)
+    output.write_text("\n".join(sections))
     print(f"wrote {args.output}")
+
+
+def _split(lines: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """The preamble and each '## ' section of a markdown file, by heading."""
+    preamble: list[str] = []
+    parts: dict[str, list[str]] = {}
+    current = preamble
+    for line in lines:
+        if line.startswith("## "):
+            current = parts.setdefault(line, [])
+        current.append(line)
+    return preamble, parts
+
+
+def _merge(old_text: str, new_lines: list[str]) -> list[str]:
+    """Replace the sections this run produced; keep the others from the existing file."""
+    new_preamble, new_parts = _split("\n".join(new_lines).split("\n"))
+    _, old_parts = _split(old_text.split("\n"))
+    merged = list(new_preamble)
+    for heading, lines in old_parts.items():
+        merged += new_parts.pop(heading, lines)
+    for lines in new_parts.values():
+        merged += lines
+    return merged
 
 
 if __name__ == "__main__":

@@ -1,0 +1,76 @@
+"""ripper, cn2 and aq through the real command: learn, save both forms, predict, evaluate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLE, run_cli
+
+PENGUINS = str(SAMPLE / "penguins.csv")
+LABOR = str(SAMPLE / "labor.csv")
+
+
+@pytest.mark.parametrize(
+    ("learner", "extra", "kind"),
+    [
+        ("ripper", [], "decision_list"),
+        ("ripper", ["--unordered"], "rule_set"),
+        ("cn2", [], "decision_list"),
+        ("cn2", ["--unordered"], "rule_set"),
+        ("aq", ["--vote", "support"], "rule_set"),
+    ],
+)
+def test_learn_save_predict_evaluate(tmp_path: Path, learner: str, extra: list[str], kind: str):
+    model_json, model_txt = tmp_path / "m.json", tmp_path / "m.txt"
+    learned = run_cli(learner, PENGUINS, "-y", "species", "-o", str(model_json), *extra)
+    assert learned.code == 0, learned.stderr
+    assert learned.stdout.strip(), "rules are shown on stdout"
+    body = json.loads(model_json.read_text())
+    assert body["algorithm"] == learner and body["kind"] == kind and body["params"]["seed"] == 0
+    assert run_cli(learner, PENGUINS, "-y", "species", "-o", str(model_txt), "-q", *extra).code == 0
+    predicted = run_cli("predict", str(model_json), PENGUINS, "--explain")
+    assert predicted.code == 0, predicted.stderr
+    assert predicted.stdout.splitlines()[0] == "prediction,rule,rule_text"
+    assert len(predicted.stdout.splitlines()) == 345
+    evaluated = run_cli("evaluate", str(model_json), PENGUINS, "--json", "--min-accuracy", "0.85")
+    assert evaluated.code == 0, evaluated.stderr
+    metrics = json.loads(evaluated.stdout)
+    assert metrics["accuracy"] >= 0.85
+    if kind == "decision_list" or "--vote" in extra or learner == "ripper":
+        from_text = run_cli("evaluate", str(model_txt), PENGUINS, "--json")
+        assert json.loads(from_text.stdout)["accuracy"] == metrics["accuracy"]
+
+
+def test_ripper_cv_and_caps_on_data_with_missing_values(tmp_path: Path):
+    metrics = tmp_path / "cv.json"
+    result = run_cli("ripper", LABOR, "--cv", "3", "--metrics-out", str(metrics), "--max-rules", "2", "--json")
+    assert result.code == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert len(body["rules"]) <= 2
+    assert len(json.loads(metrics.read_text())["cv"]["folds"]) == 3
+
+
+def test_same_seed_same_model_bytes_for_every_covering_learner(tmp_path: Path):
+    for learner in ("ripper", "cn2", "aq"):
+        outputs = []
+        for i in range(2):
+            out = tmp_path / f"{learner}{i}.json"
+            assert run_cli(learner, LABOR, "--seed", "5", "-o", str(out), "-q").code == 0
+            outputs.append(out.read_bytes())
+        assert outputs[0] == outputs[1], learner
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ripper", PENGUINS, "--prune-metric", "x"], "--prune-metric must be one of"),
+        (["cn2", PENGUINS, "--vote", "one"], "--vote must be distribution or best"),
+        (["aq", PENGUINS, "--default", "first"], "--default must be one of"),
+    ],
+)
+def test_bad_options_are_one_line_errors(args: list[str], message: str):
+    result = run_cli(*args)
+    assert result.code == 2 and message in result.stderr and "Traceback" not in result.stderr
