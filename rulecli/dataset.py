@@ -130,6 +130,18 @@ def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) ->
     return labels, Target(name, _sorted_labels(column))
 
 
+def _stray_text_in_numbers(series: pl.Series) -> str | None:
+    """The first non-number in a text column whose values are otherwise (>= 90 %) numbers."""
+    present = series.drop_nulls()
+    if present.len() < 2:
+        return None
+    parsed = present.str.strip_chars().cast(pl.Float64, strict=False)
+    bad = present.filter(parsed.is_null())
+    if bad.len() == 0 or bad.len() > 0.1 * present.len():
+        return None
+    return str(bad[0])
+
+
 def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -> list[str]:
     _check_columns(df, spec.features, source, "--features")
     _check_columns(df, spec.exclude, source, "--exclude")
@@ -195,6 +207,12 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         else:
             series = df.select(categorical_expr(name)).to_series()
             levels = _sorted_labels(df.get_column(name))
+            stray = _stray_text_in_numbers(series)
+            if stray is not None:
+                warnings.append(
+                    f"{source}: column '{name}' looks numeric but holds {stray!r}; it is read as categorical "
+                    f"(pass --numeric {name} to refuse such values, or --null-values {stray} if it marks a missing one)"
+                )
         n_distinct = series.drop_nulls().n_unique()
         if n_distinct == 0:
             warnings.append(f"{source}: column '{name}' has no values; skipped")
@@ -210,7 +228,10 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         columns.append(series)
         features.append(Feature(name, kind, levels))
     if not features:
-        raise InputError(f"{source}: no usable feature columns besides the target '{target_name}'")
+        hint = ""
+        if df.width == 1 and any(sep in target_name for sep in ";|"):
+            hint = " (is the file separated by ';' or '|'? rulecli reads ',' for CSV and tabs for TSV)"
+        raise InputError(f"{source}: no usable feature columns besides the target '{target_name}'{hint}")
     codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
     frame = pl.DataFrame([*columns, labels.alias(target_name)])
     return Dataset(frame, Schema(tuple(features), target), codes, source, tuple(warnings))

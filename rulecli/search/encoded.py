@@ -35,6 +35,7 @@ class Encoded:
     numeric_features: tuple[int, ...]
     y: np.ndarray
     classes: tuple[str, ...]
+    level_codes: tuple[dict[str, int], ...] = ()  # per feature: level -> code (categorical only)
 
     @classmethod
     def from_dataset(cls, ds: Dataset) -> Encoded:
@@ -69,6 +70,7 @@ class Encoded:
             rank_matrix=matrix,
             rank_offsets=offsets,
             numeric_features=numeric_features,
+            level_codes=tuple({level: code for code, level in enumerate(f.levels)} for f in ds.schema.features),
             y=ds.y,
             classes=ds.classes,
         )
@@ -90,7 +92,7 @@ class Encoded:
         column = self.columns[j]
         if self.kinds[j] == Kind.CATEGORICAL:
             missing = column == len(self.levels[j])
-            lookup = {level: code for code, level in enumerate(self.levels[j])}
+            lookup = self.level_codes[j]
             if cond.op == Op.MISSING:
                 return missing
             if cond.op == Op.PRESENT:

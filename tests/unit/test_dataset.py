@@ -100,3 +100,18 @@ def test_folds_and_holdout_are_stratified_and_seeded():
     train, held = stratified_holdout(y, 0.3, seed=2)
     assert len(held) == 12 and (y[held] == 1).sum() == 3
     assert sorted([*train, *held]) == list(range(40))
+
+
+def test_a_stray_string_in_a_numeric_looking_column_is_named():
+    values = [str(i) for i in range(30)] + ["n/a"]
+    df = pl.DataFrame({"age": values, "cls": ["a", "b"] * 15 + ["a"]})
+    ds = prepare_dataset(df, DataSpec(), source="d.csv")
+    assert any("column 'age' looks numeric but holds 'n/a'" in w for w in ds.warnings)
+    with pytest.raises(InputError, match="column 'age' is numeric but holds the value 'n/a'"):
+        prepare_dataset(df, DataSpec(numeric=("age",)))
+
+
+def test_a_file_with_another_separator_gets_a_hint():
+    df = pl.DataFrame({"a;c": ["1;p", "2;q"]})
+    with pytest.raises(InputError, match="separated by ';'"):
+        prepare_dataset(df, DataSpec(), source="semi.csv")
