@@ -44,10 +44,10 @@ def root(
 
 
 app.command("discretize")(discretize.discretize)
-app.command("oner")(learn.oner)
-app.command("ripper")(learn.ripper)
-app.command("cn2")(learn.cn2)
-app.command("aq")(learn.aq)
+app.command("oner")(learn.learner_command(learn.oner))
+app.command("ripper")(learn.learner_command(learn.ripper))
+app.command("cn2")(learn.learner_command(learn.cn2))
+app.command("aq")(learn.learner_command(learn.aq))
 app.command("predict")(predict.predict)
 app.command("evaluate")(evaluate.evaluate)
 

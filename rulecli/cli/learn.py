@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -83,16 +85,82 @@ def _cv_table(cv: dict[str, Any], k: int) -> Table:
     return table
 
 
+@dataclass(frozen=True)
+class Learner:
+    """What a learner command hands over: how to fit, and what to tell a person afterwards."""
+
+    fit: Callable[[Dataset], Model]
+    report: Callable[[Model, bool], None]
+
+
+def _rule_count(name: str) -> Callable[[Model, bool], None]:
+    def report(model: Model, quiet: bool) -> None:
+        console.info(f"{name}: {len(model.rules)} rules", quiet=quiet)
+
+    return report
+
+
+DATA = inspect.Parameter(
+    "data",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    annotation=Annotated[
+        str, typer.Argument(metavar="DATA", help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")
+    ],
+)
+# The options every learner takes, in DataOptions and RunOptions order.
+DATA_OPTIONS = (
+    ("target", common.Target, None),
+    ("features", common.Features, None),
+    ("exclude", common.Exclude, None),
+    ("categorical", common.Categorical, None),
+    ("numeric", common.Numeric, None),
+    ("target_bins", common.TargetBins, None),
+    ("null_values", common.NullValues, None),
+    ("input_format", common.InputFormat, None),
+)
+RUN_OPTIONS = (
+    ("seed", common.Seed, 0),
+    ("output", common.OutputPath, None),
+    ("json_out", common.JsonOut, False),
+    ("quiet", common.Quiet, False),
+    ("test", common.TestPath, None),
+    ("cv", common.CvFolds, None),
+    ("metrics_out", common.MetricsOut, None),
+)
+
+
+def learner_command(configure: Callable[..., Learner]) -> Callable[..., None]:
+    """A Typer command from a function of the learner's own options.
+
+    The command takes the training table, the learner's options (``configure``'s
+    parameters, ``seed`` aside) and the data and run options every learner shares, so a
+    new learner declares only what is its own.
+    """
+    own = [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for p in inspect.signature(configure, eval_str=True).parameters.values()
+        if p.name != "seed"
+    ]
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        for name, annotation, default in (*DATA_OPTIONS, *RUN_OPTIONS)
+    ]
+
+    def command(**values: Any) -> None:
+        data = values.pop("data")
+        data_opts = common.DataOptions(*(values.pop(name) for name, _, _ in DATA_OPTIONS))
+        run = common.RunOptions(*(values.pop(name) for name, _, _ in RUN_OPTIONS))
+        learner = configure(**values, seed=run.seed)
+        model = learn(data, learner.fit, data_opts, run)
+        learner.report(model, run.quiet)
+
+    command.__signature__ = inspect.Signature([DATA, *own, *shared])  # type: ignore[attr-defined]
+    command.__doc__ = configure.__doc__
+    command.__name__ = configure.__name__
+    return command
+
+
 def oner(
-    data: Annotated[str, typer.Argument(help="Training table (CSV, TSV, Parquet, NDJSON, IPC; '-' = stdin).")],
-    target: common.Target = None,
-    features: common.Features = None,
-    exclude: common.Exclude = None,
-    categorical: common.Categorical = None,
-    numeric: common.Numeric = None,
-    target_bins: common.TargetBins = None,
-    null_values: common.NullValues = None,
-    input_format: common.InputFormat = None,
     min_bucket: Annotated[
         int, typer.Option("--min-bucket", min=1, help="Holte/Weka minimum bucket size for numeric features.")
     ] = 6,
@@ -115,14 +183,8 @@ def oner(
     show_table: Annotated[
         bool, typer.Option("--show-table", help="Show the chosen feature's cross table (stderr).")
     ] = False,
-    seed: common.Seed = 0,
-    output: common.OutputPath = None,
-    json_out: common.JsonOut = False,
-    quiet: common.Quiet = False,
-    test: common.TestPath = None,
-    cv: common.CvFolds = None,
-    metrics_out: common.MetricsOut = None,
-) -> None:
+    seed: int = 0,
+) -> Learner:
     """Learn OneR rules: one rule per value of the single best feature (Holte 1993).
 
     Example:
@@ -137,19 +199,17 @@ def oner(
         validation_fraction=validation_fraction,
         seed=seed,
     )
-    model = learn(
-        data,
-        lambda d: fit_oner(d, params),
-        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
-        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
-    )
-    training = model.info.training
-    chosen = training["feature"]
-    errors = training["errors"]
-    assert isinstance(errors, dict)
-    console.info(f"oner: chose '{chosen}' with {errors[chosen]}/{training['judged_rows']} errors", quiet=quiet)
-    if show_table and not quiet:
-        console.err.print(_cross_table(model))
+
+    def report(model: Model, quiet: bool) -> None:
+        training = model.info.training
+        chosen = training["feature"]
+        errors = training["errors"]
+        assert isinstance(errors, dict)
+        console.info(f"oner: chose '{chosen}' with {errors[chosen]}/{training['judged_rows']} errors", quiet=quiet)
+        if show_table and not quiet:
+            console.err.print(_cross_table(model))
+
+    return Learner(lambda d: fit_oner(d, params), report)
 
 
 def _cross_table(model: Model) -> Table:
@@ -169,15 +229,6 @@ def _cross_table(model: Model) -> Table:
 
 
 def ripper(
-    data: Annotated[str, typer.Argument(help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")],
-    target: common.Target = None,
-    features: common.Features = None,
-    exclude: common.Exclude = None,
-    categorical: common.Categorical = None,
-    numeric: common.Numeric = None,
-    target_bins: common.TargetBins = None,
-    null_values: common.NullValues = None,
-    input_format: common.InputFormat = None,
     folds: Annotated[
         int, typer.Option("--folds", min=2, help="1/FOLDS of the rows prune, the rest grow (Weka -F).")
     ] = 3,
@@ -210,14 +261,8 @@ def ripper(
     max_rule_length: Annotated[
         int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
     ] = None,
-    seed: common.Seed = 0,
-    output: common.OutputPath = None,
-    json_out: common.JsonOut = False,
-    quiet: common.Quiet = False,
-    test: common.TestPath = None,
-    cv: common.CvFolds = None,
-    metrics_out: common.MetricsOut = None,
-) -> None:
+    seed: int = 0,
+) -> Learner:
     """Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first.
 
     Example:
@@ -237,25 +282,10 @@ def ripper(
         max_rule_length=max_rule_length,
         seed=seed,
     )
-    model = learn(
-        data,
-        lambda d: fit_ripper(d, params),
-        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
-        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
-    )
-    console.info(f"ripper: {len(model.rules)} rules", quiet=quiet)
+    return Learner(lambda d: fit_ripper(d, params), _rule_count("ripper"))
 
 
 def cn2(
-    data: Annotated[str, typer.Argument(help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")],
-    target: common.Target = None,
-    features: common.Features = None,
-    exclude: common.Exclude = None,
-    categorical: common.Categorical = None,
-    numeric: common.Numeric = None,
-    target_bins: common.TargetBins = None,
-    null_values: common.NullValues = None,
-    input_format: common.InputFormat = None,
     ordered: Annotated[
         bool,
         typer.Option(
@@ -286,14 +316,8 @@ def cn2(
         int, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
     ] = 5,
     max_rules: Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")] = None,
-    seed: common.Seed = 0,
-    output: common.OutputPath = None,
-    json_out: common.JsonOut = False,
-    quiet: common.Quiet = False,
-    test: common.TestPath = None,
-    cv: common.CvFolds = None,
-    metrics_out: common.MetricsOut = None,
-) -> None:
+    seed: int = 0,
+) -> Learner:
     """Learn CN2 rules (Clark & Niblett 1989; Clark & Boswell 1991) by beam search.
 
     Example:
@@ -313,25 +337,10 @@ def cn2(
         max_rules=max_rules,
         seed=seed,
     )
-    model = learn(
-        data,
-        lambda d: fit_cn2(d, params),
-        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
-        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
-    )
-    console.info(f"cn2: {len(model.rules)} rules", quiet=quiet)
+    return Learner(lambda d: fit_cn2(d, params), _rule_count("cn2"))
 
 
 def aq(
-    data: Annotated[str, typer.Argument(help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")],
-    target: common.Target = None,
-    features: common.Features = None,
-    exclude: common.Exclude = None,
-    categorical: common.Categorical = None,
-    numeric: common.Numeric = None,
-    target_bins: common.TargetBins = None,
-    null_values: common.NullValues = None,
-    input_format: common.InputFormat = None,
     beam_width: Annotated[int, typer.Option("--beam-width", min=1, help="Star size: partial rules kept per step.")] = 5,
     max_error: Annotated[
         float,
@@ -347,14 +356,8 @@ def aq(
     max_rule_length: Annotated[
         int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
     ] = None,
-    seed: common.Seed = 0,
-    output: common.OutputPath = None,
-    json_out: common.JsonOut = False,
-    quiet: common.Quiet = False,
-    test: common.TestPath = None,
-    cv: common.CvFolds = None,
-    metrics_out: common.MetricsOut = None,
-) -> None:
+    seed: int = 0,
+) -> Learner:
     """Learn AQ rules (Michalski) by seed-and-star covering: an unordered, voting rule set.
 
     Example:
@@ -370,10 +373,4 @@ def aq(
         max_rule_length=max_rule_length,
         seed=seed,
     )
-    model = learn(
-        data,
-        lambda d: fit_aq(d, params),
-        common.DataOptions(target, features, exclude, categorical, numeric, target_bins, null_values, input_format),
-        common.RunOptions(seed, output, json_out, quiet, test, cv, metrics_out),
-    )
-    console.info(f"aq: {len(model.rules)} rules", quiet=quiet)
+    return Learner(lambda d: fit_aq(d, params), _rule_count("aq"))
