@@ -69,6 +69,10 @@ JsonOut = Annotated[bool, typer.Option("--json", help="Print the model as JSON o
 Quiet = Annotated[
     bool, typer.Option("--quiet", "-q", help="Print nothing but errors and requested data.", rich_help_panel=OUTPUT)
 ]
+MaxRules = Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")]
+MaxRuleLength = Annotated[
+    int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
+]
 TestPath = Annotated[
     str | None, typer.Option("--test", help="Score the model on this table after fitting.", rich_help_panel=EVAL)
 ]

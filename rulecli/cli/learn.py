@@ -257,10 +257,8 @@ def ripper(
     unordered: Annotated[
         bool, typer.Option("--unordered", help="Rules for every class, voting by confidence, instead of a list.")
     ] = False,
-    max_rules: Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")] = None,
-    max_rule_length: Annotated[
-        int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
-    ] = None,
+    max_rules: common.MaxRules = None,
+    max_rule_length: common.MaxRuleLength = None,
     seed: int = 0,
 ) -> Learner:
     """Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first.
@@ -315,7 +313,7 @@ def cn2(
     max_rule_length: Annotated[
         int, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
     ] = 5,
-    max_rules: Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")] = None,
+    max_rules: common.MaxRules = None,
     seed: int = 0,
 ) -> Learner:
     """Learn CN2 rules (Clark & Niblett 1989; Clark & Boswell 1991) by beam search.
@@ -352,10 +350,8 @@ def aq(
     default: Annotated[
         str, typer.Option("--default", help="Rows no rule covers: majority class, or none (unclassified).")
     ] = "majority",
-    max_rules: Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")] = None,
-    max_rule_length: Annotated[
-        int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
-    ] = None,
+    max_rules: common.MaxRules = None,
+    max_rule_length: common.MaxRuleLength = None,
     seed: int = 0,
 ) -> Learner:
     """Learn AQ rules (Michalski) by seed-and-star covering: an unordered, voting rule set.
