@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
 from rich.table import Table
 
 from rulecli.model.core import DecisionList, Model
@@ -35,6 +39,22 @@ def info(message: str, *, quiet: bool = False) -> None:
     """A progress or summary line, shown only to a person at a terminal."""
     if not quiet and stderr_is_tty():
         err.print(message, markup=False)
+
+
+@contextlib.contextmanager
+def rule_progress(name: str, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
+    """A live "N rules" counter on stderr while a learner runs, only for a person at a terminal."""
+    if quiet or not stderr_is_tty():
+        yield None
+        return
+    spinner = Spinner("dots", text=f"{name}: reading and preparing the data")
+    # Rich's status() would capture stdout, where the model goes: keep stdout untouched.
+    with Live(spinner, console=err, transient=True, redirect_stdout=False, redirect_stderr=False):
+
+        def update(n_rules: int) -> None:
+            spinner.update(text=f"{name}: {n_rules} rules grown so far")
+
+        yield update
 
 
 def rules_table(model: Model) -> Table:

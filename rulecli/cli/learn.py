@@ -19,6 +19,7 @@ from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.model.compile import read_dtypes_for
 from rulecli.model.core import Model, Vote
 from rulecli.model.text import render_conditions
+from rulecli.search.progress import OnRule
 from rulecli.validation import SUMMARY_KEYS, cross_validate, evaluate_model, truth_expr
 
 from . import common, console
@@ -89,7 +90,7 @@ def _cv_table(cv: dict[str, Any], k: int) -> Table:
 class Learner:
     """What a learner command hands over: how to fit, and what to tell a person afterwards."""
 
-    fit: Callable[[Dataset], Model]
+    fit: Callable[[Dataset, OnRule | None], Model]
     report: Callable[[Model, bool], None]
 
 
@@ -151,7 +152,8 @@ def learner_command(configure: Callable[..., Learner]) -> Callable[..., None]:
         data_opts = common.DataOptions(*(values.pop(name) for name, _, _ in DATA_OPTIONS))
         run = common.RunOptions(*(values.pop(name) for name, _, _ in RUN_OPTIONS))
         learner = configure(**values, seed=run.seed)
-        model = learn(data, learner.fit, data_opts, run)
+        with console.rule_progress(configure.__name__, quiet=run.quiet) as on_rule:
+            model = learn(data, lambda ds: learner.fit(ds, on_rule), data_opts, run)
         learner.report(model, run.quiet)
 
     command.__signature__ = inspect.Signature([DATA, *own, *shared])  # type: ignore[attr-defined]
@@ -209,7 +211,7 @@ def oner(
         if show_table and not quiet:
             console.err.print(_cross_table(model))
 
-    return Learner(lambda d: fit_oner(d, params), report)
+    return Learner(lambda d, _: fit_oner(d, params), report)
 
 
 def _cross_table(model: Model) -> Table:
@@ -280,7 +282,7 @@ def ripper(
         max_rule_length=max_rule_length,
         seed=seed,
     )
-    return Learner(lambda d: fit_ripper(d, params), _rule_count("ripper"))
+    return Learner(lambda d, on_rule: fit_ripper(d, params, on_rule=on_rule), _rule_count("ripper"))
 
 
 def cn2(
@@ -335,7 +337,7 @@ def cn2(
         max_rules=max_rules,
         seed=seed,
     )
-    return Learner(lambda d: fit_cn2(d, params), _rule_count("cn2"))
+    return Learner(lambda d, on_rule: fit_cn2(d, params, on_rule=on_rule), _rule_count("cn2"))
 
 
 def aq(
@@ -369,4 +371,4 @@ def aq(
         max_rule_length=max_rule_length,
         seed=seed,
     )
-    return Learner(lambda d: fit_aq(d, params), _rule_count("aq"))
+    return Learner(lambda d, on_rule: fit_aq(d, params, on_rule=on_rule), _rule_count("aq"))

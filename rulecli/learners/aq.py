@@ -39,6 +39,7 @@ from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
+from rulecli.search.progress import OnRule
 from rulecli.search.stats import set_default_rule, set_rule_stats
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
@@ -198,7 +199,7 @@ def _conditions(enc: Encoded, partial: _Partial) -> tuple[Condition, ...]:
     return tuple(out)
 
 
-def fit_aq(ds: Dataset, params: AQParams) -> RuleSet:
+def fit_aq(ds: Dataset, params: AQParams, *, on_rule: OnRule | None = None) -> RuleSet:
     """Learn an AQ rule set.
 
     Examples
@@ -228,6 +229,8 @@ def fit_aq(ds: Dataset, params: AQParams) -> RuleSet:
             continue
         cls = int(enc.y[seed])
         raw.append(Rule(_conditions(enc, best), enc.classes[cls]))
+        if on_rule is not None:
+            on_rule(len(raw))
         covered |= best.mask & (enc.y == cls)
     rules = set_rule_stats(enc, raw, laplace_weights=False)
     default = set_default_rule(enc, rules) if params.default == "majority" else None

@@ -40,6 +40,7 @@ from rulecli.errors import ParamError
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
+from rulecli.search.progress import OnRule
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats
 from rulecli.stats import chi2_critical
 
@@ -223,7 +224,7 @@ def _text(conditions: tuple[Condition, ...]) -> str:
     return " AND ".join(f"{c.column}{c.op.value}{c.value}" for c in conditions)
 
 
-def _learn_ordered(enc: Encoded, params: CN2Params) -> tuple[list[Rule], str]:
+def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: OnRule | None) -> tuple[list[Rule], str]:
     search = _Search(enc, params, None)
     rows = np.arange(enc.n_rows)
     rules: list[Rule] = []
@@ -232,12 +233,14 @@ def _learn_ordered(enc: Encoded, params: CN2Params) -> tuple[list[Rule], str]:
         if best is None:
             break
         rules.append(Rule(best.conditions, enc.classes[int(np.argmax(best.counts))]))
+        if on_rule is not None:
+            on_rule(len(rules))
         rows = np.setdiff1d(rows, best.rows, assume_unique=True)
     remaining = enc.y[rows] if rows.size else enc.y
     return rules, enc.classes[int(np.argmax(np.bincount(remaining, minlength=enc.n_classes)))]
 
 
-def _learn_unordered(enc: Encoded, params: CN2Params) -> list[Rule]:
+def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: OnRule | None) -> list[Rule]:
     rules: list[Rule] = []
     for cls in range(enc.n_classes):
         search = _Search(enc, params, cls)
@@ -247,12 +250,14 @@ def _learn_unordered(enc: Encoded, params: CN2Params) -> list[Rule]:
             if best is None or best.counts[cls] == 0:
                 break
             rules.append(Rule(best.conditions, enc.classes[cls]))
+            if on_rule is not None:
+                on_rule(len(rules))
             covered_positive = best.rows[enc.y[best.rows] == cls]
             rows = np.setdiff1d(rows, covered_positive, assume_unique=True)
     return rules
 
 
-def fit_cn2(ds: Dataset, params: CN2Params) -> DecisionList | RuleSet:
+def fit_cn2(ds: Dataset, params: CN2Params, *, on_rule: OnRule | None = None) -> DecisionList | RuleSet:
     """Learn an ordered CN2 decision list, or an unordered CN2 rule set.
 
     Examples
@@ -267,11 +272,11 @@ def fit_cn2(ds: Dataset, params: CN2Params) -> DecisionList | RuleSet:
     enc = Encoded.from_dataset(ds)
     info = ModelInfo(algorithm="cn2", params=dataclasses.asdict(params), schema=ds.schema)
     if params.ordered:
-        raw, default = _learn_ordered(enc, params)
+        raw, default = _learn_ordered(enc, params, on_rule)
         listed, default_rule = list_rule_stats(enc, raw, default)
         model: DecisionList | RuleSet = DecisionList(ds.target, ds.classes, tuple(listed), default_rule, info)
     else:
-        raw = _learn_unordered(enc, params)
+        raw = _learn_unordered(enc, params, on_rule)
         rules = set_rule_stats(enc, raw, laplace_weights=params.vote in (Vote.BEST, Vote.WEIGHTED))
         default = set_default_rule(enc, rules)
         model = RuleSet(ds.target, ds.classes, tuple(rules), default, params.vote, info)

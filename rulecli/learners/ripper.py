@@ -38,6 +38,7 @@ from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, Rul
 from rulecli.schema import Kind
 from rulecli.search import bits
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
+from rulecli.search.progress import OnRule
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats
 
 PRUNE_METRICS = ("jrip", "cohen")
@@ -132,9 +133,17 @@ class _ClassLearner:
     """Learn the rules for one class against the rows still uncovered (one JRip phase)."""
 
     def __init__(
-        self, enc: Encoded, cls: int, data: np.ndarray, exp_fp: float, params: RipperParams, rng: np.random.Generator
+        self,
+        enc: Encoded,
+        cls: int,
+        data: np.ndarray,
+        exp_fp: float,
+        params: RipperParams,
+        rng: np.random.Generator,
+        on_rule: OnRule | None = None,
     ) -> None:
         self.enc, self.cls, self.data, self.exp_fp, self.params, self.rng = enc, cls, data, exp_fp, params, rng
+        self.on_rule = on_rule
         self.pos = (enc.y == cls).astype(np.int64)
         self.pos_bits = bits.pack(self.pos.astype(bool))
         self.data_bits = bits.from_indices(data, enc.n_rows)
@@ -390,6 +399,8 @@ class _ClassLearner:
             if self._stop(trial.stats[-1], min_dl, dl):
                 break
             rules.append(rule)
+            if self.on_rule is not None:
+                self.on_rule(len(rules))
             st = trial
             rows = trial.remaining[-1]
         return rules
@@ -466,7 +477,9 @@ def _class_order(enc: Encoded) -> list[int]:
     return sorted(range(enc.n_classes), key=lambda c: (counts[c], c))
 
 
-def _learn_ordered(enc: Encoded, params: RipperParams, rng: np.random.Generator) -> tuple[list[Rule], int]:
+def _learn_ordered(
+    enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: OnRule | None
+) -> tuple[list[Rule], int]:
     order = _class_order(enc)
     counts = np.bincount(enc.y, minlength=enc.n_classes)
     rows = np.arange(enc.n_rows)
@@ -476,7 +489,9 @@ def _learn_ordered(enc: Encoded, params: RipperParams, rng: np.random.Generator)
         if rows.size == 0 or not (enc.y[rows] == cls).any() or remaining_budget == 0:
             continue
         exp_fp = counts[cls] / counts[order[i:]].sum()
-        learner = _ClassLearner(enc, cls, rows, exp_fp, params, rng)
+        done = len(rules)
+        tick = None if on_rule is None else (lambda k, done=done: on_rule(done + k))
+        learner = _ClassLearner(enc, cls, rows, exp_fp, params, rng, tick)
         class_rules = learner.learn(remaining_budget)
         for conds in class_rules:
             rules.append(Rule(conds, enc.classes[cls]))
@@ -484,7 +499,9 @@ def _learn_ordered(enc: Encoded, params: RipperParams, rng: np.random.Generator)
     return rules, order[-1]
 
 
-def _learn_unordered(enc: Encoded, params: RipperParams, rng: np.random.Generator) -> list[Rule]:
+def _learn_unordered(
+    enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: OnRule | None
+) -> list[Rule]:
     """Every class against all the others on all rows (the seeds' unordered RIPPER)."""
     counts = np.bincount(enc.y, minlength=enc.n_classes)
     rows = np.arange(enc.n_rows)
@@ -493,12 +510,14 @@ def _learn_unordered(enc: Encoded, params: RipperParams, rng: np.random.Generato
         remaining_budget = None if params.max_rules is None else params.max_rules - len(rules)
         if remaining_budget == 0:
             break
-        learner = _ClassLearner(enc, cls, rows, counts[cls] / counts.sum(), params, rng)
+        done = len(rules)
+        tick = None if on_rule is None else (lambda k, done=done: on_rule(done + k))
+        learner = _ClassLearner(enc, cls, rows, counts[cls] / counts.sum(), params, rng, tick)
         rules.extend(Rule(conds, enc.classes[cls]) for conds in learner.learn(remaining_budget))
     return rules
 
 
-def fit_ripper(ds: Dataset, params: RipperParams) -> DecisionList | RuleSet:
+def fit_ripper(ds: Dataset, params: RipperParams, *, on_rule: OnRule | None = None) -> DecisionList | RuleSet:
     """Learn a RIPPER rule list (or, with ``unordered``, a rule set voting by confidence).
 
     Examples
@@ -514,12 +533,12 @@ def fit_ripper(ds: Dataset, params: RipperParams) -> DecisionList | RuleSet:
     rng = np.random.default_rng(params.seed)
     info = ModelInfo(algorithm="ripper", params=dataclasses.asdict(params), schema=ds.schema)
     if params.unordered:
-        raw = _learn_unordered(enc, params, rng)
+        raw = _learn_unordered(enc, params, rng, on_rule)
         rule_set = set_rule_stats(enc, raw, laplace_weights=True)
         default = set_default_rule(enc, raw)
         model: DecisionList | RuleSet = RuleSet(ds.target, ds.classes, tuple(rule_set), default, Vote.BEST, info)
     else:
-        raw, default_class = _learn_ordered(enc, params, rng)
+        raw, default_class = _learn_ordered(enc, params, rng, on_rule)
         listed, default = list_rule_stats(enc, raw, enc.classes[default_class])
         model = DecisionList(ds.target, ds.classes, tuple(listed), default, info)
     return dataclasses.replace(model, info=dataclasses.replace(info, training=_training(ds, model)))
