@@ -57,11 +57,18 @@ def _fail(message: str) -> None:
     raise SystemExit(2)
 
 
+def _is_usage_error(exc: BaseException) -> bool:
+    """Click's usage errors (bad option values, unknown options), known by their interface."""
+    return hasattr(exc, "format_message") and hasattr(exc, "exit_code")
+
+
 def main() -> None:
     """Entry point: user errors become one line on stderr and exit status 2."""
     debug = "--debug" in sys.argv[1:]
     try:
-        app()
+        # Not standalone: Click would print usage errors as a multi-line box; one line is the rule here.
+        code = app(standalone_mode=False)
+        raise SystemExit(code if isinstance(code, int) else 0)
     except (RuleCliError, pl.exceptions.PolarsError) as exc:
         if debug:
             raise
@@ -77,3 +84,21 @@ def main() -> None:
         if debug:
             raise
         _fail(f"{type(exc).__name__}: {exc} (rerun with --debug for details)")
+    except Exception as exc:
+        _usage_or_bug(exc, debug)
+
+
+def _usage_or_bug(exc: Exception, debug: bool) -> None:
+    """Click's own exceptions (known by name and interface, its module being private) or a bug."""
+    name = type(exc).__name__
+    if name == "NoArgsIsHelpError":
+        exc.show()  # type: ignore[attr-defined]
+        raise SystemExit(2) from None
+    if name == "Abort":
+        console.err.print("Interrupted", markup=False)
+        raise SystemExit(130) from None
+    if debug:
+        raise exc
+    if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+        _fail(exc.format_message())
+    _fail(f"{name}: {exc} (rerun with --debug for details)")

@@ -11,12 +11,12 @@ import typer
 from rich.table import Table
 
 from rulecli.dataset import Dataset
-from rulecli.errors import ParamError
+from rulecli.errors import InputError, ParamError
 from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.oner import OneRParams, fit_oner
 from rulecli.learners.ripper import RipperParams, fit_ripper
-from rulecli.model.compile import read_dtypes_for
+from rulecli.model.compile import check_data, read_dtypes_for
 from rulecli.model.core import Model, Vote
 from rulecli.model.text import render_conditions
 from rulecli.search.progress import OnRule
@@ -65,6 +65,10 @@ def run_learner(
     model = fit(ds)
     if test is not None:
         lf = common.data_columns(test, input_format, null_values, read_dtypes_for(model))
+        columns = lf.collect_schema()
+        check_data(model, columns, test)
+        if model.target not in columns:
+            raise InputError(f"{test}: target column '{model.target}' is not in the test data")
         metrics = evaluate_model(model, lf, truth_expr(model))
         report["test"] = metrics
         if not quiet:

@@ -167,6 +167,10 @@ def test_discretize_learns_and_reapplies_cuts(tmp_path: Path):
         (["oner", "sample_data/house.csv", "-o", "m.pkl"], "must end in .json or .txt"),
         (["discretize", "sample_data/house.csv", "-m", "kmeans"], "--method must be one of"),
         (["predict", "sample_data/house.csv", "sample_data/house.csv"], "sample_data/house.csv:1:1: expected IF"),
+        (["oner", "sample_data/house.csv", "--test", "sample_data/labor.csv"], "sample_data/labor.csv: column 'size'"),
+        (["evaluate", "sample_data/house.csv", "x.csv", "--min-accuracy", "2"], "Invalid value for '--min-accuracy'"),
+        (["oner", "sample_data/house.csv", "--bogus"], "No such option: --bogus"),
+        (["nosuch"], "No such command 'nosuch'"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(args, message):
