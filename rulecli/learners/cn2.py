@@ -31,6 +31,7 @@ it gives shorter lists at no loss of accuracy (BENCHMARKS.md).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,15 +188,13 @@ class _Search:
                 break
             quality = _quality(counts[keep], params.measure, self.target)
             significant = _lrs(counts[keep], prior) > self.critical
-            # best quality first, then larger support, then the earlier candidate (deterministic)
-            order = np.lexsort((keep, -support[keep], -quality))
-            # is there a significant candidate at or after each position of the sorted order?
-            significant_ahead = np.logical_or.accumulate(significant[order][::-1])[::-1]
+            significant_left = int(np.count_nonzero(significant))
             beam = []
             level_best: _Complex | None = None
-            for position, i in enumerate(order):
-                if len(beam) >= params.beam_width and (level_best is not None or not significant_ahead[position]):
+            for i in _ranked(quality, support[keep], keep, 8 * params.beam_width):
+                if len(beam) >= params.beam_width and (level_best is not None or significant_left == 0):
                     break
+                significant_left -= int(significant[i])
                 row = keep[i]
                 parent = parents[owner[row]]
                 cond = cands[owner[row]].condition(enc, int(local[row]))
@@ -218,6 +217,25 @@ class _Search:
             if not beam:
                 break
         return best
+
+
+def _ranked(quality: np.ndarray, support: np.ndarray, tiebreak: np.ndarray, top: int) -> Iterator[int]:
+    """Candidate positions best first: higher quality, then larger support, then earlier.
+
+    The search rarely looks past the first few, so the ``top`` best (and everything tied
+    with the last of them) are sorted first; the rest only if the search gets there.
+    """
+    m = quality.size
+    if top < m:
+        threshold = np.partition(quality, m - top)[m - top]
+        head = np.flatnonzero(quality >= threshold)
+        yield from head[np.lexsort((tiebreak[head], -support[head], -quality[head]))]
+        if head.size == m:
+            return
+        order = np.lexsort((tiebreak, -support, -quality))
+        yield from order[head.size :]
+        return
+    yield from np.lexsort((tiebreak, -support, -quality))
 
 
 def _text(conditions: tuple[Condition, ...]) -> str:

@@ -161,16 +161,22 @@ def numeric_candidates(
     keys = enc.rank_matrix[rows] + (row_labels * slots)[:, None]
     counts = np.bincount(keys.ravel(), minlength=n_labels * slots).reshape(n_labels, slots)
     totals = counts.sum(axis=0)
+    totals[enc.rank_offsets[1:] - 1] = 0  # each feature's last slot holds its missing values
+    present = np.flatnonzero(totals)
+    present_counts = counts[:, present]
+    cum = np.cumsum(present_counts, axis=1)
+    # where each feature's present slots start and end among all present slots
+    bounds = np.searchsorted(present, enc.rank_offsets)
     out = {}
     for col, j in enumerate(enc.numeric_features):
-        start, stop = int(enc.rank_offsets[col]), int(enc.rank_offsets[col + 1]) - 1  # drop the missing slot
-        present = np.flatnonzero(totals[start:stop]) + start
+        start, stop = int(bounds[col]), int(bounds[col + 1])
         values = enc.distinct[j]
         assert values is not None
-        feature_counts = counts[:, present]
-        cum = np.cumsum(feature_counts, axis=1)
-        total = cum[:, -1:] if present.size else np.zeros((n_labels, 1), dtype=np.int64)
-        out[j] = NumericCandidates(values[present - start], cum.T, (total - cum + feature_counts).T)
+        base = cum[:, start - 1 : start] if start > 0 else 0
+        feature_cum = cum[:, start:stop] - base
+        total = feature_cum[:, -1:] if stop > start else np.zeros((n_labels, 1), dtype=np.int64)
+        at_least = total - feature_cum + present_counts[:, start:stop]
+        out[j] = NumericCandidates(values[present[start:stop] - enc.rank_offsets[col]], feature_cum.T, at_least.T)
     return out
 
 
