@@ -33,9 +33,25 @@ from harness import (
 )
 
 
+def weka_oner(train: Path, *extra: str, heap: str = "4g") -> list[str]:
+    """Weka's `OneR -B 6` on an ARFF training file, with further Weka options."""
+    return [
+        "java",
+        f"-Xmx{heap}",
+        "-cp",
+        str(WEKA_JAR),
+        "weka.classifiers.rules.OneR",
+        "-B",
+        "6",
+        "-t",
+        str(train),
+        *extra,
+    ]
+
+
 def weka_accuracy(train: Path, test: Path) -> tuple[float, str]:
     out = subprocess.run(
-        ["java", "-cp", str(WEKA_JAR), "weka.classifiers.rules.OneR", "-B", "6", "-t", str(train), "-T", str(test)],
+        weka_oner(train, "-T", str(test)),
         capture_output=True,
         text=True,
         check=True,
@@ -60,18 +76,7 @@ def bench_oner_accuracy(repeats: int) -> list[str]:
         ours = json.loads(metrics.read_text())["test"]["accuracy"]
         body = json.loads(model.read_text())
         weka_acc, weka_attr = weka_accuracy(train, test)
-        weka_cmd = [
-            "java",
-            "-cp",
-            str(WEKA_JAR),
-            "weka.classifiers.rules.OneR",
-            "-B",
-            "6",
-            "-t",
-            str(train),
-            "-T",
-            str(test),
-        ]
+        weka_cmd = weka_oner(train, "-T", str(test))
         weka_time, _ = measure(weka_cmd, repeats)
         rows.append(
             f"| {name} | {n_test} | {body['training']['feature']} / {weka_attr} | {len(body['rules'])} "
@@ -94,19 +99,7 @@ def bench_oner_speed(repeats: int, sizes: list[int], use_weka: bool) -> list[str
         if use_weka:
             arff = OUT / f"synthetic_{n}.arff"
             write_arff(df, arff)
-            weka = [
-                "java",
-                "-Xmx16g",
-                "-cp",
-                str(WEKA_JAR),
-                "weka.classifiers.rules.OneR",
-                "-B",
-                "6",
-                "-t",
-                str(arff),
-                "-no-cv",
-                "-v",
-            ]
+            weka = weka_oner(arff, "-no-cv", "-v", heap="16g")
             weka_time, weka_rss = measure(weka, repeats)
             weka_cells = [f"{weka_time:.2f} s", f"{weka_rss:.0f} MiB", f"{weka_time / ours_time:.1f}×"]
         rows.append(f"| {n:,} × 20 | {ours_time:.2f} s | {ours_rss:.0f} MiB | " + " | ".join(weka_cells) + " |")

@@ -189,3 +189,31 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleRep
         )
         for name, rule in zip(names, rules, strict=True)
     ]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A minimum a metric must reach (``threshold`` None: not checked); ``option`` names it to users."""
+
+    metric: str
+    threshold: float | None
+    option: str
+
+
+def gate_failures(metrics: dict[str, Any], gates: list[Gate]) -> list[str]:
+    """One message per gate the metrics fail, saying by how much.
+
+    Examples
+    --------
+    >>> gate_failures({"accuracy": 0.7}, [Gate("accuracy", 0.95, "--min-accuracy")])
+    ['quality gate failed: accuracy 0.7000 < 0.9500 (--min-accuracy), short by 0.2500']
+    """
+    failures = []
+    for gate in gates:
+        value = metrics[gate.metric]
+        if gate.threshold is not None and value < gate.threshold:
+            failures.append(
+                f"quality gate failed: {gate.metric} {value:.4f} < {gate.threshold:.4f} ({gate.option}), "
+                f"short by {gate.threshold - value:.4f}"
+            )
+    return failures

@@ -11,22 +11,10 @@ from rich.table import Table
 
 from rulecli import io
 from rulecli.errors import InputError
-from rulecli.metrics import rule_reports
+from rulecli.metrics import Gate, gate_failures, rule_reports
 from rulecli.validation import evaluate_model, truth_expr
 
 from . import common, console
-
-
-def _gate_failures(metrics: dict[str, Any], gates: dict[str, float | None]) -> list[str]:
-    names = {"accuracy": "--min-accuracy", "macro_f1": "--min-f1", "coverage": "--min-coverage"}
-    failures = []
-    for key, threshold in gates.items():
-        if threshold is not None and metrics[key] < threshold:
-            short = threshold - metrics[key]
-            failures.append(
-                f"quality gate failed: {key} {metrics[key]:.4f} < {threshold:.4f} ({names[key]}), short by {short:.4f}"
-            )
-    return failures
 
 
 def evaluate(
@@ -75,7 +63,12 @@ def evaluate(
         raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
     n = metrics["rows"]
     payload = {**metrics, "rules": [r.as_dict(n) for r in rules]} if per_rule else metrics
-    failures = _gate_failures(metrics, {"accuracy": min_accuracy, "macro_f1": min_f1, "coverage": min_coverage})
+    gates = [
+        Gate("accuracy", min_accuracy, "--min-accuracy"),
+        Gate("macro_f1", min_f1, "--min-f1"),
+        Gate("coverage", min_coverage, "--min-coverage"),
+    ]
+    failures = gate_failures(metrics, gates)
     payload["gates"] = {"passed": not failures, "failures": failures}
     if output is not None:
         common.write_json(output, payload)

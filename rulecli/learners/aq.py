@@ -40,7 +40,7 @@ from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, 
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.progress import OnRule
-from rulecli.search.stats import set_default_rule, set_rule_stats
+from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
 DEFAULTS = ("majority", "none")
@@ -138,39 +138,39 @@ class _Star:
             out.append(dataclasses.replace(child, mask=mask))
         return out
 
-    def _score(self, partial: _Partial, cls: int) -> tuple[int, int, int, int]:
+    def _score(self, partial: _Partial, is_pos: np.ndarray) -> tuple[int, int, int, int]:
         """AQ's preference: uncovered positives, then all positives, fewer negatives, shorter."""
-        positives = partial.mask & (self.enc.y == cls)
+        positives = partial.mask & is_pos
         fresh = int(np.count_nonzero(positives & ~self.covered))
         n_pos = int(np.count_nonzero(positives))
         n_neg = int(np.count_nonzero(partial.mask)) - n_pos
         return (fresh, n_pos, -n_neg, -partial.length)
 
-    def _consistent(self, partial: _Partial, cls: int) -> bool:
+    def _consistent(self, partial: _Partial, is_pos: np.ndarray) -> bool:
         n_cov = int(np.count_nonzero(partial.mask))
-        n_neg = n_cov - int(np.count_nonzero(partial.mask & (self.enc.y == cls)))
+        n_neg = n_cov - int(np.count_nonzero(partial.mask & is_pos))
         return n_neg <= self.params.max_error * n_cov
 
     def search(self, seed: int) -> _Partial | None:
         """The best rule for ``seed``'s class that covers ``seed``; None if nothing separates it."""
-        cls = int(self.enc.y[seed])
+        is_pos = self.enc.y == self.enc.y[seed]
         star = [_Partial(mask=np.ones(self.enc.n_rows, dtype=bool))]
         while True:
-            done = [p for p in star if self._consistent(p, cls)]
+            done = [p for p in star if self._consistent(p, is_pos)]
             if done:
-                return max(done, key=lambda p: self._score(p, cls))
+                return max(done, key=lambda p: self._score(p, is_pos))
             children: dict[tuple[object, ...], _Partial] = {}
             for partial in star:
-                negatives = np.flatnonzero(partial.mask & (self.enc.y != cls))
+                negatives = np.flatnonzero(partial.mask & ~is_pos)
                 y = int(negatives[np.argmin(self.order_rank[negatives])])
                 for child in self._specialisations(partial, seed, y):
                     children.setdefault(child.key(), child)
             if not children:
                 # nothing in x* separates it from y (identical descriptions, or x* missing where
                 # they differ): keep the best rule so far, unless it is still the all-* rule
-                best = max(star, key=lambda p: self._score(p, cls))
+                best = max(star, key=lambda p: self._score(p, is_pos))
                 return best if best.length else None
-            ranked = sorted(children.values(), key=lambda p: self._score(p, cls), reverse=True)
+            ranked = sorted(children.values(), key=lambda p: self._score(p, is_pos), reverse=True)
             star = ranked[: self.params.beam_width]
 
 
@@ -238,6 +238,6 @@ def fit_aq(ds: Dataset, params: AQParams, *, on_rule: OnRule | None = None) -> R
         algorithm="aq",
         params=dataclasses.asdict(params),
         schema=ds.schema,
-        training={"rows": ds.n_rows, "class_counts": [int(c) for c in ds.class_counts()], "rules": len(rules)},
+        training=training_summary(ds, rules),
     )
     return RuleSet(ds.target, ds.classes, tuple(rules), default, VOTES[params.vote], info)

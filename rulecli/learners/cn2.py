@@ -42,7 +42,7 @@ from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, Rul
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
 from rulecli.search.progress import OnRule
-from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats
+from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
 
 QUALITIES = ("entropy", "laplace", "accuracy")
@@ -298,10 +298,5 @@ def fit_cn2(ds: Dataset, params: CN2Params, *, on_rule: OnRule | None = None) ->
         rules = set_rule_stats(enc, raw, laplace_weights=params.vote in (Vote.BEST, Vote.WEIGHTED))
         default = set_default_rule(enc, rules)
         model = RuleSet(ds.target, ds.classes, tuple(rules), default, params.vote, info)
-    training = {
-        "rows": ds.n_rows,
-        "class_counts": [int(c) for c in ds.class_counts()],
-        "rules": len(model.rules),
-        "quality": params.measure,
-    }
+    training = {**training_summary(ds, model.rules), "quality": params.measure}
     return dataclasses.replace(model, info=dataclasses.replace(info, training=training))

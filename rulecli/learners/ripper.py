@@ -39,7 +39,7 @@ from rulecli.schema import Kind
 from rulecli.search import bits
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
 from rulecli.search.progress import OnRule
-from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats
+from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 
 PRUNE_METRICS = ("jrip", "cohen")
 
@@ -541,13 +541,5 @@ def fit_ripper(ds: Dataset, params: RipperParams, *, on_rule: OnRule | None = No
         raw, default_class = _learn_ordered(enc, params, rng, on_rule)
         listed, default = list_rule_stats(enc, raw, enc.classes[default_class])
         model = DecisionList(ds.target, ds.classes, tuple(listed), default, info)
-    return dataclasses.replace(model, info=dataclasses.replace(info, training=_training(ds, model)))
-
-
-def _training(ds: Dataset, model: DecisionList | RuleSet) -> dict[str, object]:
-    return {
-        "rows": ds.n_rows,
-        "class_counts": [int(c) for c in ds.class_counts()],
-        "rules": len(model.rules),
-        "conditions": sum(len(r.conditions) for r in model.rules),
-    }
+    training = training_summary(ds, model.rules)
+    return dataclasses.replace(model, info=dataclasses.replace(info, training=training))

@@ -99,10 +99,6 @@ def _shares(rule: Rule, prior: list[float]) -> list[float]:
     return [c / total for c in rule.stats.class_counts] if total else prior
 
 
-def has_probabilities(model: Model) -> bool:
-    return _prior(model) is not None
-
-
 # Each level combines at most this many expressions. Polars evaluates every input of a
 # coalesce/sum before combining, so one flat level over many rules holds a column per rule;
 # a tree of flat levels holds about FAN_IN * depth. Measured on 10M rows (Polars 2.1): a
@@ -277,15 +273,6 @@ def prediction_frame(
     names = [e.meta.output_name() for e in exprs]
     # with_columns broadcasts a model without rules (a literal) to every row; select would not
     return lf.with_columns(exprs).select([*keep, *names])
-
-
-def required_columns(model: Model) -> list[str]:
-    """Columns the model reads, in first-use order."""
-    seen: dict[str, None] = {}
-    for rule in model.rules:
-        for cond in rule.conditions:
-            seen.setdefault(cond.column, None)
-    return list(seen)
 
 
 def column_kinds(model: Model) -> dict[str, bool]:

@@ -144,12 +144,3 @@ class RuleSet:
 
 
 Model = DecisionList | RuleSet
-
-
-def class_distribution(rule: Rule, classes: tuple[str, ...]) -> tuple[int, ...] | None:
-    """Training class counts of a rule, when the model carries them."""
-    if rule.stats is None or rule.stats.class_counts is None:
-        return None
-    if len(rule.stats.class_counts) != len(classes):
-        return None
-    return rule.stats.class_counts

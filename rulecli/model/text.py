@@ -266,14 +266,20 @@ def _parse_number(line: _Line) -> float:
     return float(token.text)
 
 
-def _parse_set(line: _Line) -> tuple[Scalar, ...]:
-    line.expect_punct("{")
+def _parse_values(line: _Line) -> tuple[Scalar, ...]:
+    """One or more comma-separated values."""
     values = [_parse_value(line)]
     while line.at_punct(","):
         line.pos += 1
         values.append(_parse_value(line))
-    line.expect_punct("}")
     return tuple(values)
+
+
+def _parse_set(line: _Line) -> tuple[Scalar, ...]:
+    line.expect_punct("{")
+    values = _parse_values(line)
+    line.expect_punct("}")
+    return values
 
 
 def _parse_interval(line: _Line, column: str) -> Condition:
@@ -408,10 +414,7 @@ def parse_text(text: str, source: str = "<rules>") -> Model:
             draft.vote = Vote(mode.keyword)
             line.done()
         elif head == "classes":
-            values = [_parse_value(line)]
-            while line.at_punct(","):
-                line.pos += 1
-                values.append(_parse_value(line))
+            values = _parse_values(line)
             line.done()
             draft.classes = tuple(str(v) for v in values)
         elif head == "target":

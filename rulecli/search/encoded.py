@@ -135,10 +135,6 @@ class Encoded:
         return mask
 
 
-def class_counts(y: np.ndarray, n_classes: int) -> np.ndarray:
-    return np.bincount(y, minlength=n_classes)
-
-
 @dataclass(frozen=True)
 class NumericCandidates:
     """For each distinct value ``v`` of a feature among some rows, the class counts of the

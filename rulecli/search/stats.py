@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
+from rulecli.dataset import Dataset
 from rulecli.model.core import Rule, RuleStats
 from rulecli.search.encoded import Encoded
 
@@ -36,6 +38,16 @@ def set_rule_stats(enc: Encoded, rules: list[Rule], *, laplace_weights: bool) ->
         weight = (stats.correct + 1.0) / (stats.covered + enc.n_classes) if laplace_weights else rule.weight
         out.append(dataclasses.replace(rule, stats=stats, weight=weight))
     return out
+
+
+def training_summary(ds: Dataset, rules: Sequence[Rule]) -> dict[str, object]:
+    """What every covering learner records about its training run."""
+    return {
+        "rows": ds.n_rows,
+        "class_counts": [int(c) for c in ds.class_counts()],
+        "rules": len(rules),
+        "conditions": sum(len(r.conditions) for r in rules),
+    }
 
 
 def set_default_rule(enc: Encoded, rules: list[Rule]) -> Rule:
