@@ -39,6 +39,8 @@ class DataSpec:
     categorical: tuple[str, ...] = ()
     numeric: tuple[str, ...] = ()
     target_bins: int | None = None
+    # a numeric target is predicted as a number (regression) unless binned or --categorical
+    numeric_target: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,8 @@ class Dataset:
 
     ``frame`` holds each feature as Float64 (numeric) or String (categorical) and the
     target as String class labels; ``y`` holds the class codes in ``schema.target.classes``
-    order.
+    order. A regression target (``schema.target.regression``) is Float64 in the frame and
+    its values in ``y``.
     """
 
     frame: pl.DataFrame
@@ -67,6 +70,10 @@ class Dataset:
     @property
     def target(self) -> str:
         return self.schema.target.name
+
+    @property
+    def regression(self) -> bool:
+        return self.schema.target.regression
 
     def class_counts(self) -> np.ndarray:
         return np.bincount(self.y, minlength=len(self.classes))
@@ -109,6 +116,12 @@ def _sorted_labels(series: pl.Series) -> tuple[str, ...]:
 
 def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) -> tuple[pl.Series, Target]:
     column = df.get_column(name)
+    if spec.numeric_target and spec.target_bins is None and name not in spec.categorical:
+        if is_numeric_dtype(column.dtype):
+            values = _to_numeric(df, name, source)
+            if values.drop_nulls().n_unique() < 2:
+                raise InputError(f"{source}: target column '{name}' has a single value; there is nothing to learn")
+            return values.alias(name), Target(name, ())
     if spec.target_bins is not None:
         if spec.target_bins < 2:
             raise ParamError(f"--target-bins must be at least 2, got {spec.target_bins}")
@@ -180,7 +193,10 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
     target_name = spec.target if spec.target is not None else df.columns[-1]
     _check_columns(df, [target_name], source, "--target")
     warnings: list[str] = []
-    missing_target = df.get_column(target_name).is_null()
+    target_column = df.get_column(target_name)
+    missing_target = target_column.is_null()
+    if target_column.dtype.is_float():
+        missing_target = missing_target | target_column.is_nan().fill_null(False)
     n_missing = int(missing_target.sum())
     if n_missing == df.height:
         raise InputError(f"{source}: target column '{target_name}' has no values")
@@ -188,7 +204,7 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         warnings.append(f"{source}: {n_missing} rows with a missing '{target_name}' are left out")
         df = df.filter(~missing_target)
     labels, target = _prepare_target(df, target_name, spec, source)
-    if len(target.classes) < 2:
+    if not target.regression and len(target.classes) < 2:
         raise InputError(
             f"{source}: target column '{target_name}' has a single class "
             f"({target.classes[0]!r}); there is nothing to learn"
@@ -232,7 +248,10 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         if df.width == 1 and any(sep in target_name for sep in ";|"):
             hint = " (is the file separated by ';' or '|'? rulecli reads ',' for CSV and tabs for TSV)"
         raise InputError(f"{source}: no usable feature columns besides the target '{target_name}'{hint}")
-    codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
+    if target.regression:
+        codes = labels.to_numpy().astype(np.float64)
+    else:
+        codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
     frame = pl.DataFrame([*columns, labels.alias(target_name)])
     return Dataset(frame, Schema(tuple(features), target), codes, source, tuple(warnings))
 

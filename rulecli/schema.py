@@ -44,7 +44,7 @@ class Feature:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The predicted column: class labels are strings, in a fixed order.
+    """The predicted column: class labels are strings, in a fixed order (none for regression).
 
     ``bins`` holds the cut points when a numeric target was binned into classes
     (``--target-bins``); the same cuts turn the raw column into labels at evaluation.
@@ -53,6 +53,11 @@ class Target:
     name: str
     classes: tuple[str, ...]
     bins: Cuts | None = None
+
+    @property
+    def regression(self) -> bool:
+        """A numeric target predicted as a number: it has no classes."""
+        return not self.classes
 
 
 @dataclass(frozen=True, slots=True)

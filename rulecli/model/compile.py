@@ -72,7 +72,7 @@ def condition_expr(cond: Condition) -> pl.Expr:
             Op.GT: x > literal,
             Op.GE: x >= literal,
         }[cond.op]
-    return expr.fill_null(False)
+    return expr.fill_null(cond.or_missing)
 
 
 def rule_expr(rule: Rule) -> pl.Expr:

@@ -47,7 +47,8 @@ NUMERIC_OPS = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.INTERVAL})
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """A test on one column; a missing value never satisfies it (except ``is missing``).
+    """A test on one column; a missing value never satisfies it (except ``is missing``,
+    and a test marked ``or_missing``).
 
     ``value`` is a string or float for comparisons, a sorted tuple for ``in``/``not in``,
     a ``(low, high)`` pair for intervals (with ``closed``), and ``None`` for the
@@ -58,11 +59,15 @@ class Condition:
     op: Op
     value: Value = None
     closed: Closed = Closed.RIGHT
+    # a tree sends missing values down one branch: that branch's test also holds for them
+    or_missing: bool = False
 
     def __post_init__(self) -> None:
         if self.op in (Op.MISSING, Op.PRESENT):
             if self.value is not None:
                 raise ParamError(f"condition on '{self.column}': '{self.op}' takes no value")
+            if self.or_missing:
+                raise ParamError(f"condition on '{self.column}': '{self.op}' cannot add 'or missing'")
         elif self.op in (Op.IN, Op.NOT_IN):
             if not isinstance(self.value, tuple) or not self.value:
                 raise ParamError(f"condition on '{self.column}': '{self.op}' needs a non-empty set")

@@ -74,6 +74,8 @@ def _condition_to_json(cond: Condition) -> dict[str, Any]:
         out["value"] = cond.value
     if cond.op == Op.INTERVAL:
         out["closed"] = cond.closed.value
+    if cond.or_missing:
+        out["or_missing"] = True
     return out
 
 
@@ -242,8 +244,9 @@ def _read_condition(r: _Reader, obj: Any, where: str) -> Condition:
     closed_text = r.get(obj, "closed", where, (str,), optional=True) or Closed.RIGHT.value
     if closed_text not in {c.value for c in Closed}:
         raise r.fail(f"{where}.closed", f"unknown interval closure '{closed_text}'")
+    or_missing = r.get(obj, "or_missing", where, (bool,), optional=True) or False
     try:
-        return Condition(column, op, value, Closed(closed_text))
+        return Condition(column, op, value, Closed(closed_text), or_missing)
     except ParamError as exc:
         raise r.fail(where, str(exc)) from None
 

@@ -12,6 +12,7 @@ Grammar (one rule per line; ``#`` starts a comment)::
            | column in {value, ...} | column not in {value, ...}
            | column in (low, high]   (brackets say which ends belong)
            | column is missing | column is not missing | TRUE
+           | any of the comparisons and sets above, then "or missing"
     value := 'single-quoted text' ('' for a quote) | number
     column:= name of letters, digits, _ . - (not starting with a digit) | `any name`
 
@@ -39,7 +40,9 @@ from rulecli.model.core import (
 )
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
-KEYWORDS = frozenset({"if", "then", "and", "else", "in", "not", "is", "missing", "true", "ruleset", "vote", "classes"})
+KEYWORDS = frozenset(
+    {"if", "then", "and", "or", "else", "in", "not", "is", "missing", "true", "ruleset", "vote", "classes"}
+)
 _OPEN = {Closed.RIGHT: "(", Closed.LEFT: "[", Closed.BOTH: "[", Closed.NONE: "("}
 _CLOSE = {Closed.RIGHT: "]", Closed.LEFT: ")", Closed.BOTH: "]", Closed.NONE: ")"}
 
@@ -75,7 +78,14 @@ def render_condition(cond: Condition) -> str:
     --------
     >>> render_condition(Condition("age", Op.INTERVAL, (27.2, 41.4)))
     'age in (27.2, 41.4]'
+    >>> render_condition(Condition("age", Op.LT, 30.5, or_missing=True))
+    'age < 30.5 or missing'
     """
+    text = _render_test(cond)
+    return f"{text} or missing" if cond.or_missing else text
+
+
+def _render_test(cond: Condition) -> str:
     name = render_name(cond.column)
     if cond.op in (Op.MISSING, Op.PRESENT):
         return f"{name} {cond.op.value}"
@@ -309,7 +319,12 @@ def _parse_condition(line: _Line) -> Condition | None:
     start = line.peek()
     column = _parse_name(line)
     try:
-        return _parse_condition_tail(line, column)
+        cond = _parse_condition_tail(line, column)
+        if line.at_keyword("or"):
+            line.pos += 1
+            line.expect_keyword("missing")
+            cond = Condition(cond.column, cond.op, cond.value, cond.closed, or_missing=True)
+        return cond
     except ParamError as exc:
         assert start is not None
         line.fail(start.column, str(exc))

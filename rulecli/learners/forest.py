@@ -1,0 +1,258 @@
+"""Random forests (seed 002): bagged CART trees with m random features per node.
+
+Each tree grows on a bootstrap sample — n rows drawn with replacement, kept as a draw
+count per row — and chooses each split among ``m`` features drawn afresh at the node
+(default ⌊√d⌋ for classes, ⌊d/3⌋ for a numeric target, as the seed suggests). The
+forest predicts the average of the trees' leaf class shares (or leaf means).
+
+The seed's estimates, computed here:
+
+* OOB error: each training row is predicted by the trees whose bootstrap missed it
+  (A_k); the misclassified share (or the mean squared error) over the rows that have
+  such trees (the seed divides by n; a row in every bootstrap has no OOB prediction and
+  is left out and counted).
+* Importance D_j = (1/B) Σ_trees Σ F_r over the nodes split on j, F_r = G_r|I_r|/|I_1|.
+  Optionally permutation importance: the rise of the OOB error when feature j is
+  shuffled across rows.
+* Partial dependence of class y0 on feature j:
+  f(t) = Σ_i [log P(y0 | x_i with x_ij := t) − (1/|C|) Σ_y log P(y | x_i with x_ij := t)];
+  probabilities are floored at 1e-3 before the log (an averaged leaf share of 0 would
+  make it −∞). For a numeric target, the mean prediction at each t.
+
+Every tree draws from its own seed (``SeedSequence(seed).spawn(B)``), so the forest is
+the same for any number of worker processes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rulecli.dataset import Dataset
+from rulecli.errors import ParamError
+from rulecli.learners.tree import TreeParams, grow_tree
+from rulecli.model.core import ModelInfo
+from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
+from rulecli.schema import Kind
+from rulecli.search.binned import Binned
+from rulecli.search.grow import GrowParams
+
+PD_FLOOR = 1e-3
+OnTree = Callable[[int], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForestParams:
+    trees: int = 100
+    max_features: str = "auto"  # auto | sqrt | third | all | an integer | a fraction in (0, 1]
+    tree: TreeParams = TreeParams()
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.trees < 1:
+            raise ParamError(f"--trees must be at least 1, got {self.trees}")
+        if self.tree.ccp_alpha:
+            raise ParamError("--ccp-alpha applies to a single tree, not a forest")
+        self.features_per_node(1, regression=False)
+
+    def features_per_node(self, d: int, regression: bool) -> int:
+        text = self.max_features.strip().lower()
+        if text == "auto":
+            text = "third" if regression else "sqrt"
+        if text == "sqrt":
+            return max(1, math.isqrt(d))
+        if text == "third":
+            return max(1, d // 3)
+        if text == "all":
+            return d
+        try:
+            value = float(text)
+        except ValueError:
+            raise ParamError(
+                f"--max-features must be auto, sqrt, third, all, a count or a fraction, got '{self.max_features}'"
+            ) from None
+        if value.is_integer() and value >= 1:
+            return min(d, int(value))
+        if 0 < value < 1:
+            return max(1, int(value * d))
+        raise ParamError(f"--max-features must be a count >= 1 or a fraction in (0, 1), got '{self.max_features}'")
+
+
+def bootstrap_weights(rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
+
+
+# Worker processes receive the training data once (pool initializer), then only seeds.
+_SHARED: dict[str, object] = {}
+
+
+def _init_worker(data: Binned, ds: Dataset, grow: GrowParams) -> None:
+    _SHARED.update(data=data, ds=ds, grow=grow)
+
+
+def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
+    data, ds, grow = _SHARED["data"], _SHARED["ds"], _SHARED["grow"]
+    assert isinstance(data, Binned) and isinstance(ds, Dataset) and isinstance(grow, GrowParams)
+    rng = np.random.default_rng(seed)
+    weights = bootstrap_weights(rng, ds.n_rows)
+    return grow_tree(data, ds, grow, weights, rng)
+
+
+def training_columns(ds: Dataset) -> Columns:
+    """The training rows as traversal input (what ``predict`` builds from a table)."""
+    d, n = len(ds.schema.features), ds.n_rows
+    numeric = np.full((d, n), np.nan)
+    codes = np.full((d, n), -1, dtype=np.int32)
+    for j, feature in enumerate(ds.schema.features):
+        if feature.kind == Kind.NUMERIC:
+            numeric[j] = ds.numeric(feature.name)
+        else:
+            code = ds.codes(feature.name)
+            codes[j] = np.where(code < len(feature.levels), code, -1)
+    return Columns(numeric, codes, n)
+
+
+@dataclass(frozen=True)
+class OutOfBag:
+    """Per training row: the summed leaf outputs of the trees that did not draw it."""
+
+    sums: np.ndarray  # (n, K) or (n, 1)
+    counts: np.ndarray  # trees per row
+
+    def prediction(self) -> np.ndarray:
+        return self.sums / np.maximum(self.counts, 1)[:, None]
+
+    def error(self, ds: Dataset) -> float:
+        has = self.counts > 0
+        if not has.any():
+            return float("nan")
+        out = self.prediction()[has]
+        if ds.regression:
+            return float(np.mean((ds.y[has] - out[:, 0]) ** 2))
+        return float(np.mean(out.argmax(axis=1) != ds.y[has]))
+
+
+def out_of_bag(forest: Forest, ds: Dataset, batch: Columns, seeds: list[np.random.SeedSequence]) -> OutOfBag:
+    width = forest.trees[0].value.shape[1]
+    sums = np.zeros((ds.n_rows, width))
+    counts = np.zeros(ds.n_rows, dtype=np.int64)
+    for nodes, w, seed in zip(forest.trees, walkers(forest), seeds, strict=True):
+        missed = bootstrap_weights(np.random.default_rng(seed), ds.n_rows) == 0
+        rows = np.flatnonzero(missed)
+        sub = Columns(batch.numeric[:, rows], batch.codes[:, rows], rows.size)
+        sums[rows] += leaf_shares(nodes)[leaves_of(w, sub)]
+        counts[rows] += 1
+    return OutOfBag(sums, counts)
+
+
+def impurity_importance(forest: Forest) -> dict[str, float]:
+    """D_j = (1/B) Σ F_r over nodes split on j (seed 002), per feature."""
+    totals = np.zeros(len(forest.features))
+    for nodes in forest.trees:
+        inner = nodes.feature >= 0
+        np.add.at(totals, nodes.feature[inner], nodes.improvement[inner])
+    return {name: float(v) for name, v in zip(forest.features, totals / len(forest.trees), strict=True)}
+
+
+def permutation_importance(
+    forest: Forest, ds: Dataset, batch: Columns, seeds: list[np.random.SeedSequence], base: float, seed: int
+) -> dict[str, float]:
+    """Rise of the OOB error when one feature's values are shuffled across rows."""
+    rng = np.random.default_rng([seed, 1])
+    out = {}
+    for j, name in enumerate(forest.features):
+        order = rng.permutation(ds.n_rows)
+        numeric, codes = batch.numeric.copy(), batch.codes.copy()
+        numeric[j], codes[j] = numeric[j][order], codes[j][order]
+        shuffled = out_of_bag(forest, ds, Columns(numeric, codes, batch.n_rows), seeds).error(ds)
+        out[name] = shuffled - base
+    return out
+
+
+def fit_forest(
+    ds: Dataset,
+    params: ForestParams,
+    *,
+    jobs: int = 1,
+    permutation: bool = False,
+    on_tree: OnTree | None = None,
+) -> Forest:
+    if jobs < 1:
+        raise ParamError(f"--jobs must be at least 1, got {jobs}")
+    data = Binned.from_dataset(ds, params.tree.max_bins)
+    m = params.features_per_node(data.n_features, ds.regression)
+    grow = params.tree.grow_params(ds, max_features=m)
+    seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
+    trees: list[TreeNodes] = []
+    if jobs == 1:
+        _init_worker(data, ds, grow)
+        for seed in seeds:
+            trees.append(_grow_one(seed))
+            if on_tree is not None:
+                on_tree(len(trees))
+        _SHARED.clear()
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(data, ds, grow)) as pool:
+            for nodes in pool.map(_grow_one, seeds):
+                trees.append(nodes)
+                if on_tree is not None:
+                    on_tree(len(trees))
+    draft = Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), ModelInfo(schema=ds.schema))
+    batch = training_columns(ds)
+    oob = out_of_bag(draft, ds, batch, seeds)
+    oob_error = oob.error(ds)
+    training: dict[str, object] = {
+        "rows": ds.n_rows,
+        "trees": len(trees),
+        "max_features": m,
+        "oob_" + ("mse" if ds.regression else "error"): oob_error,
+        "oob_rows": int((oob.counts > 0).sum()),
+        "importance": impurity_importance(draft),
+        "leaves": int(sum(t.leaves.size for t in trees)),
+    }
+    if permutation:
+        training["permutation_importance"] = permutation_importance(draft, ds, batch, seeds, oob_error, params.seed)
+    info = ModelInfo(
+        algorithm="random-forest",
+        params={"trees": params.trees, "max_features": params.max_features, "seed": params.seed, **asdict(params.tree)},
+        schema=ds.schema,
+        training=training,
+    )
+    return Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), info)
+
+
+def partial_dependence(
+    forest: Forest, ds: Dataset, feature: str, class_index: int | None, grid_points: int = 20
+) -> tuple[list[float | str], list[float]]:
+    """The seed's f^{y0,j}(t) (or the mean prediction, regression) over a grid of t."""
+    if feature not in forest.features:
+        raise ParamError(f"--partial-dependence: '{feature}' is not a feature of the forest")
+    j = forest.features.index(feature)
+    kind = ds.schema.feature(feature)
+    batch = training_columns(ds)
+    prepared = walkers(forest)
+    grid: list[float | str]
+    if kind.kind == Kind.NUMERIC:
+        x = batch.numeric[j][~np.isnan(batch.numeric[j])]
+        grid = sorted({float(v) for v in np.quantile(x, np.linspace(0.05, 0.95, grid_points))})
+    else:
+        grid = list(kind.levels)
+    values = []
+    for i, t in enumerate(grid):
+        numeric, codes = batch.numeric.copy(), batch.codes.copy()
+        if isinstance(t, str):
+            codes[j] = i
+        else:
+            numeric[j] = t
+        p = average_output(forest, prepared, Columns(numeric, codes, batch.n_rows))
+        if ds.regression:
+            values.append(float(p[:, 0].mean()))
+            continue
+        assert class_index is not None
+        logp = np.log(np.maximum(p, PD_FLOOR))
+        values.append(float((logp[:, class_index] - logp.mean(axis=1)).sum()))
+    return grid, values

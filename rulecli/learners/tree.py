@@ -1,0 +1,210 @@
+"""CART classification and regression trees (seeds 001 and 002).
+
+The growth itself — impurity, split index G, best-first order by F_r, the limits — is in
+:mod:`rulecli.search.grow`; this module prepares the data, turns the grown nodes into a
+:class:`~rulecli.model.tree.Tree` and optionally prunes it by minimal cost-complexity.
+
+``--min-samples-split`` has scikit-learn's meaning (a node needs at least that many rows
+to be split); the seeds' S_min — stop when every leaf has at most S_min rows — is
+``--min-samples-split S_min+1``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rulecli.dataset import Dataset
+from rulecli.errors import ParamError
+from rulecli.model.core import ModelInfo
+from rulecli.model.tree import Tree, TreeNodes
+from rulecli.search.binned import Binned
+from rulecli.search.grow import CRITERIA, GrownTree, GrowParams, Grower
+
+CLASSIFICATION_CRITERIA = ("gini", "entropy", "misclassification")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeParams:
+    criterion: str | None = None  # gini for classes, mse for a numeric target
+    max_depth: int | None = None
+    max_leaf_nodes: int | None = None
+    min_samples_split: float = 2.0
+    min_samples_leaf: float = 1.0
+    min_impurity_decrease: float = 0.0
+    ccp_alpha: float = 0.0
+    max_bins: int = 255
+
+    def __post_init__(self) -> None:
+        if self.criterion is not None and self.criterion not in CRITERIA:
+            raise ParamError(f"--criterion must be one of {', '.join(CRITERIA)}, got '{self.criterion}'")
+        if self.ccp_alpha < 0:
+            raise ParamError(f"--ccp-alpha must be at least 0, got {self.ccp_alpha}")
+        if not 2 <= self.max_bins <= 65535:
+            raise ParamError(f"--max-bins must be in [2, 65535], got {self.max_bins}")
+
+    def criterion_for(self, ds: Dataset) -> str:
+        if self.criterion is None:
+            return "mse" if ds.regression else "gini"
+        if ds.regression and self.criterion != "mse":
+            raise ParamError(
+                f"--criterion {self.criterion} needs classes, but '{ds.target}' is numeric "
+                "(use mse, or --target-bins K / --categorical to make classes)"
+            )
+        if not ds.regression and self.criterion == "mse":
+            raise ParamError(f"--criterion mse needs a numeric target, but '{ds.target}' has classes")
+        return self.criterion
+
+    def grow_params(self, ds: Dataset, max_features: int | None = None) -> GrowParams:
+        return GrowParams(
+            criterion=self.criterion_for(ds),
+            max_depth=self.max_depth,
+            max_leaf_nodes=self.max_leaf_nodes,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            min_impurity_decrease=self.min_impurity_decrease,
+            max_features=max_features,
+        )
+
+
+def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) -> TreeNodes:
+    """The grown nodes renumbered depth-first (left subtree first), as model arrays."""
+    order: list[int] = []
+    stack = [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        if grown.feature[node] >= 0:
+            stack.extend((grown.right[node], grown.left[node]))
+    new_id = {old: new for new, old in enumerate(order)}
+    feature = np.array([grown.feature[o] for o in order], dtype=np.int32)
+
+    def levels(codes: list[tuple[int, ...]]) -> tuple[tuple[str, ...], ...]:
+        return tuple(
+            tuple(data.levels[grown.feature[o]][c] for c in codes[o]) if grown.feature[o] >= 0 else () for o in order
+        )
+
+    stats = np.stack([grown.stats[o] for o in order])
+    if regression:
+        weight = stats[:, 0]
+        value = (stats[:, 1] / np.where(weight > 0, weight, 1.0) + centre)[:, None]
+    else:
+        weight = stats.sum(axis=1)
+        value = stats
+    return TreeNodes(
+        feature=feature,
+        threshold=np.array([grown.threshold[o] for o in order], dtype=np.float64),
+        left_levels=levels(grown.left_codes),
+        right_levels=levels(grown.right_codes),
+        missing_left=np.array([grown.missing_left[o] for o in order], dtype=bool),
+        left=np.array([new_id[grown.left[o]] if grown.left[o] >= 0 else -1 for o in order], dtype=np.int32),
+        right=np.array([new_id[grown.right[o]] if grown.right[o] >= 0 else -1 for o in order], dtype=np.int32),
+        value=value,
+        n_samples=weight.astype(np.float64),
+        impurity=np.array([grown.impurity[o] for o in order], dtype=np.float64),
+        improvement=np.array([grown.improvement[o] for o in order], dtype=np.float64),
+    )
+
+
+def _subtree_ends(nodes: TreeNodes) -> np.ndarray:
+    """Depth-first numbering puts node t's subtree at [t, end[t])."""
+    end = np.arange(1, nodes.n_nodes + 1)
+    for node in range(nodes.n_nodes - 1, -1, -1):
+        if nodes.feature[node] >= 0:
+            end[node] = end[nodes.right[node]]
+    return end
+
+
+def prune(nodes: TreeNodes, alpha: float) -> TreeNodes:
+    """Minimal cost-complexity pruning (Breiman et al. 1984, ch. 3): repeatedly collapse the
+    weakest link, the node whose g(t) = (R(t) − R(T_t)) / (|leaves(T_t)| − 1) is smallest,
+    while g(t) <= alpha. R(t) is the node's impurity times its share of the rows."""
+    if alpha <= 0 or nodes.n_nodes == 1:
+        return nodes
+    n = nodes.n_nodes
+    cost = nodes.impurity * nodes.n_samples / nodes.n_samples[0]
+    parent = np.full(n, -1, dtype=np.int64)
+    inner = np.flatnonzero(nodes.feature >= 0)
+    parent[nodes.left[inner]] = inner
+    parent[nodes.right[inner]] = inner
+    subtree_cost = cost.copy()
+    leaves = np.ones(n, dtype=np.int64)
+    for node in range(n - 1, -1, -1):
+        if nodes.feature[node] >= 0:
+            subtree_cost[node] = subtree_cost[nodes.left[node]] + subtree_cost[nodes.right[node]]
+            leaves[node] = leaves[nodes.left[node]] + leaves[nodes.right[node]]
+    end = _subtree_ends(nodes)
+    alive_inner = nodes.feature >= 0
+    collapsed = np.zeros(n, dtype=bool)
+    removed = np.zeros(n, dtype=bool)
+    while alive_inner.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(alive_inner, (cost - subtree_cost) / (leaves - 1), np.inf)
+        weakest = float(g.min())
+        if weakest > alpha + 1e-15:
+            break
+        for node in np.flatnonzero(g <= weakest + 1e-15 * max(1.0, abs(weakest))):
+            if not alive_inner[node]:
+                continue
+            delta_cost = cost[node] - subtree_cost[node]
+            delta_leaves = leaves[node] - 1
+            removed[node + 1 : end[node]] = True
+            alive_inner[node : end[node]] = False
+            collapsed[node] = True
+            subtree_cost[node] = cost[node]
+            leaves[node] = 1
+            up = parent[node]
+            while up >= 0:
+                subtree_cost[up] += delta_cost
+                leaves[up] -= delta_leaves
+                up = parent[up]
+    keep = np.flatnonzero(~removed)
+    new_id = np.full(n, -1, dtype=np.int64)
+    new_id[keep] = np.arange(keep.size)
+    feature = np.where(collapsed[keep], -1, nodes.feature[keep]).astype(np.int32)
+    split = feature >= 0
+
+    def child(ids: np.ndarray) -> np.ndarray:
+        return np.where(split, new_id[np.where(split, ids[keep], 0)], -1).astype(np.int32)
+
+    return TreeNodes(
+        feature=feature,
+        threshold=np.where(split, nodes.threshold[keep], np.nan),
+        left_levels=tuple(nodes.left_levels[k] if s else () for k, s in zip(keep, split, strict=True)),
+        right_levels=tuple(nodes.right_levels[k] if s else () for k, s in zip(keep, split, strict=True)),
+        missing_left=np.where(split, nodes.missing_left[keep], False),
+        left=child(nodes.left),
+        right=child(nodes.right),
+        value=nodes.value[keep],
+        n_samples=nodes.n_samples[keep],
+        impurity=nodes.impurity[keep],
+        improvement=np.where(split, nodes.improvement[keep], 0.0),
+    )
+
+
+def grow_tree(
+    data: Binned,
+    ds: Dataset,
+    grow: GrowParams,
+    weights: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+) -> TreeNodes:
+    grower = Grower(data, ds.y, len(ds.classes), grow, weights, rng)
+    return tree_nodes(grower.grow(), data, ds.regression, grower.centre)
+
+
+def training_summary(nodes: TreeNodes) -> dict[str, object]:
+    return {"nodes": nodes.n_nodes, "leaves": int(nodes.leaves.size), "depth": nodes.depth()}
+
+
+def fit_tree(ds: Dataset, params: TreeParams) -> Tree:
+    data = Binned.from_dataset(ds, params.max_bins)
+    nodes = prune(grow_tree(data, ds, params.grow_params(ds)), params.ccp_alpha)
+    info = ModelInfo(
+        algorithm="cart",
+        params={k: v for k, v in asdict(params).items()} | {"criterion": params.criterion_for(ds)},
+        schema=ds.schema,
+        training={"rows": ds.n_rows, **training_summary(nodes)},
+    )
+    return Tree(ds.target, ds.classes, ds.schema.feature_names, nodes, info)

@@ -1,0 +1,297 @@
+"""Trees and forests: node arrays, the same tree as rules, and vectorised traversal.
+
+A tree is plain arrays indexed by node (root 0, nodes numbered depth-first, left child
+first). A split node sends a row left when ``x < threshold`` (numeric) or when its level
+is in ``left_levels`` (categorical); missing values, and levels the node never saw, go
+the way ``missing_left`` says. A leaf's ``value`` holds its training class weights
+(classification) or its mean (regression).
+
+A tree is also a set of rules, one per leaf (the seeds' point): :func:`leaf_rules`
+turns each root-to-leaf path into a conjunction, merging repeated tests on one column
+into one interval or one level set; the branch that takes missing values carries
+``or missing``. Exactly one leaf rule matches any row, so a single tree predicts through
+the rule compiler. A forest predicts by walking every tree over NumPy batches — a loop
+over depth, not rows — and averaging leaf distributions (or values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rulecli.model.core import Closed, Condition, DecisionList, ModelInfo, Op, Rule, RuleStats
+from rulecli.schema import Kind, Schema
+
+
+@dataclass(frozen=True, eq=False)
+class TreeNodes:
+    feature: np.ndarray  # int32 index into the model's features; -1 at leaves
+    threshold: np.ndarray  # float64; NaN unless a numeric split
+    left_levels: tuple[tuple[str, ...], ...]  # categorical split: levels sent left
+    right_levels: tuple[tuple[str, ...], ...]
+    missing_left: np.ndarray  # bool
+    left: np.ndarray  # int32; -1 at leaves
+    right: np.ndarray
+    value: np.ndarray  # (n_nodes, K) class weights; (n_nodes, 1) mean for regression
+    n_samples: np.ndarray  # float64 (weighted: bootstrap draws count)
+    impurity: np.ndarray
+    improvement: np.ndarray  # F_r = G_r |I_r| / |I_1| at split nodes; 0 at leaves
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.size)
+
+    @property
+    def leaves(self) -> np.ndarray:
+        return np.flatnonzero(self.feature < 0)
+
+    def depth(self) -> int:
+        depths = np.zeros(self.n_nodes, dtype=np.int64)
+        for node in range(self.n_nodes):  # children always follow their parent
+            if self.feature[node] >= 0:
+                depths[self.left[node]] = depths[self.right[node]] = depths[node] + 1
+        return int(depths.max())
+
+
+@dataclass(frozen=True)
+class Tree:
+    target: str
+    classes: tuple[str, ...]  # empty for a regression tree
+    features: tuple[str, ...]
+    nodes: TreeNodes
+    info: ModelInfo = field(default_factory=ModelInfo)
+
+    kind = "tree"
+
+    @property
+    def regression(self) -> bool:
+        return not self.classes
+
+
+@dataclass(frozen=True)
+class Forest:
+    target: str
+    classes: tuple[str, ...]
+    features: tuple[str, ...]
+    trees: tuple[TreeNodes, ...]
+    info: ModelInfo = field(default_factory=ModelInfo)
+
+    kind = "forest"
+
+    @property
+    def regression(self) -> bool:
+        return not self.classes
+
+
+TreeModel = Tree | Forest
+
+
+def feature_kinds(model: TreeModel) -> dict[str, bool]:
+    """Each feature the model splits on, with True where it is numeric."""
+    trees = (model.nodes,) if isinstance(model, Tree) else model.trees
+    used = sorted({int(j) for t in trees for j in t.feature if j >= 0})
+    out = {}
+    for j in used:
+        numeric = next((not np.isnan(t.threshold[n]) for t in trees for n in np.flatnonzero(t.feature == j)), True)
+        out[model.features[j]] = bool(numeric)
+    return out
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+@dataclass
+class _Span:
+    """What a path so far says about one column."""
+
+    numeric: bool
+    low: float | None = None
+    high: float | None = None
+    include: set[str] | None = None
+    exclude: set[str] = field(default_factory=set)
+    allow_missing: bool = True
+
+    def condition(self, column: str) -> Condition:
+        if self.numeric:
+            if self.low is not None and self.high is not None:
+                return Condition(column, Op.INTERVAL, (self.low, self.high), Closed.LEFT, self.allow_missing)
+            if self.high is not None:
+                return Condition(column, Op.LT, self.high, or_missing=self.allow_missing)
+            assert self.low is not None
+            return Condition(column, Op.GE, self.low, or_missing=self.allow_missing)
+        if self.include is not None:
+            return Condition(column, Op.IN, tuple(sorted(self.include - self.exclude)))
+        return Condition(column, Op.NOT_IN, tuple(sorted(self.exclude)), or_missing=self.allow_missing)
+
+
+def _follow(span: _Span, nodes: TreeNodes, node: int, to_left: bool) -> None:
+    missing_here = bool(nodes.missing_left[node]) == to_left
+    span.allow_missing = span.allow_missing and missing_here
+    if span.numeric:
+        threshold = float(nodes.threshold[node])
+        if to_left:
+            span.high = threshold if span.high is None else min(span.high, threshold)
+        else:
+            span.low = threshold if span.low is None else max(span.low, threshold)
+        return
+    mine = nodes.left_levels[node] if to_left else nodes.right_levels[node]
+    other = nodes.right_levels[node] if to_left else nodes.left_levels[node]
+    if missing_here:
+        span.exclude |= set(other)
+    else:
+        span.include = set(mine) if span.include is None else span.include & set(mine)
+
+
+def leaf_rules(nodes: TreeNodes, features: tuple[str, ...]) -> list[tuple[int, tuple[Condition, ...]]]:
+    """Each leaf (depth-first order) with the conditions of its path."""
+    out: list[tuple[int, tuple[Condition, ...]]] = []
+    stack: list[tuple[int, dict[int, _Span]]] = [(0, {})]
+    while stack:
+        node, spans = stack.pop()
+        j = int(nodes.feature[node])
+        if j < 0:
+            out.append((node, tuple(span.condition(features[f]) for f, span in spans.items())))
+            continue
+        for to_left in (False, True):  # push right first so the left subtree comes out first
+            child = int(nodes.left[node] if to_left else nodes.right[node])
+            copied = {
+                f: _Span(s.numeric, s.low, s.high, None if s.include is None else set(s.include), set(s.exclude),
+                         s.allow_missing)
+                for f, s in spans.items()
+            }
+            span = copied.setdefault(j, _Span(numeric=not np.isnan(nodes.threshold[node])))
+            _follow(span, nodes, node, to_left)
+            stack.append((child, copied))
+    return out
+
+
+def _class_counts(value: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(round(v)) for v in value)
+
+
+def decision_list(tree: Tree) -> DecisionList:
+    """A classification tree as its leaf rules; the root's majority is the (unused) default."""
+    assert not tree.regression
+    nodes = tree.nodes
+    rules = []
+    for leaf, conditions in leaf_rules(nodes, tree.features):
+        counts = _class_counts(nodes.value[leaf])
+        k = int(np.argmax(nodes.value[leaf]))
+        rules.append(Rule(conditions, tree.classes[k], RuleStats(sum(counts), counts[k], counts)))
+    root = _class_counts(nodes.value[0])
+    k = int(np.argmax(nodes.value[0]))
+    default = Rule((), tree.classes[k], RuleStats(0, 0, tuple(0 for _ in root)))
+    return DecisionList(tree.target, tree.classes, tuple(rules), default, tree.info)
+
+
+# ------------------------------------------------------------------------- traversal
+
+
+@dataclass(frozen=True)
+class Columns:
+    """A batch of rows as arrays: numeric features as float64 (NaN missing), categorical
+    features as level codes in the training schema's order (-1 missing or unseen)."""
+
+    numeric: np.ndarray  # (n_features, n_rows) float64; unused rows of categorical features
+    codes: np.ndarray  # (n_features, n_rows) int32; unused rows of numeric features
+    n_rows: int
+
+
+def level_index(schema: Schema | None, features: tuple[str, ...]) -> list[dict[str, int]]:
+    """Per feature: categorical level -> code (empty for numeric features)."""
+    if schema is None:
+        return [{} for _ in features]
+    out = []
+    for name in features:
+        feature = schema.feature(name)
+        out.append({level: i for i, level in enumerate(feature.levels)} if feature.kind == Kind.CATEGORICAL else {})
+    return out
+
+
+@dataclass(frozen=True)
+class _Walker:
+    feature: np.ndarray
+    threshold: np.ndarray
+    missing_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    categorical: np.ndarray  # bool per node
+    slot: np.ndarray  # row of ``directions`` per categorical node
+    directions: np.ndarray  # (n_cat_nodes, max_levels + 1) int8: 1 left, 0 right, 2 as missing
+
+
+def _walker(nodes: TreeNodes, levels: list[dict[str, int]]) -> _Walker:
+    n = nodes.n_nodes
+    categorical = np.array([bool(nodes.left_levels[i] or nodes.right_levels[i]) for i in range(n)], dtype=bool)
+    cat_nodes = np.flatnonzero(categorical)
+    width = max((len(lv) for lv in levels), default=0) + 1
+    directions = np.full((max(cat_nodes.size, 1), width), 2, dtype=np.int8)
+    slot = np.zeros(n, dtype=np.int64)
+    for s, node in enumerate(cat_nodes):
+        slot[node] = s
+        index = levels[int(nodes.feature[node])]
+        for level in nodes.left_levels[node]:
+            if level in index:
+                directions[s, index[level]] = 1
+        for level in nodes.right_levels[node]:
+            if level in index:
+                directions[s, index[level]] = 0
+    return _Walker(
+        nodes.feature.astype(np.int64),
+        nodes.threshold,
+        nodes.missing_left.astype(bool),
+        nodes.left.astype(np.int64),
+        nodes.right.astype(np.int64),
+        categorical,
+        slot,
+        directions,
+    )
+
+
+def walkers(model: TreeModel) -> list[_Walker]:
+    """Each tree prepared for :func:`leaves_of` (categorical levels mapped to codes)."""
+    trees = (model.nodes,) if isinstance(model, Tree) else model.trees
+    levels = level_index(model.info.schema, model.features)
+    return [_walker(nodes, levels) for nodes in trees]
+
+
+def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:
+    """The leaf each row reaches: a loop over depth, all rows at once."""
+    at = np.zeros(batch.n_rows, dtype=np.int64)
+    active = np.arange(batch.n_rows)
+    while active.size:
+        node = at[active]
+        feature = w.feature[node]
+        inner = feature >= 0
+        active, node, feature = active[inner], node[inner], feature[inner]
+        if not active.size:
+            break
+        x = batch.numeric[feature, active]
+        code = batch.codes[feature, active]
+        is_cat = w.categorical[node]
+        direction = np.where(
+            is_cat,
+            w.directions[w.slot[node], np.where(code >= 0, code, w.directions.shape[1] - 1)],
+            np.where(np.isnan(x), 2, x < w.threshold[node]).astype(np.int8),
+        )
+        goes_left = np.where(direction == 2, w.missing_left[node], direction == 1)
+        at[active] = np.where(goes_left, w.left[node], w.right[node])
+    return at
+
+
+def leaf_shares(nodes: TreeNodes) -> np.ndarray:
+    """Per node: class shares P(y | I_r) (classification) or the mean (regression)."""
+    if nodes.value.shape[1] == 1:
+        return nodes.value
+    total = nodes.value.sum(axis=1, keepdims=True)
+    return nodes.value / np.where(total > 0, total, 1.0)
+
+
+def average_output(model: TreeModel, prepared: list[_Walker], batch: Columns) -> np.ndarray:
+    """Average over trees of leaf class shares (n_rows, K), or of leaf means (n_rows, 1)."""
+    trees = (model.nodes,) if isinstance(model, Tree) else model.trees
+    out = np.zeros((batch.n_rows, trees[0].value.shape[1]))
+    for nodes, w in zip(trees, prepared, strict=True):
+        out += leaf_shares(nodes)[leaves_of(w, batch)]
+    return out / len(trees)

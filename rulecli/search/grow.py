@@ -1,0 +1,502 @@
+"""CART growth on binned features, batched: every pending node's best split in one pass.
+
+The seeds (001, 002) define the procedure: node impurity I (entropy, Gini,
+misclassification rate, or the mean squared error for a numeric target); for a split
+``x_j < θ`` the split index ``G = I(node) − P_L·I(left) − P_R·I(right)``; each node's
+best (j, θ) maximises G; the leaf with the largest ``F_r = G_r·|I_r|/|I_1|`` is split
+next (best-first), until a limit stops growth.
+
+Speed comes from never looping over rows or thresholds in Python. A *batch* is a set of
+nodes whose best splits are still unknown; for each feature, one ``bincount`` over the
+batch's rows counts every (node, bin, class) cell, a cumulative sum turns the cells into
+the left/right class counts of every threshold of every node, and G is evaluated for all
+of them as arrays (nodes whose rows spread thinly over many bins are counted sparsely,
+through the distinct (node, bin) keys). The order of growth matters only when
+``max_leaf_nodes`` stops it: then leaves are split strictly in F order, and a new batch
+is counted only when an uncounted child might beat the best counted leaf (F is at most
+``I(node)·|I_r|/|I_1|``). Without that limit every splittable node of a level is split
+and the whole next level is one batch. Either way the tree equals one grown node by node
+in the seeds' order.
+
+Rows with a missing value of the split feature go to the child that receives more of the
+node's other rows (the issue's rule), and G is computed with them there. Categorical
+features split into two sets of levels: levels are ordered by their share of the
+second class (two classes) or their mean target (regression), which finds the best
+split (Breiman et al. 1984, §9.4); with more classes each class's share is tried as the
+order and the best split of the K orders is kept (a heuristic, not exhaustive).
+Levels absent at a node travel with the missing values.
+
+Counts are weighted: a forest's bootstrap sample is a weight per row (how often it was
+drawn), so |I_r| counts draws, as the seeds' bootstrap samples do.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rulecli.errors import ParamError
+from rulecli.search.binned import Binned
+
+CRITERIA = ("gini", "entropy", "misclassification", "mse")
+_PURE = 1e-12
+
+
+@dataclass(frozen=True, kw_only=True)
+class GrowParams:
+    criterion: str = "gini"
+    max_depth: int | None = None
+    max_leaf_nodes: int | None = None
+    min_samples_split: float = 2.0
+    min_samples_leaf: float = 1.0
+    min_impurity_decrease: float = 0.0
+    max_features: int | None = None  # random features per node (forests); None = all
+
+    def __post_init__(self) -> None:
+        if self.criterion not in CRITERIA:
+            raise ParamError(f"--criterion must be one of {', '.join(CRITERIA)}, got '{self.criterion}'")
+        if self.max_depth is not None and self.max_depth < 0:
+            raise ParamError(f"--max-depth must be at least 0, got {self.max_depth}")
+        if self.max_leaf_nodes is not None and self.max_leaf_nodes < 2:
+            raise ParamError(f"--max-leaf-nodes must be at least 2, got {self.max_leaf_nodes}")
+        if self.min_samples_split < 2:
+            raise ParamError(f"--min-samples-split must be at least 2, got {self.min_samples_split}")
+        if self.min_samples_leaf < 1:
+            raise ParamError(f"--min-samples-leaf must be at least 1, got {self.min_samples_leaf}")
+        if self.min_impurity_decrease < 0:
+            raise ParamError(f"--min-impurity-decrease must be at least 0, got {self.min_impurity_decrease}")
+        if self.max_features is not None and self.max_features < 1:
+            raise ParamError(f"--max-features must be at least 1, got {self.max_features}")
+
+    @property
+    def regression(self) -> bool:
+        return self.criterion == "mse"
+
+
+@dataclass
+class GrownTree:
+    """Nodes in creation order (root 0); see :class:`rulecli.model.tree.TreeNodes`."""
+
+    feature: list[int] = field(default_factory=list)
+    threshold: list[float] = field(default_factory=list)
+    left_codes: list[tuple[int, ...]] = field(default_factory=list)
+    right_codes: list[tuple[int, ...]] = field(default_factory=list)
+    missing_left: list[bool] = field(default_factory=list)
+    left: list[int] = field(default_factory=list)
+    right: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+    stats: list[np.ndarray] = field(default_factory=list)  # class weights, or (w, Σwy, Σwy²)
+    impurity: list[float] = field(default_factory=list)
+    improvement: list[float] = field(default_factory=list)  # F_r
+
+
+# ------------------------------------------------------------------------- impurity
+
+
+def _weight(sums: np.ndarray, regression: bool) -> np.ndarray:
+    if regression:
+        return sums[..., 0]
+    # a matrix-vector product: NumPy's sum over a short last axis is several times slower
+    return sums @ np.ones(sums.shape[-1])
+
+
+def impurity(sums: np.ndarray, criterion: str, weight: np.ndarray | None = None) -> np.ndarray:
+    """Impurity of each row of ``sums`` (class weights, or (w, Σwy, Σwy²) for mse);
+    ``weight`` is the rows' total weight when the caller has it already."""
+    regression = criterion == "mse"
+    w = _weight(sums, regression) if weight is None else weight
+    positive = w > 0
+    safe = np.where(positive, w, 1.0)
+    ones = np.ones(sums.shape[-1])
+    if regression:
+        mean = sums[..., 1] / safe
+        out = np.maximum(sums[..., 2] / safe - mean * mean, 0.0)
+    elif criterion == "gini":
+        out = 1.0 - ((sums * sums) @ ones) / (safe * safe)
+    elif criterion == "entropy":
+        # -Σ p log2 p = log2 w − (Σ c log2 c) / w
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c_log_c = np.where(sums > 0, sums * np.log2(np.where(sums > 0, sums, 1.0)), 0.0)
+        out = np.log2(safe) - (c_log_c @ ones) / safe
+    else:
+        out = 1.0 - sums.max(axis=-1) / safe
+    return np.where(positive, np.maximum(out, 0.0), 0.0)
+
+
+# ------------------------------------------------------------------------- the grower
+
+
+@dataclass
+class _Best:
+    """Per batch node: the best split found so far."""
+
+    gain: np.ndarray  # G, -inf where none
+    feature: np.ndarray
+    bin: np.ndarray  # numeric: last bin sent left
+    missing_left: np.ndarray
+    left_codes: dict[int, tuple[int, ...]]  # categorical winners: batch node -> left levels
+    right_codes: dict[int, tuple[int, ...]]
+
+
+class Grower:
+    """Grows one tree on binned data; ``weights`` are per-row counts (bootstrap draws)."""
+
+    def __init__(
+        self,
+        data: Binned,
+        y: np.ndarray,
+        n_classes: int,
+        params: GrowParams,
+        weights: np.ndarray | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        self.data = data
+        self.params = params
+        self.regression = params.regression
+        self.rng = rng
+        w = np.ones(y.size) if weights is None else weights.astype(np.float64)
+        if self.regression:
+            centre = float(np.average(y, weights=w)) if w.sum() > 0 else 0.0
+            self.centre = centre
+            yc = y.astype(np.float64) - centre
+            self.channels = np.stack([w, w * yc, w * yc * yc], axis=1)
+            self.n_channels = 3
+        else:
+            self.centre = 0.0
+            self.y = y.astype(np.int64)
+            self.w = w
+            self.n_channels = n_classes
+        self.rows_in_play = np.flatnonzero(w > 0)
+        self.tree = GrownTree()
+        self.node_rows: dict[int, np.ndarray] = {}
+        self.split_bin: dict[int, int] = {}  # numeric splits: the last bin sent left
+        self.root_weight = 1.0
+        self.pure_tolerance = _PURE
+
+    # -- node bookkeeping
+
+    def _sums(self, rows: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+        """Channel sums per group of ``rows`` (class weights, or w/Σwy/Σwy²)."""
+        if self.regression:
+            return np.stack(
+                [np.bincount(group, weights=self.channels[rows, c], minlength=n_groups) for c in range(3)], axis=1
+            )
+        k = self.n_channels
+        flat = np.bincount(group * k + self.y[rows], weights=self.w[rows], minlength=n_groups * k)
+        return flat.reshape(n_groups, k)
+
+    def _new_nodes(self, pieces: list[np.ndarray], stats: np.ndarray, depths: list[int]) -> int:
+        """Append nodes (rows, channel sums, depth each); returns the first new id."""
+        t = self.tree
+        first = len(t.feature)
+        k = len(pieces)
+        t.feature.extend([-1] * k)
+        t.threshold.extend([float("nan")] * k)
+        t.left_codes.extend([()] * k)
+        t.right_codes.extend([()] * k)
+        t.missing_left.extend([False] * k)
+        t.left.extend([-1] * k)
+        t.right.extend([-1] * k)
+        t.depth.extend(depths)
+        t.stats.extend(list(stats))
+        t.impurity.extend(impurity(stats, self.params.criterion).tolist())
+        t.improvement.extend([0.0] * k)
+        for i, rows in enumerate(pieces):
+            self.node_rows[first + i] = rows
+        return first
+
+    def _splittable(self, nodes: list[int]) -> list[int]:
+        p = self.params
+        t = self.tree
+        w = _weight(np.stack([t.stats[n] for n in nodes]), self.regression)
+        ok = (w >= p.min_samples_split) & (w >= 2 * p.min_samples_leaf)
+        ok &= np.array([t.impurity[n] for n in nodes]) > self.pure_tolerance
+        if p.max_depth is not None:
+            ok &= np.array([t.depth[n] for n in nodes]) < p.max_depth
+        return [n for n, keep in zip(nodes, ok.tolist(), strict=True) if keep]
+
+    # -- growth
+
+    def grow(self) -> GrownTree:
+        rows = self.rows_in_play
+        root_stats = self._sums(rows, np.zeros(rows.size, dtype=np.int64), 1)
+        self.root_weight = float(_weight(root_stats, self.regression)[0])
+        root = self._new_nodes([rows], root_stats, [0])
+        self.pure_tolerance = _PURE * max(1.0, self.tree.impurity[root])
+        limit = self.params.max_leaf_nodes
+        pending = [root]
+        heap: list[tuple[float, int]] = []
+        n_leaves = 1
+        while True:
+            if pending:
+                self._count(pending, heap)
+                pending = []
+            if not heap or (limit is not None and n_leaves >= limit):
+                break
+            if limit is None:
+                chosen = [heapq.heappop(heap)[1] for _ in range(len(heap))]
+            else:
+                chosen = [heapq.heappop(heap)[1]]
+            pending.extend(self._split(chosen))
+            n_leaves += len(chosen)
+            if limit is None:
+                continue
+            # pop on while no uncounted child could beat the best counted leaf
+            while heap and n_leaves < limit and -heap[0][0] >= self._bound(pending):
+                pending.extend(self._split([heapq.heappop(heap)[1]]))
+                n_leaves += 1
+        self.node_rows.clear()
+        self._unsplit_leaves()
+        return self.tree
+
+    def _unsplit_leaves(self) -> None:
+        """Forget the best split of leaves the limit left unsplit."""
+        t = self.tree
+        for node in range(len(t.feature)):
+            if t.left[node] < 0:
+                t.feature[node] = -1
+                t.threshold[node] = float("nan")
+                t.left_codes[node] = t.right_codes[node] = ()
+                t.missing_left[node] = False
+                t.improvement[node] = 0.0
+
+    def _bound(self, nodes: list[int]) -> float:
+        """An upper bound of F over nodes whose best split is not counted yet."""
+        t = self.tree
+        return max(
+            (t.impurity[n] * float(_weight(t.stats[n], self.regression)) / self.root_weight for n in nodes),
+            default=-np.inf,
+        )
+
+    def _count(self, nodes: list[int], heap: list[tuple[float, int]]) -> None:
+        """Find the best split of each node; push those worth splitting on the heap by F."""
+        candidates = self._splittable(nodes)
+        if not candidates:
+            return
+        best = self._best_splits(candidates)
+        t = self.tree
+        weight = _weight(np.stack([t.stats[n] for n in candidates]), self.regression)
+        finite = np.isfinite(best.gain)
+        f_all = np.where(finite, best.gain, 0.0) * weight / self.root_weight
+        worth = finite & (f_all + 1e-15 >= self.params.min_impurity_decrease)
+        threshold_at = {}
+        for j in np.unique(best.feature[worth]).tolist():
+            if not self.data.categorical[j]:
+                threshold_at[j] = self.data.edges[j]
+        for i in np.flatnonzero(worth).tolist():
+            node = candidates[i]
+            f_r = float(f_all[i])
+            j = int(best.feature[i])
+            t.feature[node] = j
+            t.missing_left[node] = bool(best.missing_left[i])
+            t.improvement[node] = f_r
+            if self.data.categorical[j]:
+                t.left_codes[node] = best.left_codes[i]
+                t.right_codes[node] = best.right_codes[i]
+            else:
+                self.split_bin[node] = int(best.bin[i])
+                t.threshold[node] = float(threshold_at[j][int(best.bin[i])])
+            heapq.heappush(heap, (-f_r, node))
+
+    def _split(self, nodes: list[int]) -> list[int]:
+        """Make the two children of each node whose split is decided; returns them."""
+        t = self.tree
+        sizes = [self.node_rows[n].size for n in nodes]
+        rows = np.concatenate([self.node_rows.pop(n) for n in nodes])
+        local = np.repeat(np.arange(len(nodes)), sizes)
+        feature = np.array([t.feature[n] for n in nodes])
+        missing_left = np.array([t.missing_left[n] for n in nodes])
+        row_feature = feature[local]
+        goes_left = np.empty(rows.size, dtype=bool)
+        for j in np.unique(feature).tolist():
+            at = np.flatnonzero(row_feature == j)
+            code = self.data.codes[j][rows[at]]
+            node = local[at]
+            nb = self.data.n_bins[j]
+            on_j = np.flatnonzero(feature == j)
+            if self.data.categorical[j]:
+                # per node: 1 = left, 0 = right, 2 = as missing (missing, or absent at the node)
+                table = np.full((on_j.size, nb + 1), 2, dtype=np.int8)
+                for s, i in enumerate(on_j.tolist()):
+                    table[s, list(t.left_codes[nodes[i]])] = 1
+                    table[s, list(t.right_codes[nodes[i]])] = 0
+                slot = np.zeros(len(nodes), dtype=np.int64)
+                slot[on_j] = np.arange(on_j.size)
+                direction = table[slot[node], code]
+            else:
+                last_left = np.zeros(len(nodes), dtype=np.int64)
+                last_left[on_j] = [self.split_bin[nodes[i]] for i in on_j.tolist()]
+                direction = np.where(code == nb, 2, code <= last_left[node]).astype(np.int8)
+            goes_left[at] = np.where(direction == 2, missing_left[node], direction == 1)
+        child = 2 * local + (~goes_left)
+        counts = np.bincount(child, minlength=2 * len(nodes))
+        pieces = np.split(rows[np.argsort(child, kind="stable")], np.cumsum(counts)[:-1])
+        stats = self._sums(rows, child, 2 * len(nodes))
+        depths = [t.depth[n] + 1 for n in nodes for _ in (0, 1)]
+        first = self._new_nodes(pieces, stats, depths)
+        for i, n in enumerate(nodes):
+            t.left[n], t.right[n] = first + 2 * i, first + 2 * i + 1
+        return list(range(first, first + 2 * len(nodes)))
+
+    # -- the batched split search
+
+    def _feature_choice(self, n_nodes: int) -> np.ndarray | None:
+        """Which features each node may split on (forests draw m at random per node)."""
+        m = self.params.max_features
+        d = self.data.n_features
+        if m is None or m >= d:
+            return None
+        assert self.rng is not None
+        order = np.argsort(self.rng.random((n_nodes, d)), axis=1)[:, :m]
+        allowed = np.zeros((n_nodes, d), dtype=bool)
+        np.put_along_axis(allowed, order, True, axis=1)
+        return allowed
+
+    def _best_splits(self, nodes: list[int]) -> _Best:
+        t = self.tree
+        p = len(nodes)
+        rows = np.concatenate([self.node_rows[n] for n in nodes])
+        local = np.repeat(np.arange(p, dtype=np.int64), [self.node_rows[n].size for n in nodes])
+        node_stats = np.stack([t.stats[n] for n in nodes])
+        node_impurity = np.array([t.impurity[n] for n in nodes])
+        allowed = self._feature_choice(p)
+        best = _Best(
+            gain=np.full(p, -np.inf),
+            feature=np.full(p, -1, dtype=np.int64),
+            bin=np.zeros(p, dtype=np.int64),
+            missing_left=np.zeros(p, dtype=bool),
+            left_codes={},
+            right_codes={},
+        )
+        for j in range(self.data.n_features):
+            if allowed is not None:
+                take = allowed[local, j]
+                if not take.any():
+                    continue
+                self._feature_splits(j, rows[take], local[take], p, node_stats, node_impurity, best)
+            else:
+                self._feature_splits(j, rows, local, p, node_stats, node_impurity, best)
+        return best
+
+    def _feature_splits(
+        self,
+        j: int,
+        rows: np.ndarray,
+        local: np.ndarray,
+        p: int,
+        node_stats: np.ndarray,
+        node_impurity: np.ndarray,
+        best: _Best,
+    ) -> None:
+        nb = self.data.n_bins[j]
+        code = self.data.codes[j][rows].astype(np.int64)
+        missing = code == nb
+        missing_sums = self._sums(rows[missing], local[missing], p)
+        present = ~missing
+        key = local[present] * nb + code[present]
+        rows_present = rows[present]
+        if p * nb <= max(4 * key.size, 4096):
+            cell_sums = self._sums(rows_present, key, p * nb)
+            filled = _weight(cell_sums, self.regression) > 0
+            keys = np.flatnonzero(filled)
+            cell_sums = cell_sums[filled]
+        else:
+            keys, inverse = np.unique(key, return_inverse=True)
+            cell_sums = self._sums(rows_present, inverse.ravel(), keys.size)
+        if keys.size == 0:
+            return
+        cell_node = keys // nb
+        cell_bin = keys % nb
+        if not self.data.categorical[j]:
+            self._scan(j, cell_node, cell_bin, cell_sums, missing_sums, node_stats, node_impurity, best, None)
+            return
+        for share in self._level_orders(cell_sums):
+            order = np.lexsort((cell_bin, share, cell_node))
+            self._scan(
+                j, cell_node[order], cell_bin[order], cell_sums[order], missing_sums, node_stats, node_impurity, best, j
+            )
+
+    def _level_orders(self, cell_sums: np.ndarray) -> list[np.ndarray]:
+        """The orders of a node's levels in which a prefix/suffix cut is tried."""
+        w = _weight(cell_sums, self.regression)
+        if self.regression:
+            return [cell_sums[:, 1] / w]
+        k = cell_sums.shape[1]
+        if k == 2:
+            return [cell_sums[:, 1] / w]
+        return [cell_sums[:, c] / w for c in range(k)]
+
+    def _scan(
+        self,
+        j: int,
+        cell_node: np.ndarray,
+        cell_bin: np.ndarray,
+        cell_sums: np.ndarray,
+        missing_sums: np.ndarray,
+        node_stats: np.ndarray,
+        node_impurity: np.ndarray,
+        best: _Best,
+        categorical: int | None,
+    ) -> None:
+        """Evaluate the cut after every cell of every node (cells sorted by node, then order)."""
+        criterion = self.params.criterion
+        starts = np.flatnonzero(np.r_[True, cell_node[1:] != cell_node[:-1]])
+        segment = np.cumsum(np.r_[True, cell_node[1:] != cell_node[:-1]]) - 1
+        cum = np.cumsum(cell_sums, axis=0)
+        base = np.where(starts[:, None] > 0, cum[np.maximum(starts - 1, 0)], 0.0)
+        left = cum - base[segment]
+        present_total = node_stats - missing_sums
+        right = present_total[cell_node] - left
+        wl = _weight(left, self.regression)
+        wr = _weight(right, self.regression)
+        valid = (wl > 0) & (wr > 0)
+        miss_left = wl >= wr
+        missing_weight = _weight(missing_sums, self.regression)
+        if missing_weight.any():
+            miss = missing_sums[cell_node]
+            left = left + np.where(miss_left[:, None], miss, 0.0)
+            right = right + np.where(miss_left[:, None], 0.0, miss)
+            extra = missing_weight[cell_node]
+            wl = wl + np.where(miss_left, extra, 0.0)
+            wr = wr + np.where(miss_left, 0.0, extra)
+        msl = self.params.min_samples_leaf
+        valid &= (wl >= msl) & (wr >= msl)
+        if not valid.any():
+            return
+        total = wl + wr
+        gain = (
+            node_impurity[cell_node]
+            - (wl / total) * impurity(left, criterion, wl)
+            - (wr / total) * impurity(right, criterion, wr)
+        )
+        gain = np.where(valid, gain, -np.inf)
+        seg_max = np.maximum.reduceat(gain, starts)
+        node_max = np.full(node_stats.shape[0], -np.inf)
+        nodes_here = cell_node[starts]
+        node_max[nodes_here] = seg_max
+        # the first cell reaching its node's maximum: the lowest threshold among ties
+        hits = np.flatnonzero((gain == node_max[cell_node]) & np.isfinite(gain))
+        firsts_node, first_at = np.unique(cell_node[hits], return_index=True)
+        winner_cell = hits[first_at]
+        so_far = best.gain[firsts_node]
+        known = np.isfinite(so_far)
+        margin = 1e-12 * np.maximum(1.0, np.abs(np.where(known, so_far, 0.0)))
+        better = ~known | (node_max[firsts_node] > np.where(known, so_far, 0.0) + margin)
+        nodes_won = firsts_node[better]
+        cells_won = winner_cell[better]
+        best.gain[nodes_won] = gain[cells_won]
+        best.feature[nodes_won] = j
+        best.bin[nodes_won] = cell_bin[cells_won]
+        best.missing_left[nodes_won] = miss_left[cells_won]
+        for node, cell in zip(nodes_won.tolist(), cells_won.tolist(), strict=True):
+            if categorical is None:
+                best.left_codes.pop(node, None)
+                best.right_codes.pop(node, None)
+                continue
+            seg = segment[cell]
+            start = starts[seg]
+            end = starts[seg + 1] if seg + 1 < starts.size else cell_node.size
+            best.left_codes[node] = tuple(sorted(cell_bin[start : cell + 1].tolist()))
+            best.right_codes[node] = tuple(sorted(cell_bin[cell + 1 : end].tolist()))
