@@ -18,15 +18,21 @@ import polars as pl
 from rulecli.model.compile import (
     DEFAULT_RULE,
     FIRST_MATCH,
+    FOREST,
     PREDICTION,
     RULE,
+    Predictor,
+    as_rules,
     decided_expr,
     first_match_expr,
+    forest_expr,
     predict_expr,
+    prediction_frame,
     rule_expr,
     rule_id_expr,
 )
 from rulecli.model.core import DecisionList, Model
+from rulecli.model.tree import Forest, Tree
 from rulecli.model.text import render_conditions
 from rulecli.schema import normalize_missing
 
@@ -34,9 +40,19 @@ TRUTH = "truth"
 DECIDED = "decided"
 
 
-def scored_frame(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame:
+def scored_frame(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame:
     """Truth, prediction, whether a non-default rule decided, and the deciding rule."""
     lf = normalize_missing(lf)
+    model = as_rules(model)
+    if isinstance(model, Tree):
+        raise TypeError("a regression tree is scored by regression_metrics")
+    if isinstance(model, Forest):
+        return lf.with_columns(truth.alias(TRUTH), forest_expr(model)).select(
+            TRUTH,
+            pl.col(FOREST).struct.field(PREDICTION),
+            pl.lit(True).alias(DECIDED),
+            pl.lit(None, dtype=pl.String).alias(RULE),
+        )
     if isinstance(model, DecisionList):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
         index = pl.col(FIRST_MATCH)
@@ -191,13 +207,44 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleRep
     ]
 
 
+def regression_metrics(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> dict[str, Any]:
+    """Rows, MAE, RMSE, R² and the mean of the truth, over rows whose truth is present."""
+    scored = prediction_frame(model, lf.with_columns(truth.alias(TRUTH)), keep=(TRUTH,))
+    error = pl.col(PREDICTION) - pl.col(TRUTH)
+    row = (
+        scored.filter(pl.col(TRUTH).is_not_null())
+        .select(
+            pl.len().alias("rows"),
+            error.abs().mean().alias("mae"),
+            (error * error).mean().alias("mse"),
+            pl.col(TRUTH).var(ddof=0).alias("variance"),
+            pl.col(TRUTH).mean().alias("mean"),
+        )
+        .collect()
+        .row(0, named=True)
+    )
+    n = int(row["rows"])
+    mse = float(row["mse"]) if n else 0.0
+    variance = float(row["variance"]) if n else 0.0
+    return {
+        "rows": n,
+        "mae": float(row["mae"]) if n else 0.0,
+        "rmse": float(np.sqrt(mse)),
+        "mse": mse,
+        "r2": 1.0 - mse / variance if variance > 0 else 0.0,
+        "mean_truth": float(row["mean"]) if n else 0.0,
+    }
+
+
 @dataclass(frozen=True)
 class Gate:
-    """A minimum a metric must reach (``threshold`` None: not checked); ``option`` names it to users."""
+    """A bound a metric must respect (``threshold`` None: not checked); ``option`` names it to
+    users. A minimum unless ``upper`` (then the metric must not exceed it)."""
 
     metric: str
     threshold: float | None
     option: str
+    upper: bool = False
 
 
 def gate_failures(metrics: dict[str, Any], gates: list[Gate]) -> list[str]:
@@ -210,8 +257,17 @@ def gate_failures(metrics: dict[str, Any], gates: list[Gate]) -> list[str]:
     """
     failures = []
     for gate in gates:
+        if gate.threshold is None:
+            continue
         value = metrics[gate.metric]
-        if gate.threshold is not None and value < gate.threshold:
+        if gate.upper:
+            if value > gate.threshold:
+                failures.append(
+                    f"quality gate failed: {gate.metric} {value:.4f} > {gate.threshold:.4f} ({gate.option}), "
+                    f"over by {value - gate.threshold:.4f}"
+                )
+            continue
+        if value < gate.threshold:
             failures.append(
                 f"quality gate failed: {gate.metric} {value:.4f} < {gate.threshold:.4f} ({gate.option}), "
                 f"short by {gate.threshold - value:.4f}"

@@ -12,22 +12,42 @@ import polars as pl
 
 from rulecli.dataset import Dataset, stratified_folds, target_label_expr
 from rulecli.errors import ParamError
-from rulecli.metrics import classification_metrics, confusion_report, scored_frame
-from rulecli.model.core import Model
+from rulecli.metrics import classification_metrics, confusion_report, regression_metrics, scored_frame
+from rulecli.model.compile import Predictor
+from rulecli.model.tree import Forest, Tree
+from rulecli.schema import numeric_expr
 
 SUMMARY_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage")
+REGRESSION_KEYS = ("mae", "rmse", "r2")
 
 
-def truth_expr(model: Model, target: str | None = None) -> pl.Expr:
-    """True class labels from a raw table, made the way training made them."""
+def is_regression(model: Predictor) -> bool:
+    return isinstance(model, Tree | Forest) and model.regression
+
+
+def model_size(model: Predictor) -> int:
+    """Rules, or leaves for trees and forests (each leaf is a rule)."""
+    if isinstance(model, Tree):
+        return int(model.nodes.leaves.size)
+    if isinstance(model, Forest):
+        return sum(int(t.leaves.size) for t in model.trees)
+    return len(model.rules)
+
+
+def truth_expr(model: Predictor, target: str | None = None) -> pl.Expr:
+    """True class labels (or numbers) from a raw table, made the way training made them."""
+    if is_regression(model):
+        return numeric_expr(target or model.target)
     schema = model.info.schema
     if schema is not None and (target is None or target == schema.target.name):
         return target_label_expr(schema.target)
     return pl.col(target or model.target).cast(pl.String)
 
 
-def evaluate_model(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> dict[str, Any]:
-    """Classification metrics of ``model`` on a table, against ``truth``."""
+def evaluate_model(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> dict[str, Any]:
+    """Classification (or regression) metrics of ``model`` on a table, against ``truth``."""
+    if is_regression(model):
+        return regression_metrics(model, lf, truth)
     df = scored_frame(model, lf, truth).collect()
     return classification_metrics(confusion_report(df, model.classes))
 
@@ -36,10 +56,14 @@ def evaluate_model(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> dict[str, 
 class CrossValidation:
     folds: tuple[dict[str, Any], ...]
 
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return REGRESSION_KEYS if self.folds and "rmse" in self.folds[0] else SUMMARY_KEYS
+
     def summary(self) -> dict[str, dict[str, float]]:
         """Mean and sample standard deviation of each headline metric over folds."""
         out = {}
-        for key in SUMMARY_KEYS:
+        for key in self.keys:
             values = np.array([fold[key] for fold in self.folds], dtype=np.float64)
             sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
             out[key] = {"mean": float(values.mean()), "sd": sd}
@@ -49,13 +73,15 @@ class CrossValidation:
         return {"folds": list(self.folds), "summary": self.summary()}
 
 
-def cross_validate(ds: Dataset, fit: Callable[[Dataset], Model], k: int, seed: int) -> CrossValidation:
+def cross_validate(ds: Dataset, fit: Callable[[Dataset], Predictor], k: int, seed: int) -> CrossValidation:
     """Stratified K-fold: fit on K-1 folds, score the held-out fold, K times."""
     if k < 2:
         raise ParamError(f"--cv must be at least 2, got {k}")
     if k > ds.n_rows:
         raise ParamError(f"--cv {k} is more folds than the {ds.n_rows} rows")
-    folds = stratified_folds(ds.y, k, seed)
+    # a numeric target has no classes to stratify by: folds are a seeded shuffle
+    folds = stratified_folds(np.zeros(ds.n_rows, dtype=np.int64) if ds.regression else ds.y, k, seed)
+    keys = REGRESSION_KEYS if ds.regression else SUMMARY_KEYS
     results = []
     for fold in range(k):
         train = ds.subset(np.flatnonzero(folds != fold))
@@ -64,9 +90,9 @@ def cross_validate(ds: Dataset, fit: Callable[[Dataset], Model], k: int, seed: i
         model = fit(train)
         elapsed = time.perf_counter() - started
         metrics = evaluate_model(model, test.frame.lazy(), pl.col(ds.target))
-        metrics = {key: metrics[key] for key in (*SUMMARY_KEYS, "rows", "unclassified")}
+        metrics = {key: metrics[key] for key in (*keys, "rows", *(() if ds.regression else ("unclassified",)))}
         metrics["fold"] = fold + 1
-        metrics["rules"] = len(model.rules)
+        metrics["rules"] = model_size(model)
         metrics["fit_seconds"] = round(elapsed, 6)
         results.append(metrics)
     return CrossValidation(tuple(results))

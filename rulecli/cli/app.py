@@ -48,6 +48,8 @@ app.command("oner")(learn.learner_command(learn.oner))
 app.command("ripper")(learn.learner_command(learn.ripper))
 app.command("cn2")(learn.learner_command(learn.cn2))
 app.command("aq")(learn.learner_command(learn.aq))
+app.command("tree")(learn.learner_command(learn.tree))
+app.command("forest")(learn.learner_command(learn.forest))
 app.command("predict")(predict.predict)
 app.command("evaluate")(evaluate.evaluate)
 

@@ -13,10 +13,10 @@ import typer
 from rulecli import io
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset
 from rulecli.errors import InputError, ModelFormatError, ParamError
-from rulecli.model.compile import check_data, read_dtypes_for
-from rulecli.model.core import Model
+from rulecli.model.compile import Predictor, check_data, read_dtypes_for
 from rulecli.model.serde import dumps, loads
-from rulecli.model.text import parse_text, render_text
+from rulecli.model.text import parse_text, render_text, render_tree
+from rulecli.model.tree import Forest, Tree, decision_list
 
 from . import console
 
@@ -139,7 +139,7 @@ class RunOptions:
     metrics_out: str | None = None
 
 
-def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False) -> Dataset:
+def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_target: bool = False) -> Dataset:
     spec = DataSpec(
         target=opts.target,
         features=split_list(opts.features),
@@ -147,6 +147,7 @@ def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False) -> Datase
         categorical=split_list(opts.categorical),
         numeric=split_list(opts.numeric),
         target_bins=opts.target_bins,
+        numeric_target=numeric_target,
     )
     df = read_frame(path, input_format=opts.input_format, null_values=opts.null_values, text_columns=spec.categorical)
     ds = prepare_dataset(df, spec, source=_label(path))
@@ -156,7 +157,7 @@ def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False) -> Datase
     return ds
 
 
-def load_model(path: str) -> Model:
+def load_model(path: str) -> Predictor:
     """Load a JSON or text model (chosen by content: JSON starts with '{')."""
     text = io.read_text(path)
     source = _label(path)
@@ -167,16 +168,32 @@ def load_model(path: str) -> Model:
     return parse_text(text, source)
 
 
-def model_text(model: Model, path: str) -> str:
+def rules_text(model: Predictor) -> str:
+    """The model in the text rule format; a tree is its leaf rules, drawn above as comments.
+
+    Regression trees and forests have no text rule form (their predictions are numbers or
+    averages): their text is a commented summary, and they are saved as JSON.
+    """
+    if isinstance(model, Tree):
+        drawing = render_tree(model, prefix="# ")
+        return drawing if model.regression else drawing + render_text(decision_list(model))
+    if isinstance(model, Forest):
+        return "".join(f"# {line}\n" for line in console.forest_summary(model))
+    return render_text(model)
+
+
+def model_text(model: Predictor, path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix == ".json":
         return dumps(model)
     if suffix in (".txt", ".rules"):
-        return render_text(model)
+        if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
+            raise ParamError(f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json")
+        return rules_text(model)
     raise ParamError(f"{path}: a model file must end in .json or .txt (or .rules)")
 
 
-def emit_model(model: Model, *, output: str | None, as_json: bool, quiet: bool) -> None:
+def emit_model(model: Predictor, *, output: str | None, as_json: bool, quiet: bool) -> None:
     """Save the model to -o (atomically) and show it on stdout (JSON, table or text)."""
     if output is not None:
         io.write_text(output, model_text(model, output))
@@ -185,9 +202,9 @@ def emit_model(model: Model, *, output: str | None, as_json: bool, quiet: bool) 
     elif quiet:
         return
     elif console.stdout_is_tty():
-        console.out.print(console.rules_table(model))
+        console.show_model(model)
     else:
-        io.write_text(io.STDIO, render_text(model))
+        io.write_text(io.STDIO, rules_text(model))
 
 
 def write_json(path: str, payload: dict[str, Any]) -> None:
@@ -196,7 +213,7 @@ def write_json(path: str, payload: dict[str, Any]) -> None:
 
 def open_for_scoring(
     model_path: str, data: str, input_format: str | None, null_values: list[str] | None
-) -> tuple[Model, pl.LazyFrame, str]:
+) -> tuple[Predictor, pl.LazyFrame, str]:
     """Load a model and open the data it will score, checking the columns it needs are there."""
     check_not_both_stdin(model_path, data)
     model = load_model(model_path)
@@ -217,3 +234,11 @@ def data_columns(
 def check_not_both_stdin(model_path: str, data_path: str) -> None:
     if model_path == io.STDIO and data_path == io.STDIO:
         raise InputError("the model and the data cannot both come from stdin ('-')")
+
+
+def write_partial_dependence(path: str, feature: str, grid: list[float | str], column: str, values: list[float]) -> None:
+    """The partial dependence curve as a table (by extension) or, for .json, one object."""
+    if Path(path).suffix.lower() == ".json":
+        write_json(path, {"feature": feature, "grid": grid, column: values})
+        return
+    io.write_table(pl.DataFrame({feature: grid, column: values}), path)

@@ -10,11 +10,13 @@ from typing import Any
 
 from rich.console import Console
 from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.spinner import Spinner
 from rich.table import Table
 
 from rulecli.model.core import DecisionList, Model
-from rulecli.model.text import render_conditions, render_value
+from rulecli.model.text import render_conditions, render_tree, render_value
+from rulecli.model.tree import Forest, Tree, TreeModel
 
 _NO_COLOR = "NO_COLOR" in os.environ
 # Off a terminal Rich would wrap tables at 80 columns; logs and CI output read better unwrapped.
@@ -57,6 +59,67 @@ def rule_progress(name: str, *, quiet: bool) -> Iterator[Callable[[int], None] |
         yield update
 
 
+@contextlib.contextmanager
+def progress_bar(name: str, total: int, unit: str, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar over ``total`` steps on stderr, only for a person at a terminal."""
+    if quiet or not stderr_is_tty():
+        yield None
+        return
+    columns = (TextColumn(f"{name}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True, redirect_stdout=False, redirect_stderr=False) as bar:
+        task = bar.add_task(name, total=total)
+
+        def update(done: int) -> None:
+            bar.update(task, completed=done)
+
+        yield update
+
+
+BAR_WIDTH = 40
+
+
+def bars(values: dict[str, float], width: int = BAR_WIDTH) -> list[str]:
+    """Ranked horizontal bars, largest first: ``name  value  ████``."""
+    if not values:
+        return []
+    ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
+    top = max(abs(v) for _, v in ranked) or 1.0
+    name_width = max(len(k) for k, _ in ranked)
+    return [f"{k:<{name_width}}  {v:10.6f}  {'█' * round(width * max(v, 0.0) / top)}" for k, v in ranked]
+
+
+def forest_summary(model: Forest) -> list[str]:
+    """Lines describing a forest: size, OOB estimate, importances as bars."""
+    t = model.info.training
+    kind = "mean squared error" if model.regression else "error rate"
+    oob = t.get("oob_mse" if model.regression else "oob_error")
+    lines = [
+        f"random forest for {model.target}: {len(model.trees)} trees, {t.get('max_features')} features tried per node, "
+        f"{t.get('leaves')} leaves",
+        f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)" if isinstance(oob, float) else "OOB: no out-of-bag rows",
+        "importance D_j (mean over trees of F_r at splits on j):",
+    ]
+    importance = t.get("importance")
+    if isinstance(importance, dict):
+        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in importance.items()})]
+    permutation = t.get("permutation_importance")
+    if isinstance(permutation, dict):
+        lines.append("permutation importance (rise of the OOB error when shuffled):")
+        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in permutation.items()})]
+    return lines
+
+
+def show_model(model: Model | TreeModel) -> None:
+    """A model for a person at a terminal: a table of rules, a drawn tree, a forest summary."""
+    if isinstance(model, Tree):
+        out.print(render_tree(model), markup=False, end="")
+    elif isinstance(model, Forest):
+        for line in forest_summary(model):
+            out.print(line, markup=False)
+    else:
+        out.print(rules_table(model))
+
+
 def rules_table(model: Model) -> Table:
     ordered = "decision list, first match wins" if isinstance(model, DecisionList) else "rule set, matches vote"
     table = Table(title=f"{model.target}: {ordered}", title_justify="left")
@@ -87,7 +150,22 @@ def metrics_table(title: str, metrics: dict[str, Any]) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    for key in ("rows", "accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage", "unclassified"):
+    keys = ("rows", "mae", "rmse", "r2") if "rmse" in metrics else (
+        "rows", "accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage", "unclassified"
+    )
+    for key in keys:
         value = metrics[key]
         table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
     return table
+
+
+def draw_partial_dependence(feature: str, grid: list[float | str], column: str, values: list[float]) -> None:
+    """The curve as one bar per grid point, on stderr, scaled between its minimum and maximum."""
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    labels = [f"{t:.6g}" if isinstance(t, float) else str(t) for t in grid]
+    width = max(len(label) for label in labels)
+    err.print(f"partial dependence on {feature}: {column} (bar from {low:.4g} to {high:.4g})", markup=False)
+    for label, value in zip(labels, values, strict=True):
+        bar = "█" * (1 + round((BAR_WIDTH - 1) * (value - low) / span))
+        err.print(f"  {label:>{width}}  {value:12.4f}  {bar}", markup=False)

@@ -10,9 +10,11 @@ import typer
 from rich.table import Table
 
 from rulecli import io
-from rulecli.errors import InputError
+from rulecli.errors import InputError, ParamError
 from rulecli.metrics import Gate, gate_failures, rule_reports
-from rulecli.validation import evaluate_model, truth_expr
+from rulecli.model.compile import as_rules
+from rulecli.model.core import DecisionList, RuleSet
+from rulecli.validation import evaluate_model, is_regression, truth_expr
 
 from . import common, console
 
@@ -31,6 +33,13 @@ def evaluate(
         float | None,
         typer.Option("--min-coverage", min=0, max=1, help="Exit 1 if fewer rows are decided by a non-default rule."),
     ] = None,
+    max_rmse: Annotated[
+        float | None, typer.Option("--max-rmse", min=0, help="Numeric target: exit 1 if the RMSE is higher.")
+    ] = None,
+    max_mae: Annotated[
+        float | None, typer.Option("--max-mae", min=0, help="Numeric target: exit 1 if the MAE is higher.")
+    ] = None,
+    min_r2: Annotated[float | None, typer.Option("--min-r2", help="Numeric target: exit 1 if R² is lower.")] = None,
     per_rule: Annotated[
         bool, typer.Option("--per-rule/--no-per-rule", help="Show per-rule statistics on this data.")
     ] = True,
@@ -42,7 +51,8 @@ def evaluate(
     null_values: common.NullValues = None,
 ) -> None:
     """Score a model on labelled data: accuracy, balanced accuracy, per-class P/R/F1,
-    macro F1, Cohen's kappa, confusion matrix, coverage and per-rule statistics.
+    macro F1, Cohen's kappa, confusion matrix, coverage and per-rule statistics
+    (for a numeric target: MAE, RMSE, R²).
 
     Exit status 1 when a --min-* gate fails.
 
@@ -56,17 +66,29 @@ def evaluate(
     if target_name not in columns:
         raise InputError(f"{label}: target column '{target_name}' is not in the data (pass -y COLUMN)")
     truth = truth_expr(model, target)
+    regression = is_regression(model)
+    classification_gates = {"--min-accuracy": min_accuracy, "--min-f1": min_f1, "--min-coverage": min_coverage}
+    regression_gates = {"--max-rmse": max_rmse, "--max-mae": max_mae, "--min-r2": min_r2}
+    wrong = [k for k, v in (classification_gates if regression else regression_gates).items() if v is not None]
+    if wrong:
+        kind = "a number (regression)" if regression else "classes"
+        raise ParamError(f"{wrong[0]} does not apply: this model predicts {kind}")
+    rule_model = as_rules(model)
+    with_rules = per_rule and isinstance(rule_model, DecisionList | RuleSet)
     try:
         metrics = evaluate_model(model, lf, truth)
-        rules = rule_reports(model, lf, truth) if per_rule else []
+        rules = rule_reports(rule_model, lf, truth) if with_rules else []  # type: ignore[arg-type]
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
     n = metrics["rows"]
-    payload = {**metrics, "rules": [r.as_dict(n) for r in rules]} if per_rule else metrics
+    payload = {**metrics, "rules": [r.as_dict(n) for r in rules]} if with_rules else metrics
     gates = [
         Gate("accuracy", min_accuracy, "--min-accuracy"),
         Gate("macro_f1", min_f1, "--min-f1"),
         Gate("coverage", min_coverage, "--min-coverage"),
+        Gate("rmse", max_rmse, "--max-rmse", upper=True),
+        Gate("mae", max_mae, "--max-mae", upper=True),
+        Gate("r2", min_r2, "--min-r2"),
     ]
     failures = gate_failures(metrics, gates)
     payload["gates"] = {"passed": not failures, "failures": failures}
@@ -85,6 +107,8 @@ def evaluate(
 def _show(payload: dict[str, Any], label: str) -> None:
     out = console.out
     out.print(console.metrics_table(f"{label}", payload))
+    if "rmse" in payload:
+        return
     per_class = Table(title="per class", title_justify="left")
     for name in ("class", "precision", "recall", "f1", "support"):
         per_class.add_column(name, justify="left" if name == "class" else "right")

@@ -16,18 +16,34 @@ from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.oner import OneRParams, fit_oner
 from rulecli.learners.ripper import RipperParams, fit_ripper
-from rulecli.model.compile import check_data, read_dtypes_for
+from rulecli.learners.forest import ForestParams, fit_forest, partial_dependence
+from rulecli.learners.tree import TreeParams, fit_tree
+from rulecli.model.compile import Predictor, check_data, read_dtypes_for
 from rulecli.model.core import Model, Vote
 from rulecli.model.text import render_conditions
+from rulecli.model.tree import Forest, Tree
 from rulecli.search.progress import OnRule
-from rulecli.validation import SUMMARY_KEYS, cross_validate, evaluate_model, truth_expr
+from rulecli.validation import cross_validate, evaluate_model, truth_expr
 
 from . import common, console
 
 
-def learn(data: str, fit: Callable[[Dataset], Model], data_opts: common.DataOptions, run: common.RunOptions) -> Model:
+def learn(
+    data: str,
+    fit: Callable[[Dataset], Predictor],
+    data_opts: common.DataOptions,
+    run: common.RunOptions,
+    *,
+    numeric_target: bool = False,
+) -> Predictor:
     """Read and prepare the training table, fit (with --cv / --test if asked), save and show the model."""
-    ds = common.load_dataset(data, data_opts, quiet=run.quiet)
+    ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=numeric_target)
+    if ds.regression:
+        console.info(
+            f"'{ds.target}' is numeric: predicting it as a number "
+            f"(pass --categorical {ds.target} or --target-bins K for classes)",
+            quiet=run.quiet,
+        )
     model = run_learner(
         ds,
         fit,
@@ -45,7 +61,7 @@ def learn(data: str, fit: Callable[[Dataset], Model], data_opts: common.DataOpti
 
 def run_learner(
     ds: Dataset,
-    fit: Callable[[Dataset], Model],
+    fit: Callable[[Dataset], Predictor],
     *,
     seed: int,
     test: str | None,
@@ -54,7 +70,7 @@ def run_learner(
     input_format: str | None,
     null_values: list[str] | None,
     quiet: bool,
-) -> Model:
+) -> Predictor:
     """The shared life of a learner command; the learner itself is ``fit``."""
     report: dict[str, Any] = {}
     if cv is not None:
@@ -79,23 +95,33 @@ def run_learner(
 
 
 def _cv_table(cv: dict[str, Any], k: int) -> Table:
-    table = Table(title=f"{k}-fold cross-validation (stratified)", title_justify="left")
+    keys = list(cv["summary"])
+    stratified = "stratified" if "accuracy" in keys else "shuffled"
+    table = Table(title=f"{k}-fold cross-validation ({stratified})", title_justify="left")
     table.add_column("fold", justify="right")
-    for key in (*SUMMARY_KEYS, "rules"):
+    for key in (*keys, "rules"):
         table.add_column(key, justify="right")
     for fold in cv["folds"]:
-        table.add_row(str(fold["fold"]), *(f"{fold[k]:.4f}" for k in SUMMARY_KEYS), str(fold["rules"]))
+        table.add_row(str(fold["fold"]), *(f"{fold[k]:.4f}" for k in keys), str(fold["rules"]))
     summary = cv["summary"]
-    table.add_row("mean ± sd", *(f"{summary[k]['mean']:.4f} ± {summary[k]['sd']:.4f}" for k in SUMMARY_KEYS), "")
+    table.add_row("mean ± sd", *(f"{summary[k]['mean']:.4f} ± {summary[k]['sd']:.4f}" for k in keys), "")
     return table
 
 
 @dataclass(frozen=True)
 class Learner:
-    """What a learner command hands over: how to fit, and what to tell a person afterwards."""
+    """What a learner command hands over: how to fit, and what to tell a person afterwards.
 
-    fit: Callable[[Dataset, OnRule | None], Model]
-    report: Callable[[Model, bool], None]
+    ``fit`` gets a progress callback: the rules grown so far, or the steps done out of
+    ``steps`` (trees of a forest) when ``steps`` is set. ``numeric_target``: a numeric
+    target is predicted as a number rather than refused.
+    """
+
+    fit: Callable[[Dataset, OnRule | None], Any]
+    report: Callable[[Any, bool], None]
+    steps: int | None = None
+    unit: str = "rules"
+    numeric_target: bool = False
 
 
 def _rule_count(name: str) -> Callable[[Model, bool], None]:
@@ -156,8 +182,16 @@ def learner_command(configure: Callable[..., Learner]) -> Callable[..., None]:
         data_opts = common.DataOptions(*(values.pop(name) for name, _, _ in DATA_OPTIONS))
         run = common.RunOptions(*(values.pop(name) for name, _, _ in RUN_OPTIONS))
         learner = configure(**values, seed=run.seed)
-        with console.rule_progress(configure.__name__, quiet=run.quiet) as on_rule:
-            model = learn(data, lambda ds: learner.fit(ds, on_rule), data_opts, run)
+        name = configure.__name__
+        progress = (
+            console.progress_bar(name, learner.steps, learner.unit, quiet=run.quiet)
+            if learner.steps is not None
+            else console.rule_progress(name, quiet=run.quiet)
+        )
+        with progress as on_step:
+            model = learn(
+                data, lambda ds: learner.fit(ds, on_step), data_opts, run, numeric_target=learner.numeric_target
+            )
         learner.report(model, run.quiet)
 
     command.__signature__ = inspect.Signature([DATA, *own, *shared])  # type: ignore[attr-defined]
@@ -376,3 +410,175 @@ def aq(
         seed=seed,
     )
     return Learner(lambda d, on_rule: fit_aq(d, params, on_rule=on_rule), _rule_count("aq"))
+
+
+# ---------------------------------------------------------------------------- trees
+
+TREE = "Tree growth"
+
+Criterion = Annotated[
+    str | None,
+    typer.Option(
+        "--criterion",
+        help="gini, entropy or misclassification (classes; default gini); mse (numeric target, the default).",
+        rich_help_panel=TREE,
+    ),
+]
+MaxDepth = Annotated[int | None, typer.Option("--max-depth", min=0, help="Split no deeper.", rich_help_panel=TREE)]
+MaxLeafNodes = Annotated[
+    int | None,
+    typer.Option(
+        "--max-leaf-nodes", min=2, help="Stop at this many leaves (splits go best-first by F_r).", rich_help_panel=TREE
+    ),
+]
+MinSamplesSplit = Annotated[
+    float,
+    typer.Option(
+        "--min-samples-split", min=2, help="A node needs this many rows to be split (the seeds' S_min + 1).",
+        rich_help_panel=TREE,
+    ),
+]
+MinSamplesLeaf = Annotated[
+    float, typer.Option("--min-samples-leaf", min=1, help="Each child keeps at least this many rows.", rich_help_panel=TREE)
+]
+MinImpurityDecrease = Annotated[
+    float,
+    typer.Option(
+        "--min-impurity-decrease", min=0, help="Split only where F_r = G_r |I_r| / |I_1| reaches this.",
+        rich_help_panel=TREE,
+    ),
+]
+MaxBins = Annotated[
+    int,
+    typer.Option(
+        "--max-bins", min=2, max=65535, help="Numeric features with more distinct values are cut at this many quantiles.",
+        rich_help_panel=TREE,
+    ),
+]
+
+
+def _tree_report(model: Tree, quiet: bool) -> None:
+    t = model.info.training
+    console.info(f"tree: {t['leaves']} leaves, depth {t['depth']}", quiet=quiet)
+
+
+def tree(
+    criterion: Criterion = None,
+    max_depth: MaxDepth = None,
+    max_leaf_nodes: MaxLeafNodes = None,
+    min_samples_split: MinSamplesSplit = 2.0,
+    min_samples_leaf: MinSamplesLeaf = 1.0,
+    min_impurity_decrease: MinImpurityDecrease = 0.0,
+    ccp_alpha: Annotated[
+        float,
+        typer.Option("--ccp-alpha", min=0, help="Minimal cost-complexity pruning strength (0: none).", rich_help_panel=TREE),
+    ] = 0.0,
+    max_bins: MaxBins = 255,
+    seed: int = 0,
+) -> Learner:
+    """Grow a CART tree (classification, or regression for a numeric target); shown as a
+    tree and saved as one rule per leaf.
+
+    Example:
+
+        rulecli tree sample_data/penguins.csv -y species --max-depth 3 -o penguins.tree.json
+    """
+    params = TreeParams(
+        criterion=criterion,
+        max_depth=max_depth,
+        max_leaf_nodes=max_leaf_nodes,
+        min_samples_split=min_samples_split,
+        min_samples_leaf=min_samples_leaf,
+        min_impurity_decrease=min_impurity_decrease,
+        ccp_alpha=ccp_alpha,
+        max_bins=max_bins,
+    )
+    return Learner(lambda d, _: fit_tree(d, params), _tree_report, numeric_target=True)
+
+
+def forest(
+    trees: Annotated[int, typer.Option("--trees", "-B", min=1, help="Number of bootstrap trees.")] = 100,
+    max_features: Annotated[
+        str,
+        typer.Option(
+            "--max-features", "-m", help="Features tried per node: auto (sqrt for classes, third for numbers), "
+            "sqrt, third, all, a count or a fraction."
+        ),
+    ] = "auto",
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Worker processes (the forest is the same for any value).")
+    ] = 1,
+    importance: Annotated[
+        str, typer.Option("--importance", help="impurity (D_j, always saved) or permutation (OOB rows, also saved).")
+    ] = "impurity",
+    pd_feature: Annotated[
+        str | None,
+        typer.Option("--partial-dependence", help="Compute and draw the partial dependence on this feature."),
+    ] = None,
+    pd_class: Annotated[
+        str | None, typer.Option("--class", help="Class y0 of --partial-dependence (default: the first class).")
+    ] = None,
+    pd_out: Annotated[
+        str | None, typer.Option("--pd-out", help="Write the partial dependence here (.csv, .json, .parquet).")
+    ] = None,
+    grid_points: Annotated[
+        int, typer.Option("--grid-points", min=2, help="Grid size for a numeric --partial-dependence feature.")
+    ] = 20,
+    criterion: Criterion = None,
+    max_depth: MaxDepth = None,
+    max_leaf_nodes: MaxLeafNodes = None,
+    min_samples_split: MinSamplesSplit = 2.0,
+    min_samples_leaf: MinSamplesLeaf = 1.0,
+    min_impurity_decrease: MinImpurityDecrease = 0.0,
+    max_bins: MaxBins = 255,
+    seed: int = 0,
+) -> Learner:
+    """Grow a random forest (Breiman 2001, as seed 002 describes): bootstrap trees, m random
+    features per node, OOB error, importances, partial dependence.
+
+    Example:
+
+        rulecli forest sample_data/penguins.csv -y species --trees 200 --jobs 2 -o penguins.forest.json
+    """
+    if importance not in ("impurity", "permutation"):
+        raise ParamError(f"--importance must be impurity or permutation, got '{importance}'")
+    if (pd_class is not None or pd_out is not None) and pd_feature is None:
+        raise ParamError("--class and --pd-out go with --partial-dependence FEATURE")
+    params = ForestParams(
+        trees=trees,
+        max_features=max_features,
+        tree=TreeParams(
+            criterion=criterion,
+            max_depth=max_depth,
+            max_leaf_nodes=max_leaf_nodes,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_impurity_decrease=min_impurity_decrease,
+            max_bins=max_bins,
+        ),
+        seed=seed,
+    )
+    trained: dict[str, Dataset] = {}
+
+    def fit(ds: Dataset, on_tree: OnRule | None) -> Forest:
+        trained["data"] = ds  # the last call is the final fit (after --cv folds)
+        return fit_forest(ds, params, jobs=jobs, permutation=importance == "permutation", on_tree=on_tree)
+
+    def report(model: Forest, quiet: bool) -> None:
+        if pd_feature is None:
+            return
+        ds = trained["data"]
+        class_index = None
+        if not model.regression:
+            label = pd_class if pd_class is not None else model.classes[0]
+            if label not in model.classes:
+                raise ParamError(f"--class '{label}' is not one of the classes: {', '.join(model.classes)}")
+            class_index = model.classes.index(label)
+        grid, values = partial_dependence(model, ds, pd_feature, class_index, grid_points)
+        column = "mean_prediction" if model.regression else f"f_{model.classes[class_index or 0]}"
+        if pd_out is not None:
+            common.write_partial_dependence(pd_out, pd_feature, grid, column, values)
+        if not quiet:
+            console.draw_partial_dependence(pd_feature, grid, column, values)
+
+    return Learner(fit, report, steps=trees, unit="trees", numeric_target=True)

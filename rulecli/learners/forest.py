@@ -209,7 +209,7 @@ def fit_forest(
         "rows": ds.n_rows,
         "trees": len(trees),
         "max_features": m,
-        "oob_" + ("mse" if ds.regression else "error"): oob_error,
+        "oob_" + ("mse" if ds.regression else "error"): None if math.isnan(oob_error) else oob_error,
         "oob_rows": int((oob.counts > 0).sum()),
         "importance": impurity_importance(draft),
         "leaves": int(sum(t.leaves.size for t in trees)),

@@ -10,12 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import numpy as np
 import polars as pl
 
-from rulecli.errors import InputError, ModelFormatError
+from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
 from rulecli.model.text import render_conditions
+from rulecli.model.tree import (
+    Columns,
+    Forest,
+    Tree,
+    TreeModel,
+    average_output,
+    decision_list,
+    feature_kinds,
+    leaf_rules,
+    level_index,
+    walkers,
+)
 from rulecli.schema import categorical_expr, normalize_missing
+
+Predictor = Model | TreeModel
 
 PREDICTION = "prediction"
 RULE = "rule"
@@ -115,8 +130,12 @@ def _combine(exprs: list[pl.Expr], combine: Callable[[list[pl.Expr]], pl.Expr]) 
 
 def first_match_expr(model: DecisionList) -> pl.Expr:
     """0-based number of the first matching rule; ``len(model.rules)`` means the default."""
-    firsts = [pl.when(rule_expr(r)).then(pl.lit(i, dtype=pl.UInt32)) for i, r in enumerate(model.rules)]
-    default = pl.lit(len(model.rules), dtype=pl.UInt32)
+    return _first_of([r.conditions for r in model.rules])
+
+
+def _first_of(rules: list[tuple[Condition, ...]]) -> pl.Expr:
+    firsts = [pl.when(rule_expr(Rule(c, ""))).then(pl.lit(i, dtype=pl.UInt32)) for i, c in enumerate(rules)]
+    default = pl.lit(len(rules), dtype=pl.UInt32)
     return _combine([*firsts, default], pl.coalesce) if firsts else default
 
 
@@ -251,8 +270,80 @@ def decided_expr(model: Model) -> pl.Expr:
     return _combine([rule_expr(r) for r in model.rules], pl.any_horizontal)
 
 
+def as_rules(model: Predictor) -> Predictor:
+    """A classification tree predicts through its leaf rules; other models as they are."""
+    if isinstance(model, Tree) and not model.regression:
+        return decision_list(model)
+    return model
+
+
+def _regression_tree_exprs(tree: Tree, explain: bool) -> tuple[pl.Expr, list[pl.Expr]]:
+    """A regression tree: the leaf reached (first matching leaf rule) and its mean."""
+    leaves = leaf_rules(tree.nodes, tree.features)
+    index = _first_of([conditions for _, conditions in leaves])
+    means = [float(tree.nodes.value[leaf, 0]) for leaf, _ in leaves]
+    exprs = [_lookup(pl.col(FIRST_MATCH), [*means, None], pl.Float64()).alias(PREDICTION)]
+    if explain:
+        ids = [*(str(i) for i in range(1, len(leaves) + 1)), None]
+        texts = [*(render_conditions(c) for _, c in leaves), None]
+        exprs += [
+            _lookup(pl.col(FIRST_MATCH), ids, pl.String()).alias(RULE),
+            _lookup(pl.col(FIRST_MATCH), texts, pl.String()).alias(RULE_TEXT),
+        ]
+    return index.alias(FIRST_MATCH), exprs
+
+
+FOREST = "__rulecli_forest"
+# Rows per NumPy pass when walking trees: bounds the memory of a batch's feature matrices.
+_WALK_ROWS = 1 << 16
+
+
+def forest_expr(model: TreeModel) -> pl.Expr:
+    """A struct of ``prediction`` and (classes) ``proba_<class>``, from walking every tree."""
+    kinds = feature_kinds(model)
+    used = list(kinds)
+    index = {name: j for j, name in enumerate(model.features)}
+    levels = level_index(model.info.schema, model.features)
+    prepared = walkers(model)
+    d = len(model.features)
+    regression = model.regression
+    names = [f"proba_{c}" for c in model.classes]
+    fields = {PREDICTION: pl.Float64() if regression else pl.String(), **{n: pl.Float64() for n in names}}
+
+    def score(frame: pl.DataFrame) -> pl.DataFrame:
+        n = frame.height
+        numeric = np.full((d, n), np.nan)
+        codes = np.full((d, n), -1, dtype=np.int32)
+        for name in used:
+            j = index[name]
+            column = frame.get_column(name)
+            if kinds[name]:
+                numeric[j] = column.cast(pl.Float64).fill_nan(None).to_numpy()
+            else:
+                codes[j] = (
+                    column.cast(pl.String)
+                    .replace_strict(levels[j], default=-1, return_dtype=pl.Int32)
+                    .fill_null(-1)
+                    .to_numpy()
+                )
+        out = average_output(model, prepared, Columns(numeric, codes, n))
+        if regression:
+            return pl.DataFrame({PREDICTION: out[:, 0]}, schema=fields)
+        labels = np.array(model.classes, dtype=object)[out.argmax(axis=1)]
+        return pl.DataFrame({PREDICTION: labels, **{name: out[:, k] for k, name in enumerate(names)}}, schema=fields)
+
+    def batches(s: pl.Series) -> pl.Series:
+        frame = s.struct.unnest()
+        parts = [score(frame.slice(i, _WALK_ROWS)) for i in range(0, frame.height, _WALK_ROWS)]
+        result = pl.concat(parts) if parts else pl.DataFrame(schema=fields)
+        return result.to_struct(FOREST)
+
+    source = pl.struct(used) if used else pl.struct(pl.lit(0).alias("_"))
+    return source.map_batches(batches, return_dtype=pl.Struct(fields), is_elementwise=True).alias(FOREST)
+
+
 def prediction_frame(
-    model: Model,
+    model: Predictor,
     lf: pl.LazyFrame,
     *,
     keep: tuple[str, ...] = (),
@@ -261,6 +352,18 @@ def prediction_frame(
 ) -> pl.LazyFrame:
     """The lazy plan of ``predict``: kept columns, prediction, probabilities, explanation."""
     lf = normalize_missing(lf)
+    model = as_rules(model)
+    if isinstance(model, Tree | Forest) and proba and model.regression:
+        raise ParamError("--proba needs classes; this model predicts a number")
+    if isinstance(model, Forest):
+        if explain:
+            raise ParamError("--explain names one deciding rule; a forest has none (a single tree does)")
+        fields = [PREDICTION, *([f"proba_{c}" for c in model.classes] if proba else [])]
+        scored = lf.with_columns(forest_expr(model))
+        return scored.select([*keep, *(pl.col(FOREST).struct.field(f) for f in fields)])
+    if isinstance(model, Tree):
+        index, exprs = _regression_tree_exprs(model, explain)
+        return lf.with_columns(index).with_columns(exprs).select([*keep, *(e.meta.output_name() for e in exprs)])
     index = None
     if isinstance(model, DecisionList) and (proba or explain):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
@@ -275,8 +378,10 @@ def prediction_frame(
     return lf.with_columns(exprs).select([*keep, *names])
 
 
-def column_kinds(model: Model) -> dict[str, bool]:
+def column_kinds(model: Predictor) -> dict[str, bool]:
     """Each column the model reads, with True where it is compared as a number."""
+    if isinstance(model, Tree | Forest):
+        return feature_kinds(model)
     kinds: dict[str, bool] = {}
     for rule in model.rules:
         for cond in rule.conditions:
@@ -289,7 +394,7 @@ def column_kinds(model: Model) -> dict[str, bool]:
     return kinds
 
 
-def read_dtypes_for(model: Model) -> dict[str, pl.DataType]:
+def read_dtypes_for(model: Predictor) -> dict[str, pl.DataType]:
     """CSV dtypes that make the data read the way the model compares it.
 
     The target is left to inference, exactly as training read it.
@@ -297,7 +402,7 @@ def read_dtypes_for(model: Model) -> dict[str, pl.DataType]:
     return {name: pl.Float64() if numeric else pl.String() for name, numeric in column_kinds(model).items()}
 
 
-def check_data(model: Model, columns: Mapping[str, pl.DataType], source: str) -> None:
+def check_data(model: Predictor, columns: Mapping[str, pl.DataType], source: str) -> None:
     """Fail with one clear line when the data lacks a column the model needs or has the wrong type."""
     kinds = column_kinds(model)
     missing = [c for c in kinds if c not in columns]

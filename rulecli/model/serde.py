@@ -7,6 +7,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from rulecli import __version__
 from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.core import (
@@ -22,6 +24,7 @@ from rulecli.model.core import (
     Scalar,
     Vote,
 )
+from rulecli.model.tree import Forest, Tree, TreeModel, TreeNodes
 from rulecli.schema import Cuts, Feature, Kind, Schema, Target
 
 FORMAT = "rulecli-model"
@@ -113,9 +116,85 @@ def model_to_dict(model: Model) -> dict[str, Any]:
     return out
 
 
-def dumps(model: Model) -> str:
-    """Serialise a model: sorted keys, fixed indentation, trailing newline, no NaN."""
-    return json.dumps(model_to_dict(model), sort_keys=True, indent=2, allow_nan=False) + "\n"
+def _float(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
+
+
+def _short(value: float) -> float:
+    """Impurities and gains are for people; ten significant digits keep forests small."""
+    return float(f"{value:.10g}")
+
+
+def nodes_to_dict(nodes: TreeNodes) -> dict[str, Any]:
+    value = nodes.value
+    return {
+        "feature": nodes.feature.tolist(),
+        "threshold": [_float(t) for t in nodes.threshold.tolist()],
+        "left_levels": [list(v) for v in nodes.left_levels],
+        "right_levels": [list(v) for v in nodes.right_levels],
+        "missing_left": nodes.missing_left.tolist(),
+        "left": nodes.left.tolist(),
+        "right": nodes.right.tolist(),
+        "value": [[float(v) if value.shape[1] == 1 else _count_or_float(v) for v in row] for row in value.tolist()],
+        "n_samples": [_count_or_float(v) for v in nodes.n_samples.tolist()],
+        "impurity": [_short(v) for v in nodes.impurity.tolist()],
+        "improvement": [_short(v) for v in nodes.improvement.tolist()],
+    }
+
+
+def _count_or_float(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def _tree_model_to_dict(model: TreeModel) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "rulecli_version": __version__,
+        "kind": model.kind,
+        "algorithm": model.info.algorithm,
+        "params": model.info.params,
+        "schema": _schema_to_json(model.info.schema),
+        "training": model.info.training,
+        "target": model.target,
+        "classes": list(model.classes),
+        "features": list(model.features),
+    }
+    if isinstance(model, Tree):
+        out["tree"] = nodes_to_dict(model.nodes)
+    else:
+        out["trees"] = [nodes_to_dict(t) for t in model.trees]
+    return out
+
+
+def dumps(model: Model | TreeModel) -> str:
+    """Serialise a model: sorted keys, fixed indentation, trailing newline, no NaN.
+
+    Tree node arrays are written one array per line: a forest has millions of numbers.
+    """
+    if not isinstance(model, Tree | Forest):
+        return json.dumps(model_to_dict(model), sort_keys=True, indent=2, allow_nan=False) + "\n"
+    body = _tree_model_to_dict(model)
+    arrays: list[str] = []
+
+    def compact(nodes: dict[str, Any]) -> dict[str, str]:
+        out = {}
+        for key, values in nodes.items():
+            arrays.append(json.dumps(values, separators=(",", ":"), allow_nan=False))
+            out[key] = f"@@array{len(arrays) - 1}@@"
+        return out
+
+    if "tree" in body:
+        body["tree"] = compact(body["tree"])
+    else:
+        body["trees"] = [compact(t) for t in body["trees"]]
+    text = json.dumps(body, sort_keys=True, indent=2, allow_nan=False)
+    pieces = text.split('"@@array')
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        number, rest = piece.split('@@"', 1)
+        out.append(arrays[int(number)] + rest)
+    return "".join(out) + "\n"
 
 
 def dumps_cuts(cuts: list[Cuts], params: Mapping[str, object]) -> str:
@@ -275,7 +354,7 @@ def _read_rule(r: _Reader, obj: Any, where: str, n_classes: int) -> Rule:
     return Rule(conditions, prediction, stats, None if weight is None else r.number(weight, f"{where}.weight"))
 
 
-def loads(text: str, source: str = "<model>") -> Model:
+def loads(text: str, source: str = "<model>") -> Model | TreeModel:
     """Parse and validate a JSON model file."""
     try:
         obj = json.loads(text)
@@ -297,6 +376,9 @@ def loads(text: str, source: str = "<model>") -> Model:
         )
     if version < 1:
         raise r.fail("format_version", f"unknown version {version}")
+    kind = r.get(obj, "kind", "model", (str,))
+    if kind in (Tree.kind, Forest.kind):
+        return _read_tree_model(r, obj, kind)
     classes = r.get(obj, "classes", "model", (list,))
     if not classes or not all(isinstance(c, str) for c in classes):
         raise r.fail("classes", "expected a non-empty list of text labels")
@@ -317,7 +399,6 @@ def loads(text: str, source: str = "<model>") -> Model:
         training=training,
     )
     target = r.get(obj, "target", "model", (str,))
-    kind = r.get(obj, "kind", "model", (str,))
     if kind == DecisionList.kind:
         if default is None:
             raise r.fail("default", "a decision list needs a default rule")
@@ -328,6 +409,113 @@ def loads(text: str, source: str = "<model>") -> Model:
             raise r.fail("vote", f"unknown vote '{vote_text}'")
         return RuleSet(target, tuple(classes), rules, default, Vote(vote_text), info)
     raise r.fail("kind", f"unknown model kind '{kind}'")
+
+
+def _info(r: _Reader, obj: dict[str, Any]) -> ModelInfo:
+    return ModelInfo(
+        algorithm=r.get(obj, "algorithm", "model", (str,)),
+        params=r.get(obj, "params", "model", (dict,), optional=True) or {},
+        schema=_read_schema(r, obj.get("schema")),
+        training=r.get(obj, "training", "model", (dict,), optional=True) or {},
+    )
+
+
+def _read_tree_model(r: _Reader, obj: dict[str, Any], kind: str) -> TreeModel:
+    classes = r.get(obj, "classes", "model", (list,))
+    if not all(isinstance(c, str) for c in classes) or len(classes) == 1:
+        raise r.fail("classes", "expected text labels (two or more), or none for a regression model")
+    features = r.get(obj, "features", "model", (list,))
+    if not features or not all(isinstance(f, str) for f in features):
+        raise r.fail("features", "expected a non-empty list of column names")
+    width = len(classes) or 1
+    info = _info(r, obj)
+    target = r.get(obj, "target", "model", (str,))
+    if kind == Tree.kind:
+        nodes = _read_nodes(r, r.get(obj, "tree", "model", (dict,)), "tree", len(features), width)
+        return Tree(target, tuple(classes), tuple(features), nodes, info)
+    raw = r.get(obj, "trees", "model", (list,))
+    if not raw:
+        raise r.fail("trees", "a forest needs at least one tree")
+    trees = tuple(_read_nodes(r, t, f"trees[{i}]", len(features), width) for i, t in enumerate(raw))
+    return Forest(target, tuple(classes), tuple(features), trees, info)
+
+
+def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -> TreeNodes:
+    """Node arrays, checked so that traversal cannot go wrong: equal lengths, children
+    after their parent (no cycles), features in range, numbers finite."""
+    fields = ("feature", "threshold", "left_levels", "right_levels", "missing_left", "left", "right", "value")
+    lists = {name: r.get(obj, name, where, (list,)) for name in fields}
+    n = len(lists["feature"])
+    if n == 0:
+        raise r.fail(where, "a tree needs at least one node")
+    for name, values in lists.items():
+        if len(values) != n:
+            raise r.fail(f"{where}.{name}", f"expected {n} entries, one per node, found {len(values)}")
+    feature, left, right = (
+        np.array([_int(r, v, f"{where}.{name}[{i}]") for i, v in enumerate(lists[name])], dtype=np.int64)
+        for name in ("feature", "left", "right")
+    )
+    index = np.arange(n)
+    split = feature >= 0
+    if (feature >= n_features).any() or (feature < -1).any():
+        raise r.fail(f"{where}.feature", f"feature numbers must be -1 (leaf) or below {n_features}")
+    if (split & ~((left > index) & (right > index) & (left < n) & (right < n))).any() or (
+        ~split & ((left != -1) | (right != -1))
+    ).any():
+        raise r.fail(where, "child numbers must follow their parent, and leaves have none (-1)")
+    threshold = np.array(
+        [np.nan if t is None else r.number(t, f"{where}.threshold[{i}]") for i, t in enumerate(lists["threshold"])]
+    )
+    left_levels = _levels(r, lists["left_levels"], f"{where}.left_levels")
+    right_levels = _levels(r, lists["right_levels"], f"{where}.right_levels")
+    for i in np.flatnonzero(split):
+        if np.isnan(threshold[i]) and not (left_levels[i] or right_levels[i]):
+            raise r.fail(where, f"split node {i} has neither a threshold nor level sets")
+    missing_left = lists["missing_left"]
+    if not all(isinstance(v, bool) for v in missing_left):
+        raise r.fail(f"{where}.missing_left", "expected true/false per node")
+    value = np.zeros((n, width))
+    for i, row in enumerate(lists["value"]):
+        if not isinstance(row, list) or len(row) != width:
+            raise r.fail(f"{where}.value[{i}]", f"expected a list of {width} numbers")
+        value[i] = [r.number(v, f"{where}.value[{i}]") for v in row]
+    optional = {}
+    for name in ("n_samples", "impurity", "improvement"):
+        raw = r.get(obj, name, where, (list,), optional=True)
+        if raw is None:
+            optional[name] = np.zeros(n)
+            continue
+        if len(raw) != n:
+            raise r.fail(f"{where}.{name}", f"expected {n} entries, one per node")
+        optional[name] = np.array([r.number(v, f"{where}.{name}[{i}]") for i, v in enumerate(raw)])
+    return TreeNodes(
+        feature=feature.astype(np.int32),
+        threshold=threshold,
+        left_levels=left_levels,
+        right_levels=right_levels,
+        missing_left=np.array(missing_left, dtype=bool),
+        left=left.astype(np.int32),
+        right=right.astype(np.int32),
+        value=value,
+        n_samples=optional["n_samples"],
+        impurity=optional["impurity"],
+        improvement=optional["improvement"],
+    )
+
+
+def _int(r: _Reader, value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise r.fail(where, f"expected an integer, found {value!r}")
+    return value
+
+
+def _levels(r: _Reader, raw: list[Any], where: str) -> tuple[tuple[str, ...], ...]:
+    out = []
+    for i, levels in enumerate(raw):
+        if not isinstance(levels, list) or not all(isinstance(v, str) for v in levels):
+            raise r.fail(f"{where}[{i}]", "expected a list of text levels")
+        out.append(tuple(levels))
+    return tuple(out)
 
 
 def loads_cuts(text: str, source: str = "<cuts>") -> list[Cuts]:

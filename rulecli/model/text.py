@@ -38,6 +38,7 @@ from rulecli.model.core import (
     Scalar,
     Vote,
 )
+from rulecli.model.tree import Tree, leaf_rules, single_test
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 KEYWORDS = frozenset(
@@ -480,3 +481,45 @@ def _finish(draft: _Draft, source: str) -> Model:
     if draft.default is None:
         raise ModelFormatError(f"{source}: a decision list must end with an ELSE line (or start with RULESET VOTE one)")
     return DecisionList(draft.target, classes, tuple(draft.rules), draft.default, info)
+
+
+def _leaf_text(tree: Tree, leaf: int) -> str:
+    nodes = tree.nodes
+    rows = nodes.n_samples[leaf]
+    rows_text = f"{int(rows)}" if float(rows).is_integer() else f"{rows:.1f}"
+    if tree.regression:
+        return f"{render_name(tree.target)} = {float(nodes.value[leaf, 0]):.6g}  ({rows_text} rows)"
+    counts = nodes.value[leaf]
+    total = counts.sum()
+    shares = " / ".join(f"{c / total:.2f}" for c in counts) if total else "-"
+    label = tree.classes[int(counts.argmax())]
+    return f"{render_name(tree.target)} = {render_value(label)}  ({rows_text} rows, P = {shares})"
+
+
+def render_tree(tree: Tree, prefix: str = "") -> str:
+    """The tree as indented text, one line per branch, each leaf with its rule number.
+
+    Every line starts with ``prefix`` (``"# "`` makes it a comment of the rule format).
+    """
+    nodes = tree.nodes
+    rule_of = {leaf: i for i, (leaf, _) in enumerate(leaf_rules(nodes, tree.features), 1)}
+    classes = f"P over {', '.join(tree.classes)}" if tree.classes else "leaf means"
+    lines = [
+        f"{prefix}tree for {tree.target}: {len(rule_of)} leaves, depth {nodes.depth()} ({classes})",
+    ]
+    stack: list[tuple[int, int, str | None]] = [(0, 0, None)]
+    while stack:
+        node, depth, test = stack.pop()
+        indent = "|   " * max(depth - 1, 0)
+        if test is not None:
+            lines.append(f"{prefix}{indent}|--- {test}")
+        if nodes.feature[node] < 0:
+            inner = "|   " * depth
+            lines.append(f"{prefix}{inner}|--- {_leaf_text(tree, node)}  [rule {rule_of[node]}]")
+            continue
+        column = tree.features[int(nodes.feature[node])]
+        left = render_condition(single_test(nodes, node, column, to_left=True))
+        right = render_condition(single_test(nodes, node, column, to_left=False))
+        stack.append((int(nodes.right[node]), depth + 1, right))
+        stack.append((int(nodes.left[node]), depth + 1, left))
+    return "\n".join(lines) + "\n"

@@ -143,6 +143,13 @@ def _follow(span: _Span, nodes: TreeNodes, node: int, to_left: bool) -> None:
         span.include = set(mine) if span.include is None else span.include & set(mine)
 
 
+def single_test(nodes: TreeNodes, node: int, column: str, *, to_left: bool) -> Condition:
+    """The test a row passes to go from ``node`` to its left (or right) child."""
+    span = _Span(numeric=not np.isnan(nodes.threshold[node]))
+    _follow(span, nodes, node, to_left)
+    return span.condition(column)
+
+
 def leaf_rules(nodes: TreeNodes, features: tuple[str, ...]) -> list[tuple[int, tuple[Condition, ...]]]:
     """Each leaf (depth-first order) with the conditions of its path."""
     out: list[tuple[int, tuple[Condition, ...]]] = []

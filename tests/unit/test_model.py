@@ -208,7 +208,8 @@ def test_json_round_trip_is_byte_identical():
         ),
         (lambda d: d["rules"][0].update(prediction="nope"), "'nope' is not one of the classes"),
         (lambda d: d["rules"][0]["stats"].update(class_counts=[1]), "expected 3 counts"),
-        (lambda d: d.update(kind="forest"), "unknown model kind"),
+        (lambda d: d.update(kind="hedge"), "unknown model kind"),
+        (lambda d: d.update(kind="forest"), "missing field .features."),
         (lambda d: d["rules"][0]["conditions"][0].update(value="x"), "needs a number"),
     ],
 )
