@@ -116,12 +116,16 @@ def _sorted_labels(series: pl.Series) -> tuple[str, ...]:
 
 def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) -> tuple[pl.Series, Target]:
     column = df.get_column(name)
-    if spec.numeric_target and spec.target_bins is None and name not in spec.categorical:
-        if is_numeric_dtype(column.dtype):
-            values = _to_numeric(df, name, source)
-            if values.drop_nulls().n_unique() < 2:
-                raise InputError(f"{source}: target column '{name}' has a single value; there is nothing to learn")
-            return values.alias(name), Target(name, ())
+    if (
+        spec.numeric_target
+        and spec.target_bins is None
+        and name not in spec.categorical
+        and is_numeric_dtype(column.dtype)
+    ):
+        values = _to_numeric(df, name, source)
+        if values.drop_nulls().n_unique() < 2:
+            raise InputError(f"{source}: target column '{name}' has a single value; there is nothing to learn")
+        return values.alias(name), Target(name, ())
     if spec.target_bins is not None:
         if spec.target_bins < 2:
             raise ParamError(f"--target-bins must be at least 2, got {spec.target_bins}")

@@ -32,8 +32,8 @@ from rulecli.model.compile import (
     rule_id_expr,
 )
 from rulecli.model.core import DecisionList, Model
-from rulecli.model.tree import Forest, Tree
 from rulecli.model.text import render_conditions
+from rulecli.model.tree import Forest, Tree
 from rulecli.schema import normalize_missing
 
 TRUTH = "truth"

@@ -15,11 +15,13 @@ from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.oner import OneRParams, fit_oner
 from rulecli.learners.ripper import RipperParams, fit_ripper
+from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.metrics import rule_reports
 from rulecli.model.compile import prediction_frame
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
+from rulecli.model.tree import decision_list
 
 
 @st.composite
@@ -57,11 +59,13 @@ def reference_predict(model: Model, row: dict[str, object]) -> str | None:
         if c.op == Op.PRESENT:
             return v is not None
         if v is None:
-            return False
+            return c.or_missing
         if c.op == Op.EQ:
             return str(v) == c.value if isinstance(c.value, str) else v == c.value
         if c.op == Op.IN:
             return str(v) in c.value
+        if c.op == Op.NOT_IN:
+            return str(v) not in c.value
         if c.op == Op.INTERVAL:
             low, high = c.value
             left = v >= low if c.closed in (Closed.LEFT, Closed.BOTH) else v > low
@@ -97,6 +101,10 @@ LEARNERS = {
     "cn2-best": lambda ds, seed: fit_cn2(ds, CN2Params(ordered=False, vote=Vote.BEST)),
     "aq": lambda ds, seed: fit_aq(ds, AQParams(seed=seed)),
     "aq-support": lambda ds, seed: fit_aq(ds, AQParams(seed=seed, vote="support", default="none")),
+    "tree": lambda ds, seed: decision_list(fit_tree(ds, TreeParams(criterion=("gini", "entropy")[seed % 2]))),
+    "tree-limited": lambda ds, seed: decision_list(
+        fit_tree(ds, TreeParams(max_leaf_nodes=2 + seed, criterion="misclassification", min_samples_leaf=1 + seed))
+    ),
 }
 
 

@@ -188,7 +188,9 @@ def model_text(model: Predictor, path: str) -> str:
         return dumps(model)
     if suffix in (".txt", ".rules"):
         if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
-            raise ParamError(f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json")
+            raise ParamError(
+                f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json"
+            )
         return rules_text(model)
     raise ParamError(f"{path}: a model file must end in .json or .txt (or .rules)")
 
@@ -236,7 +238,9 @@ def check_not_both_stdin(model_path: str, data_path: str) -> None:
         raise InputError("the model and the data cannot both come from stdin ('-')")
 
 
-def write_partial_dependence(path: str, feature: str, grid: list[float | str], column: str, values: list[float]) -> None:
+def write_partial_dependence(
+    path: str, feature: str, grid: list[float | str], column: str, values: list[float]
+) -> None:
     """The partial dependence curve as a table (by extension) or, for .json, one object."""
     if Path(path).suffix.lower() == ".json":
         write_json(path, {"feature": feature, "grid": grid, column: values})

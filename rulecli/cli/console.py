@@ -96,7 +96,9 @@ def forest_summary(model: Forest) -> list[str]:
     lines = [
         f"random forest for {model.target}: {len(model.trees)} trees, {t.get('max_features')} features tried per node, "
         f"{t.get('leaves')} leaves",
-        f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)" if isinstance(oob, float) else "OOB: no out-of-bag rows",
+        f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)"
+        if isinstance(oob, float)
+        else "OOB: no out-of-bag rows",
         "importance D_j (mean over trees of F_r at splits on j):",
     ]
     importance = t.get("importance")
@@ -150,8 +152,10 @@ def metrics_table(title: str, metrics: dict[str, Any]) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    keys = ("rows", "mae", "rmse", "r2") if "rmse" in metrics else (
-        "rows", "accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage", "unclassified"
+    keys = (
+        ("rows", "mae", "rmse", "r2")
+        if "rmse" in metrics
+        else ("rows", "accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage", "unclassified")
     )
     for key in keys:
         value = metrics[key]

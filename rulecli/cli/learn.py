@@ -14,9 +14,9 @@ from rulecli.dataset import Dataset
 from rulecli.errors import InputError, ParamError
 from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.cn2 import CN2Params, fit_cn2
+from rulecli.learners.forest import ForestParams, fit_forest, partial_dependence
 from rulecli.learners.oner import OneRParams, fit_oner
 from rulecli.learners.ripper import RipperParams, fit_ripper
-from rulecli.learners.forest import ForestParams, fit_forest, partial_dependence
 from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.model.compile import Predictor, check_data, read_dtypes_for
 from rulecli.model.core import Model, Vote
@@ -434,24 +434,32 @@ MaxLeafNodes = Annotated[
 MinSamplesSplit = Annotated[
     float,
     typer.Option(
-        "--min-samples-split", min=2, help="A node needs this many rows to be split (the seeds' S_min + 1).",
+        "--min-samples-split",
+        min=2,
+        help="A node needs this many rows to be split (the seeds' S_min + 1).",
         rich_help_panel=TREE,
     ),
 ]
 MinSamplesLeaf = Annotated[
-    float, typer.Option("--min-samples-leaf", min=1, help="Each child keeps at least this many rows.", rich_help_panel=TREE)
+    float,
+    typer.Option("--min-samples-leaf", min=1, help="Each child keeps at least this many rows.", rich_help_panel=TREE),
 ]
 MinImpurityDecrease = Annotated[
     float,
     typer.Option(
-        "--min-impurity-decrease", min=0, help="Split only where F_r = G_r |I_r| / |I_1| reaches this.",
+        "--min-impurity-decrease",
+        min=0,
+        help="Split only where F_r = G_r |I_r| / |I_1| reaches this.",
         rich_help_panel=TREE,
     ),
 ]
 MaxBins = Annotated[
     int,
     typer.Option(
-        "--max-bins", min=2, max=65535, help="Numeric features with more distinct values are cut at this many quantiles.",
+        "--max-bins",
+        min=2,
+        max=65535,
+        help="Numeric features with more distinct values are cut at this many quantiles.",
         rich_help_panel=TREE,
     ),
 ]
@@ -471,7 +479,9 @@ def tree(
     min_impurity_decrease: MinImpurityDecrease = 0.0,
     ccp_alpha: Annotated[
         float,
-        typer.Option("--ccp-alpha", min=0, help="Minimal cost-complexity pruning strength (0: none).", rich_help_panel=TREE),
+        typer.Option(
+            "--ccp-alpha", min=0, help="Minimal cost-complexity pruning strength (0: none).", rich_help_panel=TREE
+        ),
     ] = 0.0,
     max_bins: MaxBins = 255,
     seed: int = 0,
@@ -501,8 +511,10 @@ def forest(
     max_features: Annotated[
         str,
         typer.Option(
-            "--max-features", "-m", help="Features tried per node: auto (sqrt for classes, third for numbers), "
-            "sqrt, third, all, a count or a fraction."
+            "--max-features",
+            "-m",
+            help="Features tried per node: auto (sqrt for classes, third for numbers), "
+            "sqrt, third, all, a count or a fraction.",
         ),
     ] = "auto",
     jobs: Annotated[

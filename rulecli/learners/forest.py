@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -49,7 +49,7 @@ OnTree = Callable[[int], None]
 class ForestParams:
     trees: int = 100
     max_features: str = "auto"  # auto | sqrt | third | all | an integer | a fraction in (0, 1]
-    tree: TreeParams = TreeParams()
+    tree: TreeParams = field(default_factory=TreeParams)
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -20,7 +20,7 @@ from rulecli.errors import ParamError
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Tree, TreeNodes
 from rulecli.search.binned import Binned
-from rulecli.search.grow import CRITERIA, GrownTree, GrowParams, Grower
+from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
 
 CLASSIFICATION_CRITERIA = ("gini", "entropy", "misclassification")
 
@@ -203,7 +203,7 @@ def fit_tree(ds: Dataset, params: TreeParams) -> Tree:
     nodes = prune(grow_tree(data, ds, params.grow_params(ds)), params.ccp_alpha)
     info = ModelInfo(
         algorithm="cart",
-        params={k: v for k, v in asdict(params).items()} | {"criterion": params.criterion_for(ds)},
+        params=asdict(params) | {"criterion": params.criterion_for(ds)},
         schema=ds.schema,
         training={"rows": ds.n_rows, **training_summary(nodes)},
     )

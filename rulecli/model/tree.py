@@ -163,8 +163,14 @@ def leaf_rules(nodes: TreeNodes, features: tuple[str, ...]) -> list[tuple[int, t
         for to_left in (False, True):  # push right first so the left subtree comes out first
             child = int(nodes.left[node] if to_left else nodes.right[node])
             copied = {
-                f: _Span(s.numeric, s.low, s.high, None if s.include is None else set(s.include), set(s.exclude),
-                         s.allow_missing)
+                f: _Span(
+                    s.numeric,
+                    s.low,
+                    s.high,
+                    None if s.include is None else set(s.include),
+                    set(s.exclude),
+                    s.allow_missing,
+                )
                 for f, s in spans.items()
             }
             span = copied.setdefault(j, _Span(numeric=not np.isnan(nodes.threshold[node])))
@@ -174,7 +180,7 @@ def leaf_rules(nodes: TreeNodes, features: tuple[str, ...]) -> list[tuple[int, t
 
 
 def _class_counts(value: np.ndarray) -> tuple[int, ...]:
-    return tuple(int(round(v)) for v in value)
+    return tuple(round(v) for v in value.tolist())
 
 
 def decision_list(tree: Tree) -> DecisionList:

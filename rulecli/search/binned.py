@@ -64,7 +64,7 @@ def _midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     chosen = np.zeros(out.shape, dtype=bool)
     for digits in range(16):
         short = np.round(mid, digits)
-        fits = ~chosen & (short > low) & (short <= high) & (np.abs(short - mid) <= (high - low) / 4)
+        fits = ~chosen & (short > low) & (short <= high) & (np.abs(short - mid) <= (high - low) / 100)
         out = np.where(fits, short, out)
         chosen |= fits
     return out

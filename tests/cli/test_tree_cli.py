@@ -1,0 +1,147 @@
+"""tree and forest through the real command: learn, save, predict, evaluate, gates, pipes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from tests.conftest import SAMPLE, run_cli
+
+PENGUINS = str(SAMPLE / "penguins.csv")
+
+
+def test_tree_learn_save_predict_evaluate(tmp_path: Path):
+    model_json, model_txt = tmp_path / "t.json", tmp_path / "t.txt"
+    learned = run_cli("tree", PENGUINS, "-y", "species", "--max-depth", "3", "-o", str(model_json))
+    assert learned.code == 0, learned.stderr
+    assert learned.stdout.startswith("# tree for species: ")
+    assert "|--- flipper_length_mm < 206.5 or missing" in learned.stdout
+    assert "\nIF flipper_length_mm < 206.5 or missing AND " in learned.stdout
+    body = json.loads(model_json.read_text())
+    assert body["kind"] == "tree" and body["algorithm"] == "cart" and body["params"]["criterion"] == "gini"
+    assert run_cli("tree", PENGUINS, "-y", "species", "--max-depth", "3", "-o", str(model_txt), "-q").code == 0
+    predicted = run_cli("predict", str(model_json), PENGUINS, "--proba", "--explain")
+    assert predicted.code == 0, predicted.stderr
+    header = predicted.stdout.splitlines()[0]
+    assert header == "prediction,proba_Adelie,proba_Chinstrap,proba_Gentoo,rule,rule_text"
+    from_json = json.loads(run_cli("evaluate", str(model_json), PENGUINS, "--json").stdout)
+    from_text = json.loads(run_cli("evaluate", str(model_txt), PENGUINS, "--json").stdout)
+    assert from_json["accuracy"] == from_text["accuracy"] > 0.95
+    assert [r["covered"] for r in from_json["rules"]][:-1] == [r["covered"] for r in from_text["rules"]][
+        :-1
+    ]  # per-leaf statistics, the default rule aside
+    # the model on stdout is itself a model: a pipe
+    piped = run_cli("predict", "-", PENGUINS, stdin=learned.stdout)
+    assert piped.code == 0 and piped.stdout == run_cli("predict", str(model_json), PENGUINS).stdout
+
+
+def test_regression_tree_and_gates(tmp_path: Path):
+    model = tmp_path / "r.json"
+    learned = run_cli("tree", PENGUINS, "-y", "body_mass_g", "--max-depth", "3", "-o", str(model))
+    assert learned.code == 0, learned.stderr
+    assert json.loads(model.read_text())["classes"] == []
+    metrics = json.loads(run_cli("evaluate", str(model), PENGUINS, "--json").stdout)
+    assert set(metrics) >= {"mae", "rmse", "r2"} and metrics["rows"] == 342
+    assert 0.8 < metrics["r2"] < 1
+    failed = run_cli("evaluate", str(model), PENGUINS, "--max-rmse", "10")
+    assert (
+        failed.code == 1 and "quality gate failed: rmse" in failed.stderr and "(--max-rmse), over by" in failed.stderr
+    )
+    assert run_cli("evaluate", str(model), PENGUINS, "--max-rmse", "1000", "--min-r2", "0.5").code == 0
+    wrong = run_cli("evaluate", str(model), PENGUINS, "--min-accuracy", "0.5")
+    assert wrong.code == 2 and "--min-accuracy does not apply" in wrong.stderr
+    refused = run_cli("tree", PENGUINS, "-y", "body_mass_g", "-o", str(tmp_path / "r.txt"))
+    assert refused.code == 2 and "saved as .json" in refused.stderr
+    assert not (tmp_path / "r.txt").exists()
+    proba = run_cli("predict", str(model), PENGUINS, "--proba")
+    assert proba.code == 2 and "--proba needs classes" in proba.stderr
+    # --json pipes a regression tree
+    piped = run_cli("tree", PENGUINS, "-y", "body_mass_g", "--max-depth", "3", "--json", "-q")
+    predicted = run_cli("predict", "-", PENGUINS, stdin=piped.stdout)
+    assert predicted.code == 0 and len(predicted.stdout.splitlines()) == 345
+    binned = run_cli("tree", PENGUINS, "-y", "body_mass_g", "--target-bins", "3", "--max-depth", "2", "-q", "--json")
+    assert json.loads(binned.stdout)["classes"][0].startswith("[2700")
+
+
+def test_forest_jobs_seed_oob_and_partial_dependence(tmp_path: Path):
+    one, two = tmp_path / "f1.json", tmp_path / "f2.json"
+    pd_out = tmp_path / "pd.csv"
+    common = ["-y", "species", "--trees", "12", "--seed", "3"]
+    first = run_cli(
+        "forest",
+        PENGUINS,
+        *common,
+        "-o",
+        str(one),
+        "--partial-dependence",
+        "bill_length_mm",
+        "--class",
+        "Gentoo",
+        "--pd-out",
+        str(pd_out),
+    )
+    assert first.code == 0, first.stderr
+    assert first.stdout.startswith("# random forest for species: 12 trees, 2 features tried per node")
+    assert "# OOB error rate: " in first.stdout and "importance D_j" in first.stdout
+    assert "partial dependence on bill_length_mm: f_Gentoo" in first.stderr
+    assert run_cli("forest", PENGUINS, *common, "-o", str(two), "--jobs", "2", "-q").code == 0
+    assert one.read_bytes() == two.read_bytes()
+    curve = pl.read_csv(pd_out)
+    assert curve.columns == ["bill_length_mm", "f_Gentoo"] and curve.height >= 10
+    training = json.loads(one.read_text())["training"]
+    assert 0 <= training["oob_error"] < 0.1 and set(training["importance"]) >= {"bill_length_mm", "island"}
+    predicted = run_cli("predict", str(one), PENGUINS, "--proba", "--keep", "species")
+    assert predicted.code == 0, predicted.stderr
+    frame = pl.read_csv(predicted.stdout.encode())
+    assert frame.columns == ["species", "prediction", "proba_Adelie", "proba_Chinstrap", "proba_Gentoo"]
+    assert (frame["species"] == frame["prediction"]).mean() > 0.95
+    explain = run_cli("predict", str(one), PENGUINS, "--explain")
+    assert explain.code == 2 and "a forest has none" in explain.stderr
+    gate = run_cli("evaluate", str(one), PENGUINS, "--min-accuracy", "0.999999")
+    assert gate.code in (0, 1)
+    refused = run_cli("forest", PENGUINS, "-y", "species", "--trees", "2", "-o", str(tmp_path / "f.txt"))
+    assert refused.code == 2 and "saved as .json" in refused.stderr
+
+
+def test_forest_regression_cv_and_permutation_importance(tmp_path: Path):
+    metrics = tmp_path / "cv.json"
+    result = run_cli(
+        "forest",
+        PENGUINS,
+        "-y",
+        "body_mass_g",
+        "--trees",
+        "10",
+        "--cv",
+        "3",
+        "--metrics-out",
+        str(metrics),
+        "--importance",
+        "permutation",
+        "--json",
+        "-q",
+    )
+    assert result.code == 0, result.stderr
+    model = json.loads(result.stdout)
+    assert model["kind"] == "forest" and model["training"]["max_features"] == 2  # 7 features // 3
+    assert set(model["training"]["permutation_importance"]) == set(model["features"])
+    folds = json.loads(metrics.read_text())["cv"]
+    assert len(folds["folds"]) == 3 and folds["summary"]["r2"]["mean"] > 0.7
+
+
+def test_tree_bad_options_are_one_line_errors():
+    for args, message in [
+        (["--criterion", "mse"], "--criterion mse needs a numeric target"),
+        (["--criterion", "purity"], "--criterion must be one of"),
+        (["--max-leaf-nodes", "1"], "--max-leaf-nodes"),
+    ]:
+        result = run_cli("tree", PENGUINS, "-y", "species", *args)
+        assert result.code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    result = run_cli("tree", PENGUINS, "-y", "body_mass_g", "--criterion", "gini")
+    assert result.code == 2 and "needs classes" in result.stderr
+    result = run_cli("forest", PENGUINS, "-y", "species", "--max-features", "lots")
+    assert result.code == 2 and "--max-features must be" in result.stderr
+    result = run_cli("forest", PENGUINS, "-y", "species", "--trees", "3", "--partial-dependence", "nope")
+    assert result.code == 2 and "'nope' is not a feature" in result.stderr

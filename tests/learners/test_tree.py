@@ -1,0 +1,371 @@
+"""CART trees and random forests: hand-checked splits, the seeds' F_r order against a
+node-by-node reference, missing values, pruning, OOB error and importances recomputed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.learners.forest import ForestParams, bootstrap_weights, fit_forest, partial_dependence
+from rulecli.learners.tree import TreeParams, fit_tree, prune
+from rulecli.model.compile import prediction_frame
+from rulecli.model.serde import dumps, loads, nodes_to_dict
+from rulecli.model.text import parse_text
+from rulecli.model.tree import Tree, TreeNodes, decision_list, leaf_rules
+
+
+def _ds(columns: dict[str, list[object]], target: str = "y", numeric_target: bool = False):
+    return prepare_dataset(pl.DataFrame(columns, strict=False), DataSpec(target=target, numeric_target=numeric_target))
+
+
+def _predict(model, df: pl.DataFrame, *columns: str) -> pl.DataFrame:
+    return prediction_frame(model, df.lazy(), proba="proba" in columns).collect()
+
+
+# ----------------------------------------------------------------------------- splits
+
+
+def test_hand_checked_gini_split_and_f_r():
+    # x separates the classes at 3.5; z is noise. Gini(root) = 0.5, both children pure: G = 0.5
+    ds = _ds({"x": [1.0, 2, 3, 4, 5, 6], "z": [1.0, 0, 1, 0, 1, 0], "y": list("aaabbb")})
+    tree = fit_tree(ds, TreeParams())
+    nodes = tree.nodes
+    assert tree.features[nodes.feature[0]] == "x"
+    assert nodes.threshold[0] == 3.5
+    assert nodes.impurity[0] == pytest.approx(0.5)
+    assert nodes.improvement[0] == pytest.approx(0.5)  # F_1 = G_1 |I_1| / |I_1|
+    assert nodes.n_samples.tolist() == [6, 3, 3]
+    assert nodes.value[1].tolist() == [3, 0] and nodes.value[2].tolist() == [0, 3]
+
+
+def test_entropy_and_misclassification_gains_by_hand():
+    # 8 rows: x < 2.5 keeps (a, a) on the left; right has 2 a and 4 b
+    x = [1.0, 2, 3, 4, 5, 6, 7, 8]
+    y = list("aaaabbbb")
+    y[2], y[7] = "b", "a"  # right: a at 4 and 8 -> (a: 2, b: 4)
+    ds = _ds({"x": x, "y": y})
+    entropy = fit_tree(ds, TreeParams(criterion="entropy", max_depth=1)).nodes
+    h = lambda *p: -sum(q * math.log2(q) for q in p if q)  # noqa: E731
+    # the best entropy split of a a b a b b b a
+    gains = {}
+    for t in range(1, 8):
+        left, right = y[:t], y[t:]
+        gains[t] = (
+            h(0.5, 0.5)
+            - t / 8 * h(left.count("a") / t, left.count("b") / t)
+            - (8 - t) / 8 * h(right.count("a") / (8 - t), right.count("b") / (8 - t))
+        )
+    best_t = max(gains, key=lambda t: (gains[t], -t))
+    assert entropy.threshold[0] == pytest.approx(best_t + 0.5)
+    assert entropy.improvement[0] == pytest.approx(gains[best_t])
+    miscl = fit_tree(ds, TreeParams(criterion="misclassification", max_depth=1)).nodes
+    assert miscl.impurity[0] == pytest.approx(0.5)
+    left = miscl.value[1]
+    right = miscl.value[2]
+    expected = 0.5 - left.sum() / 8 * (1 - left.max() / left.sum()) - right.sum() / 8 * (1 - right.max() / right.sum())
+    assert miscl.improvement[0] == pytest.approx(expected)
+
+
+def test_regression_tree_leaf_means_and_mse_gain():
+    ds = _ds({"x": [1.0, 2, 3, 10, 11, 12], "y": [1.0, 2, 3, 10, 11, 12]}, numeric_target=True)
+    assert ds.regression
+    tree = fit_tree(ds, TreeParams(max_depth=1))
+    nodes = tree.nodes
+    assert nodes.threshold[0] == 6.5
+    assert nodes.value[:, 0].tolist() == pytest.approx([6.5, 2.0, 11.0])
+    var_root = np.var([1, 2, 3, 10, 11, 12])
+    assert nodes.impurity[0] == pytest.approx(var_root)
+    assert nodes.improvement[0] == pytest.approx(var_root - 0.5 * (2 / 3) - 0.5 * (2 / 3))
+    out = _predict(tree, pl.DataFrame({"x": [0.0, 7.0, None]}))
+    assert out.get_column("prediction").to_list() == pytest.approx([2.0, 11.0, 2.0])  # missing: left (ties go left)
+
+
+def test_missing_values_go_to_the_child_with_more_rows():
+    # x < 2.5 holds 2 rows, x >= 2.5 holds 4: the missing row joins the right child
+    ds = _ds({"x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, None], "y": ["a", "a", "b", "b", "b", "b", "b"]})
+    nodes = fit_tree(ds, TreeParams(max_depth=1)).nodes
+    assert nodes.threshold[0] == 2.5
+    assert not nodes.missing_left[0]
+    assert nodes.value[2].tolist() == [0, 5]  # the missing row is counted on the right
+    rules = leaf_rules(nodes, ("x",))
+    texts = [c[0] for _, c in rules]
+    assert texts[1].or_missing and not texts[0].or_missing
+
+
+def test_categorical_split_orders_levels_by_class_share():
+    # levels p and r are mostly 'b', q and s mostly 'a': the best two-set split is {q, s} | {p, r}
+    level = list("pppqqqrrrsss")
+    y = ["b", "b", "a", "a", "a", "a", "b", "b", "b", "a", "a", "b"]
+    tree = fit_tree(_ds({"c": level, "y": y}), TreeParams(max_depth=1))
+    sides = {tree.nodes.left_levels[0], tree.nodes.right_levels[0]}
+    assert sides == {("q", "s"), ("p", "r")}
+    out = _predict(tree, pl.DataFrame({"c": ["q", "r", "never-seen", None]}))
+    predictions = out.get_column("prediction").to_list()
+    assert predictions[:2] == ["a", "b"]
+    assert predictions[2] == predictions[3]  # unseen levels travel with missing values
+
+
+# -------------------------------------------------------------------- best-first (F_r)
+
+
+def _gini(counts: list[float]) -> float:
+    n = sum(counts)
+    return 1 - sum((c / n) ** 2 for c in counts) if n else 0.0
+
+
+def _reference_best_first(x: np.ndarray, y: np.ndarray, k: int, max_leaves: int) -> list[tuple[int, ...]]:
+    """The seeds' algorithm node by node: every leaf's best split by brute force; split the
+    leaf with the largest F_r = G_r |I_r| / |I_1| (ties: the older leaf) until max_leaves."""
+    n, d = x.shape
+
+    def counts(rows):
+        return [sum(1 for i in rows if y[i] == c) for c in range(k)]
+
+    def best(rows):
+        found = None
+        if _gini(counts(rows)) == 0:
+            return None
+        for j in range(d):
+            values = sorted({x[i, j] for i in rows})
+            for low in values[:-1]:
+                left = [i for i in rows if x[i, j] <= low]
+                right = [i for i in rows if x[i, j] > low]
+                g = (
+                    _gini(counts(rows))
+                    - len(left) / len(rows) * _gini(counts(left))
+                    - len(right) / len(rows) * _gini(counts(right))
+                )
+                if found is None or g > found[0] + 1e-12:
+                    found = (g, left, right)
+        return found
+
+    leaves = [(0, list(range(n)), best(list(range(n))))]
+    next_id = 1
+    while len(leaves) < max_leaves:
+        splittable = [leaf for leaf in leaves if leaf[2] is not None]
+        if not splittable:
+            break
+        chosen = max(splittable, key=lambda leaf: (leaf[2][0] * len(leaf[1]) / n, -leaf[0]))
+        leaves.remove(chosen)
+        _, left, right = chosen[2]
+        leaves += [(next_id, left, best(left)), (next_id + 1, right, best(right))]
+        next_id += 2
+    return sorted(tuple(sorted(rows)) for _, rows, _ in leaves)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_best_first_growth_matches_the_seeds_algorithm_node_by_node(seed: int):
+    rng = np.random.default_rng(seed)
+    n, d = 40, 3
+    x = rng.normal(size=(n, d)).round(2)
+    y = (x[:, 0] + 0.5 * x[:, 1] + rng.normal(0, 0.6, n) > 0).astype(int) + (x[:, 2] > 0.8)
+    df = pl.DataFrame({f"x{j}": x[:, j] for j in range(d)} | {"y": [f"c{v}" for v in y]})
+    ds = prepare_dataset(df, DataSpec(target="y"))
+    codes = ds.y
+    max_leaves = 2 + seed % 6
+    expected = _reference_best_first(x, codes, len(ds.classes), max_leaves)
+    tree = fit_tree(ds, TreeParams(max_leaf_nodes=max_leaves))
+    leaf = prediction_frame(tree, df.lazy(), explain=True).collect().get_column("rule").to_list()
+    groups: dict[str, set[int]] = {}
+    for i, rule in enumerate(leaf):
+        groups.setdefault(rule, set()).add(i)
+    assert sorted(tuple(sorted(g)) for g in groups.values()) == expected
+
+
+def test_growth_order_does_not_change_an_unlimited_tree():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(300, 4))
+    y = np.where(x[:, 0] * x[:, 1] + rng.normal(0, 0.3, 300) > 0, "a", "b")
+    ds = prepare_dataset(pl.DataFrame({f"x{j}": x[:, j] for j in range(4)} | {"y": y}), DataSpec(target="y"))
+    full = fit_tree(ds, TreeParams())
+    limited = fit_tree(ds, TreeParams(max_leaf_nodes=10_000))
+    assert nodes_to_dict(full.nodes) == nodes_to_dict(limited.nodes)
+    assert full.nodes.leaves.size > 10
+
+
+def test_limits_are_respected():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(500, 3))
+    y = np.where(x[:, 0] + rng.normal(0, 1, 500) > 0, "a", "b")
+    ds = prepare_dataset(pl.DataFrame({f"x{j}": x[:, j] for j in range(3)} | {"y": y}), DataSpec(target="y"))
+    assert fit_tree(ds, TreeParams(max_depth=3)).nodes.depth() <= 3
+    assert fit_tree(ds, TreeParams(max_leaf_nodes=7)).nodes.leaves.size == 7
+    leaf_sizes = fit_tree(ds, TreeParams(min_samples_leaf=25)).nodes
+    assert leaf_sizes.n_samples[leaf_sizes.leaves].min() >= 25
+    split = fit_tree(ds, TreeParams(min_samples_split=60)).nodes
+    inner = split.feature >= 0
+    assert split.n_samples[inner].min() >= 60
+    big_gain = fit_tree(ds, TreeParams(min_impurity_decrease=0.01)).nodes
+    assert big_gain.improvement[big_gain.feature >= 0].min() >= 0.01
+
+
+def test_cost_complexity_pruning_collapses_the_weakest_links():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(400, 2))
+    y = np.where(x[:, 0] + rng.normal(0, 0.8, 400) > 0, "a", "b")
+    ds = prepare_dataset(pl.DataFrame({"x0": x[:, 0], "x1": x[:, 1], "y": y}), DataSpec(target="y"))
+    full = fit_tree(ds, TreeParams()).nodes
+    sizes = [fit_tree(ds, TreeParams(ccp_alpha=a)).nodes.leaves.size for a in (0.0, 0.001, 0.005, 0.02, 1.0)]
+    assert sizes[0] == full.leaves.size
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1
+    # a pruned tree is a valid tree: every training row reaches a leaf, the counts add up
+    pruned = prune(full, 0.005)
+    assert pruned.value[pruned.leaves].sum() == 400
+
+
+def test_every_row_matches_exactly_one_leaf_rule():
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame(
+        {
+            "x": np.where(rng.random(200) < 0.1, np.nan, rng.normal(size=200)),
+            "c": rng.choice(["p", "q", "r", "s"], size=200),
+            "y": rng.choice(["a", "b", "c"], size=200),
+        }
+    ).with_columns(pl.col("x").fill_nan(None))
+    tree = fit_tree(prepare_dataset(df, DataSpec(target="y")), TreeParams(max_depth=6))
+    listed = decision_list(tree)
+    probe = pl.concat([df, pl.DataFrame({"x": [None, 0.0], "c": ["zzz", None], "y": ["a", "a"]})])
+    from rulecli.model.compile import rule_expr
+
+    matches = probe.select(pl.sum_horizontal([rule_expr(r).cast(pl.Int32) for r in listed.rules])).to_series()
+    assert matches.to_list() == [1] * probe.height
+    # the JSON and text forms predict alike
+    text_model = parse_text("".join(line + "\n" for line in _rules_only(tree)))
+    assert _predict(text_model, probe).equals(_predict(loads(dumps(tree)), probe))
+
+
+def _rules_only(tree: Tree) -> list[str]:
+    from rulecli.model.text import render_text
+
+    return render_text(decision_list(tree)).splitlines()
+
+
+# ----------------------------------------------------------------------------- forests
+
+
+def _walk(nodes: TreeNodes, features: tuple[str, ...], row: dict[str, object]) -> int:
+    """A plain-Python walk of one tree, independent of the NumPy walker."""
+    node = 0
+    while nodes.feature[node] >= 0:
+        value = row[features[nodes.feature[node]]]
+        if nodes.left_levels[node] or nodes.right_levels[node]:
+            if value in nodes.left_levels[node]:
+                left = True
+            elif value in nodes.right_levels[node]:
+                left = False
+            else:
+                left = bool(nodes.missing_left[node])
+        elif value is None:
+            left = bool(nodes.missing_left[node])
+        else:
+            left = value < nodes.threshold[node]
+        node = int(nodes.left[node] if left else nodes.right[node])
+    return node
+
+
+@pytest.fixture(scope="module")
+def small_forest():
+    rng = np.random.default_rng(7)
+    n = 120
+    df = pl.DataFrame(
+        {
+            "x0": rng.normal(size=n).round(2),
+            "x1": np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n).round(2)),
+            "c": rng.choice(["p", "q", "r"], size=n),
+        },
+    ).with_columns(pl.col("x1").fill_nan(None))
+    y = np.where(df["x0"].to_numpy() + (df["c"] == "p").to_numpy() + rng.normal(0, 0.5, n) > 0.3, "yes", "no")
+    df = df.with_columns(pl.Series("y", y))
+    ds = prepare_dataset(df, DataSpec(target="y"))
+    params = ForestParams(trees=15, seed=11)
+    return df, ds, params, fit_forest(ds, params)
+
+
+def test_forest_oob_error_and_importance_recomputed_independently(small_forest):
+    df, ds, params, forest = small_forest
+    rows = df.to_dicts()
+    seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
+    sums = np.zeros((len(rows), 2))
+    counts = np.zeros(len(rows))
+    for nodes, seed in zip(forest.trees, seeds, strict=True):
+        inbag = bootstrap_weights(np.random.default_rng(seed), len(rows))
+        assert nodes.n_samples[0] == len(rows)  # the bootstrap sample has n draws
+        for i, row in enumerate(rows):
+            if inbag[i] == 0:
+                leaf = _walk(nodes, forest.features, row)
+                sums[i] += nodes.value[leaf] / nodes.value[leaf].sum()
+                counts[i] += 1
+    has = counts > 0
+    predicted = sums[has].argmax(axis=1)
+    expected = float(np.mean(predicted != ds.y[has]))
+    assert forest.info.training["oob_error"] == pytest.approx(expected)
+    # D_j from the node counts and impurities alone: F_r = (I_r − n_L/n_r I_L − n_R/n_r I_R) n_r / n_1
+    importance = dict.fromkeys(forest.features, 0.0)
+    for nodes in forest.trees:
+        for r in np.flatnonzero(nodes.feature >= 0):
+            left, right = nodes.left[r], nodes.right[r]
+            g = (
+                nodes.impurity[r]
+                - nodes.n_samples[left] / nodes.n_samples[r] * nodes.impurity[left]
+                - nodes.n_samples[right] / nodes.n_samples[r] * nodes.impurity[right]
+            )
+            importance[forest.features[nodes.feature[r]]] += g * nodes.n_samples[r] / nodes.n_samples[0]
+    stored = forest.info.training["importance"]
+    for name, value in importance.items():
+        assert stored[name] == pytest.approx(value / params.trees, abs=1e-8)
+
+
+def test_forest_predictions_average_the_trees(small_forest):
+    df, _, _, forest = small_forest
+    out = prediction_frame(forest, df.lazy(), proba=True).collect()
+    for i, row in enumerate(df.head(30).to_dicts()):
+        shares = np.zeros(2)
+        for nodes in forest.trees:
+            leaf = _walk(nodes, forest.features, row)
+            shares += nodes.value[leaf] / nodes.value[leaf].sum()
+        shares /= len(forest.trees)
+        assert out.row(i, named=True)["proba_yes"] == pytest.approx(shares[1])
+        assert out.row(i, named=True)["prediction"] == forest.classes[int(shares.argmax())]
+    assert dumps(loads(dumps(forest))) == dumps(forest)
+    reloaded = prediction_frame(loads(dumps(forest)), df.lazy(), proba=True).collect()
+    assert reloaded.equals(out)
+
+
+def test_forest_is_the_same_for_any_number_of_jobs(small_forest):
+    _, ds, params, forest = small_forest
+    assert dumps(fit_forest(ds, params, jobs=2)) == dumps(forest)
+    assert dumps(fit_forest(ds, ForestParams(trees=15, seed=12))) != dumps(forest)
+
+
+def test_partial_dependence_follows_the_seed_formula(small_forest):
+    df, ds, _, forest = small_forest
+    grid, values = partial_dependence(forest, ds, "c", forest.classes.index("yes"))
+    assert grid == ["p", "q", "r"]
+    rows = df.to_dicts()
+    for level, value in zip(grid, values, strict=True):
+        total = 0.0
+        for row in rows:
+            changed = row | {"c": level}
+            p = np.zeros(2)
+            for nodes in forest.trees:
+                leaf = _walk(nodes, forest.features, changed)
+                p += nodes.value[leaf] / nodes.value[leaf].sum()
+            logp = np.log(np.maximum(p / len(forest.trees), 1e-3))
+            total += logp[forest.classes.index("yes")] - logp.mean()
+        assert value == pytest.approx(total)
+    assert values[0] > values[1]  # level p pushes towards 'yes' in the generating rule
+
+
+def test_regression_forest_oob_mse():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 10, 200)
+    ds = _ds({"x": x, "noise": rng.normal(size=200), "y": 3 * x + rng.normal(0, 1, 200)}, numeric_target=True)
+    forest = fit_forest(ds, ForestParams(trees=20, seed=1))
+    assert forest.regression and forest.info.training["max_features"] == 1  # d/3 rounded down, at least 1
+    assert 0 < forest.info.training["oob_mse"] < 10
+    importance = forest.info.training["importance"]
+    assert importance["x"] > importance["noise"]
