@@ -18,22 +18,21 @@ import polars as pl
 from rulecli.model.compile import (
     DEFAULT_RULE,
     FIRST_MATCH,
-    FOREST,
     PREDICTION,
     RULE,
+    WALK,
     Predictor,
-    as_rules,
     decided_expr,
     first_match_expr,
-    forest_expr,
     predict_expr,
     prediction_frame,
     rule_expr,
     rule_id_expr,
+    walk_expr,
 )
 from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import render_conditions
-from rulecli.model.tree import Forest, Tree
+from rulecli.model.tree import Forest, Tree, decision_list
 from rulecli.schema import normalize_missing
 
 TRUTH = "truth"
@@ -43,15 +42,13 @@ DECIDED = "decided"
 def scored_frame(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame:
     """Truth, prediction, whether a non-default rule decided, and the deciding rule."""
     lf = normalize_missing(lf)
-    model = as_rules(model)
-    if isinstance(model, Tree):
-        raise TypeError("a regression tree is scored by regression_metrics")
-    if isinstance(model, Forest):
-        return lf.with_columns(truth.alias(TRUTH), forest_expr(model)).select(
+    if isinstance(model, Tree | Forest):
+        explain = isinstance(model, Tree)
+        return lf.with_columns(truth.alias(TRUTH), walk_expr(model, explain=explain)).select(
             TRUTH,
-            pl.col(FOREST).struct.field(PREDICTION),
+            pl.col(WALK).struct.field(PREDICTION),
             pl.lit(True).alias(DECIDED),
-            pl.lit(None, dtype=pl.String).alias(RULE),
+            pl.col(WALK).struct.field(RULE) if explain else pl.lit(None, dtype=pl.String).alias(RULE),
         )
     if isinstance(model, DecisionList):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
@@ -234,6 +231,29 @@ def regression_metrics(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> di
         "r2": 1.0 - mse / variance if variance > 0 else 0.0,
         "mean_truth": float(row["mean"]) if n else 0.0,
     }
+
+
+def leaf_reports(tree: Tree, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleReport]:
+    """Per-leaf n_a, n_ab and n_b of a classification tree: one walk, one group-by."""
+    listed = decision_list(tree)
+    scored = scored_frame(tree, lf, truth).filter(pl.col(TRUTH).is_not_null()).collect()
+    counts = scored.group_by(RULE).agg(pl.len().alias("a"), (pl.col(TRUTH) == pl.col(PREDICTION)).sum().alias("ab"))
+    found = {row[RULE]: (row["a"], row["ab"]) for row in counts.to_dicts()}
+    per_class = scored.get_column(TRUTH).value_counts()
+    class_counts = dict(
+        zip(per_class.get_column(TRUTH).to_list(), per_class.get_column("count").to_list(), strict=True)
+    )
+    return [
+        RuleReport(
+            str(i),
+            render_conditions(rule.conditions),
+            rule.prediction,
+            int(found.get(str(i), (0, 0))[0]),
+            int(found.get(str(i), (0, 0))[1]),
+            int(class_counts.get(rule.prediction, 0)),
+        )
+        for i, rule in enumerate(listed.rules, 1)
+    ]
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from rich.table import Table
 
 from rulecli import io
 from rulecli.errors import InputError, ParamError
-from rulecli.metrics import Gate, gate_failures, rule_reports
-from rulecli.model.compile import as_rules
+from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports
 from rulecli.model.core import DecisionList, RuleSet
+from rulecli.model.tree import Tree
 from rulecli.validation import evaluate_model, is_regression, truth_expr
 
 from . import common, console
@@ -73,11 +73,17 @@ def evaluate(
     if wrong:
         kind = "a number (regression)" if regression else "classes"
         raise ParamError(f"{wrong[0]} does not apply: this model predicts {kind}")
-    rule_model = as_rules(model)
-    with_rules = per_rule and isinstance(rule_model, DecisionList | RuleSet)
+    with_rules = per_rule and (
+        isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
+    )
     try:
         metrics = evaluate_model(model, lf, truth)
-        rules = rule_reports(rule_model, lf, truth) if with_rules else []  # type: ignore[arg-type]
+        if not with_rules:
+            rules = []
+        elif isinstance(model, Tree):
+            rules = leaf_reports(model, lf, truth)
+        else:
+            rules = rule_reports(model, lf, truth)
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
     n = metrics["rows"]
