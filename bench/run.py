@@ -31,6 +31,7 @@ from harness import (
     weka_available,
     write_arff,
 )
+from trees import bench_tree_accuracy, bench_tree_speed
 
 
 def weka_oner(train: Path, *extra: str, heap: str = "4g") -> list[str]:
@@ -145,7 +146,7 @@ def bench_predict(repeats: int, n_rows: int) -> list[str]:
     return rows
 
 
-SECTIONS = ("predict", "oner", "covering-accuracy", "covering-speed")
+SECTIONS = ("predict", "oner", "covering-accuracy", "covering-speed", "tree-accuracy", "tree-speed")
 
 
 def main() -> None:
@@ -155,6 +156,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000", help="rows for the OneR speed benchmark")
     parser.add_argument("--splits", type=int, default=3, help="train/test splits per dataset for accuracy")
     parser.add_argument("--cover-sizes", default="10000,100000,1000000", help="rows for the covering speed benchmark")
+    parser.add_argument("--tree-sizes", default="100000,1000000", help="rows for the tree speed benchmark")
+    parser.add_argument("--forest-sizes", default="100000", help="rows at which forests are timed too")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
@@ -198,6 +201,33 @@ def main() -> None:
             "external tools' rows are single runs.",
             "",
             *bench_covering_speed(sizes, args.repeats, use_weka),
+            "",
+        ]
+    if "tree-accuracy" in args.only and ANCHOR_PYTHON.exists():
+        sections += [
+            "## tree and forest beside scikit-learn: same splits",
+            "",
+            f"Weka 3.6 example datasets, {args.splits} stratified 2/3 : 1/3 splits each, as above; every tool sees "
+            "the same rows. scikit-learn 1.9 gets the features ordinal-encoded (missing and unseen levels as NaN, "
+            "which its trees route themselves); rulecli splits categorical features into level sets. Same limits "
+            "on both sides: fully grown (defaults), `--max-depth 4` / `max_depth=4`, and 100-tree forests "
+            "(`--jobs 2` / `n_jobs=2`; √d features per node for classes and d/3 for a numeric target on both "
+            "sides).",
+            "",
+            *bench_tree_accuracy(args.splits),
+            "",
+        ]
+    if "tree-speed" in args.only and ANCHOR_PYTHON.exists():
+        sizes = [int(s) for s in args.tree_sizes.split(",") if s]
+        forests = [int(s) for s in args.forest_sizes.split(",") if s]
+        sections += [
+            "## tree and forest: fit time as rows grow",
+            "",
+            "The synthetic data of the covering benchmark (20 features, ~1% missing, binary class), 70% train, "
+            "30% test. Fit time only, in-process, on both sides (reading and scoring excluded); tree times are "
+            f"the median of {args.repeats} runs, forest times single runs.",
+            "",
+            *bench_tree_speed(sizes, args.repeats, forests),
             "",
         ]
     if "oner" in args.only:

@@ -42,6 +42,7 @@ from rulecli.search.binned import Binned
 from rulecli.search.grow import GrowParams
 
 PD_FLOOR = 1e-3
+SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
 OnTree = Callable[[int], None]
 
 
@@ -188,7 +189,8 @@ def fit_forest(
     grow = params.tree.grow_params(ds, max_features=m)
     seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     trees: list[TreeNodes] = []
-    if jobs == 1:
+    # starting worker processes costs more than growing a small forest in this one
+    if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
         _init_worker(data, ds, grow)
         for seed in seeds:
             trees.append(_grow_one(seed))

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.learners import forest as forest_module
 from rulecli.learners.forest import ForestParams, bootstrap_weights, fit_forest, partial_dependence
 from rulecli.learners.tree import TreeParams, fit_tree, prune
 from rulecli.model.compile import prediction_frame
@@ -335,9 +336,11 @@ def test_forest_predictions_average_the_trees(small_forest):
     assert reloaded.equals(out)
 
 
-def test_forest_is_the_same_for_any_number_of_jobs(small_forest):
+def test_forest_is_the_same_for_any_number_of_jobs(small_forest, monkeypatch):
     _, ds, params, forest = small_forest
+    monkeypatch.setattr(forest_module, "SMALL_FOREST", 0)  # use worker processes even for this small forest
     assert dumps(fit_forest(ds, params, jobs=2)) == dumps(forest)
+    assert dumps(fit_forest(ds, params, jobs=3)) == dumps(forest)
     assert dumps(fit_forest(ds, ForestParams(trees=15, seed=12))) != dumps(forest)
 
 
