@@ -131,12 +131,23 @@ def bench_predict(repeats: int, n_rows: int) -> list[str]:
         "| model | output | time | rows/s | peak RSS |",
         "|---|---|---|---|---|",
     ]
+    tree_model = OUT / "predict_tree.json"
+    subprocess.run([*RULECLI, "tree", str(train), "-y", "class", "-o", str(tree_model), "-q"], check=True)
+    forest_model = OUT / "predict_forest.json"
+    forest_args = ["--trees", "100", "--max-depth", "8", "--jobs", "2"]
+    subprocess.run(
+        [*RULECLI, "forest", str(train), "-y", "class", *forest_args, "-o", str(forest_model), "-q"], check=True
+    )
+    n_leaves = json.loads(tree_model.read_text())["training"]["leaves"]
     n_rules = len(json.loads(oner_model.read_text())["rules"])
     cases = [
         (f"OneR ({n_rules} rules)", oner_model, "preds.parquet", []),
         (f"OneR ({n_rules} rules) --proba --explain", oner_model, "preds.parquet", ["--proba", "--explain"]),
         (f"OneR ({n_rules} rules)", oner_model, "preds.csv", []),
         ("1,000-rule text decision list", many, "preds.parquet", []),
+        (f"CART tree, fully grown ({n_leaves:,} leaves)", tree_model, "preds.parquet", []),
+        (f"CART tree ({n_leaves:,} leaves) --proba --explain", tree_model, "preds.parquet", ["--proba", "--explain"]),
+        ("forest, 100 trees of depth <= 8, --proba", forest_model, "preds.parquet", ["--proba"]),
     ]
     for label, model, output, extra in cases:
         target = OUT / output

@@ -247,3 +247,11 @@ def learn_cuts(
         values = df.select(numeric_expr(name)).to_series().to_numpy().astype(np.float64)
         out.append(compute_cuts(name, values, method, bins=bins, y=y, n_classes=n_classes))
     return out
+
+
+def interval_codes(cuts: Cuts, x: np.ndarray) -> np.ndarray:
+    """Each value's interval number; missing values get one more number."""
+    side = "left" if cuts.right_closed else "right"
+    codes = np.searchsorted(np.asarray(cuts.edges), x, side=side)
+    codes[np.isnan(x)] = len(cuts.edges) + 1
+    return codes

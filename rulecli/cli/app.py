@@ -50,6 +50,7 @@ app.command("cn2")(learn.learner_command(learn.cn2))
 app.command("aq")(learn.learner_command(learn.aq))
 app.command("tree")(learn.learner_command(learn.tree))
 app.command("forest")(learn.learner_command(learn.forest))
+app.command("reduct")(learn.learner_command(learn.reduct))
 app.command("predict")(predict.predict)
 app.command("evaluate")(evaluate.evaluate)
 

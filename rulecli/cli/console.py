@@ -34,7 +34,7 @@ def stderr_is_tty() -> bool:
 
 
 def warn(message: str) -> None:
-    err.print(f"Warning: {message}", markup=False)
+    err.print(f"Warning: {message}", markup=False, soft_wrap=True)
 
 
 def info(message: str, *, quiet: bool = False) -> None:

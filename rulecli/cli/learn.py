@@ -10,12 +10,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from rulecli import io
 from rulecli.dataset import Dataset
 from rulecli.errors import InputError, ParamError
 from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.forest import ForestParams, fit_forest, partial_dependence
 from rulecli.learners.oner import OneRParams, fit_oner
+from rulecli.learners.reduct import ReductParams, fit_reduct
 from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.model.compile import Predictor, check_data, read_dtypes_for
@@ -35,6 +37,7 @@ def learn(
     run: common.RunOptions,
     *,
     numeric_target: bool = False,
+    show_model: bool = True,
 ) -> Predictor:
     """Read and prepare the training table, fit (with --cv / --test if asked), save and show the model."""
     ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=numeric_target)
@@ -55,7 +58,7 @@ def learn(
         null_values=data_opts.null_values,
         quiet=run.quiet,
     )
-    common.emit_model(model, output=run.output, as_json=run.json_out, quiet=run.quiet)
+    common.emit_model(model, output=run.output, as_json=run.json_out, quiet=run.quiet or not show_model)
     return model
 
 
@@ -114,7 +117,8 @@ class Learner:
 
     ``fit`` gets a progress callback: the rules grown so far, or the steps done out of
     ``steps`` (trees of a forest) when ``steps`` is set. ``numeric_target``: a numeric
-    target is predicted as a number rather than refused.
+    target is predicted as a number rather than refused. ``show_model`` False: stdout
+    gets what ``report`` prints (e.g. reducts), not the model.
     """
 
     fit: Callable[[Dataset, OnRule | None], Any]
@@ -122,6 +126,7 @@ class Learner:
     steps: int | None = None
     unit: str = "rules"
     numeric_target: bool = False
+    show_model: bool = True  # False: ``report`` prints what was asked for instead
 
 
 def _rule_count(name: str) -> Callable[[Model, bool], None]:
@@ -190,7 +195,12 @@ def learner_command(configure: Callable[..., Learner]) -> Callable[..., None]:
         )
         with progress as on_step:
             model = learn(
-                data, lambda ds: learner.fit(ds, on_step), data_opts, run, numeric_target=learner.numeric_target
+                data,
+                lambda ds: learner.fit(ds, on_step),
+                data_opts,
+                run,
+                numeric_target=learner.numeric_target,
+                show_model=learner.show_model,
             )
         learner.report(model, run.quiet)
 
@@ -594,3 +604,103 @@ def forest(
             console.draw_partial_dependence(pd_feature, grid, column, values)
 
     return Learner(fit, report, steps=trees, unit="trees", numeric_target=True)
+
+
+# ---------------------------------------------------------------------------- rough sets
+
+PRINTS = ("rules", "reducts", "core", "gamma", "approximations")
+
+
+def reduct(
+    method: Annotated[
+        str, typer.Option("--method", help="elimination (the lecture's) or quick (greedy forward by γ).")
+    ] = "elimination",
+    order: Annotated[
+        str, typer.Option("--order", help="Attribute order: given, random (seeded) or significance.")
+    ] = "given",
+    n_reducts: Annotated[
+        int, typer.Option("--n-reducts", min=1, help="Reducts from this many orders (the first as --order says).")
+    ] = 1,
+    all_reducts: Annotated[
+        bool, typer.Option("--all", help="Every reduct (discernibility matrix; small attribute counts only).")
+    ] = False,
+    discretize: Annotated[
+        str,
+        typer.Option("--discretize", help="Numeric attributes: mdlp, equal-frequency, equal-width or min-bucket."),
+    ] = "mdlp",
+    bins: Annotated[int, typer.Option("--bins", min=1, help="Intervals for equal-width / equal-frequency.")] = 5,
+    min_accuracy: Annotated[
+        float,
+        typer.Option("--min-accuracy", min=0.01, max=1.0, help="Shorten certain rules while accuracy stays this high."),
+    ] = 1.0,
+    vote: Annotated[
+        str, typer.Option("--vote", help="one (rule, vote) or support (weighted by correct training rows).")
+    ] = "one",
+    default: Annotated[
+        str, typer.Option("--default", help="Rows no rule matches: majority class, or none (unclassified).")
+    ] = "majority",
+    show: Annotated[
+        str,
+        typer.Option(
+            "--print",
+            help="What stdout gets: rules (the model), reducts (one per line), core, gamma, or approximations (CSV).",
+        ),
+    ] = "rules",
+    seed: int = 0,
+) -> Learner:
+    """Rough-set reducts (Pawlak), the core, approximations and γ, and rules from reducts.
+
+    Example:
+
+        rulecli reduct sample_data/house.csv -y value --all --print reducts
+    """
+    if show not in PRINTS:
+        raise ParamError(f"--print must be one of {', '.join(PRINTS)}, got '{show}'")
+    params = ReductParams(
+        method=method,
+        order=order,
+        n_reducts=n_reducts,
+        all_reducts=all_reducts,
+        discretize=discretize,
+        bins=bins,
+        min_accuracy=min_accuracy,
+        vote=vote,
+        default=default,
+        rules=show == "rules",
+        seed=seed,
+    )
+
+    def report(model: Model, quiet: bool) -> None:
+        t = model.info.training
+        if not t["consistent"] and not quiet:
+            console.warn(
+                f"the table is inconsistent: {t['inconsistent_rows']} rows share their description with rows of "
+                f"another decision, so γ = {t['gamma']:.4f} < 1; certain rules come from the lower approximations, "
+                "possible rules (accuracy < 1) from the upper ones"
+            )
+        reducts = t["reducts"]
+        assert isinstance(reducts, list)
+        console.info(
+            f"reduct: γ = {t['gamma']:.4f}, {len(reducts)} reduct(s), first {{{', '.join(reducts[0])}}}, "
+            f"core {{{', '.join(t['core'])}}}, {len(model.rules)} rules",  # type: ignore[arg-type]
+            quiet=quiet,
+        )
+        if show != "rules":
+            io.write_text(io.STDIO, _analysis_text(show, model))
+
+    return Learner(lambda d, _: fit_reduct(d, params), report, show_model=show == "rules")
+
+
+def _analysis_text(show: str, model: Model) -> str:
+    t = model.info.training
+    if show == "reducts":
+        return "".join(",".join(r) + "\n" for r in t["reducts"])  # type: ignore[union-attr]
+    if show == "core":
+        return ",".join(t["core"]) + "\n"  # type: ignore[arg-type]
+    if show == "gamma":
+        return f"{t['gamma']!r}\n"
+    lines = ["class,lower,upper,boundary,accuracy"]
+    for cls, a in t["approximations"].items():  # type: ignore[union-attr]
+        accuracy = a["lower"] / a["upper"] if a["upper"] else 0.0
+        lines.append(f"{cls},{a['lower']},{a['upper']},{a['boundary']},{accuracy!r}")
+    return "\n".join(lines) + "\n"

@@ -25,10 +25,10 @@ import numpy as np
 import polars as pl
 
 from rulecli.dataset import Dataset, stratified_holdout
-from rulecli.discretize import METHODS, compute_cuts
+from rulecli.discretize import METHODS, compute_cuts, interval_codes
 from rulecli.errors import ParamError
 from rulecli.model.compile import predict_expr
-from rulecli.model.core import Closed, Condition, DecisionList, ModelInfo, Op, Rule, RuleStats
+from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleStats, interval_conditions
 from rulecli.schema import Cuts, Kind, Schema
 from rulecli.stats import chi2_independence
 
@@ -75,18 +75,8 @@ class _Partition:
         if self.cuts is None:
             cells = [Condition(self.name, Op.EQ, level) for level in self.levels]
         else:
-            cells = _interval_conditions(self.name, self.cuts)
+            cells = interval_conditions(self.name, self.cuts)
         return [*cells, Condition(self.name, Op.MISSING)]
-
-
-def _interval_conditions(column: str, cuts: Cuts) -> list[Condition]:
-    edges = cuts.edges
-    if not edges:
-        return [Condition(column, Op.PRESENT)]
-    low_op, high_op = (Op.LE, Op.GT) if cuts.right_closed else (Op.LT, Op.GE)
-    closed = Closed.RIGHT if cuts.right_closed else Closed.LEFT
-    middle = [Condition(column, Op.INTERVAL, (edges[i - 1], edges[i]), closed) for i in range(1, len(edges))]
-    return [Condition(column, low_op, edges[0]), *middle, Condition(column, high_op, edges[-1])]
 
 
 def _partition(ds: Dataset, name: str, params: OneRParams) -> _Partition:
@@ -96,11 +86,7 @@ def _partition(ds: Dataset, name: str, params: OneRParams) -> _Partition:
     x = ds.numeric(name)
     bins = params.min_bucket if params.discretize == "min-bucket" else params.bins
     cuts = compute_cuts(name, x, params.discretize, bins=bins, y=ds.y, n_classes=len(ds.classes))
-    side = "left" if cuts.right_closed else "right"
-    codes = np.searchsorted(np.asarray(cuts.edges), x, side=side)
-    n_intervals = len(cuts.edges) + 1
-    codes[np.isnan(x)] = n_intervals
-    return _Partition(name, codes, n_intervals + 1, cuts=cuts)
+    return _Partition(name, interval_codes(cuts, x), len(cuts.edges) + 2, cuts=cuts)
 
 
 def _cross_table(part: _Partition, y: np.ndarray, n_classes: int) -> np.ndarray:

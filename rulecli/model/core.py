@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from rulecli.errors import ParamError
-from rulecli.schema import Schema
+from rulecli.schema import Cuts, Schema
 
 Scalar = str | float
 Value = Scalar | tuple[Scalar, ...] | None
@@ -149,3 +149,14 @@ class RuleSet:
 
 
 Model = DecisionList | RuleSet
+
+
+def interval_conditions(column: str, cuts: Cuts) -> list[Condition]:
+    """One condition per interval of ``cuts``, in order (the first and last are open-ended)."""
+    edges = cuts.edges
+    if not edges:
+        return [Condition(column, Op.PRESENT)]
+    low_op, high_op = (Op.LE, Op.GT) if cuts.right_closed else (Op.LT, Op.GE)
+    closed = Closed.RIGHT if cuts.right_closed else Closed.LEFT
+    middle = [Condition(column, Op.INTERVAL, (edges[i - 1], edges[i]), closed) for i in range(1, len(edges))]
+    return [Condition(column, low_op, edges[0]), *middle, Condition(column, high_op, edges[-1])]

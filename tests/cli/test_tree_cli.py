@@ -144,3 +144,26 @@ def test_tree_bad_options_are_one_line_errors():
     assert result.code == 2 and "--max-features must be" in result.stderr
     result = run_cli("forest", PENGUINS, "-y", "species", "--trees", "3", "--partial-dependence", "nope")
     assert result.code == 2 and "'nope' is not a feature" in result.stderr
+
+
+def test_reduct_prints_for_pipelines_and_learns_rules(tmp_path: Path):
+    house = str(SAMPLE / "house.csv")
+    reducts = run_cli("reduct", house, "-y", "value", "--all", "--print", "reducts")
+    assert reducts.code == 0, reducts.stderr
+    assert reducts.stdout == "location,size,pets\n"
+    assert "the table is inconsistent" in reducts.stderr and "γ = 0.8000" in reducts.stderr
+    assert run_cli("reduct", house, "-y", "value", "--print", "gamma", "-q").stdout == "0.8\n"
+    assert run_cli("reduct", house, "-y", "value", "--print", "core", "-q").stdout == "location,size,pets\n"
+    approximations = run_cli("reduct", house, "-y", "value", "--print", "approximations", "-q").stdout
+    assert approximations.splitlines()[0] == "class,lower,upper,boundary,accuracy"
+    model = tmp_path / "r.json"
+    learned = run_cli("reduct", PENGUINS, "-y", "species", "--vote", "support", "-o", str(model))
+    assert learned.code == 0 and learned.stdout.startswith("RULESET VOTE weighted")
+    metrics = json.loads(run_cli("evaluate", str(model), PENGUINS, "--json").stdout)
+    assert metrics["accuracy"] > 0.95
+    # a feature list for the next command of a pipeline
+    columns = run_cli("reduct", PENGUINS, "-y", "species", "--print", "reducts", "-q").stdout.strip()
+    narrowed = run_cli("tree", PENGUINS, "-y", "species", "--features", columns, "--max-depth", "2", "-q", "--json")
+    assert narrowed.code == 0 and set(json.loads(narrowed.stdout)["features"]) == set(columns.split(","))
+    bad = run_cli("reduct", house, "-y", "value", "--print", "everything")
+    assert bad.code == 2 and "--print must be one of" in bad.stderr

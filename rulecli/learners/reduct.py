@@ -1,0 +1,228 @@
+"""Rough-set reducts and the rules they give (seed 004, lecture 11; Pawlak 1982, 1991).
+
+Numeric attributes are discretised first (``--discretize``, cuts stored in the model);
+a missing value is one more value. :mod:`rulecli.search.roughset` computes γ, the core,
+the approximations and the reducts. Rules follow the lecture: the distinct object
+descriptions restricted to a reduct, each a rule; a description whose objects share one
+decision is a *certain* rule (from a lower approximation, accuracy 1), one whose objects
+disagree gives a *possible* rule per decision present (from the upper approximations,
+accuracy = that decision's share). Certain rules are made more general by dropping
+descriptors, in reduct order, while their accuracy on the training table stays at least
+``--min-accuracy`` (1 by default). Duplicates merge; with several reducts the rules pool.
+The rule set votes (one rule one vote, or weighted by the training rows a rule gets
+right); rows no rule matches take the training majority or stay unclassified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulecli.dataset import Dataset
+from rulecli.discretize import METHODS, compute_cuts, interval_codes
+from rulecli.errors import ParamError
+from rulecli.model.core import Condition, ModelInfo, Op, Rule, RuleSet, RuleStats, Vote, interval_conditions
+from rulecli.schema import Feature, Kind, Schema
+from rulecli.search.roughset import DecisionTable, RoughSets
+
+METHOD_CHOICES = ("elimination", "quick")
+ORDERS = ("given", "random", "significance")
+# Shortening costs rules x descriptors x distinct descriptions; beyond this it is skipped.
+SHORTEN_BUDGET = 500_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReductParams:
+    method: str = "elimination"
+    order: str = "given"
+    n_reducts: int = 1
+    all_reducts: bool = False
+    discretize: str = "mdlp"
+    bins: int = 5
+    min_accuracy: float = 1.0
+    vote: str = "one"
+    default: str = "majority"
+    rules: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.method not in METHOD_CHOICES:
+            raise ParamError(f"--method must be elimination or quick, got '{self.method}'")
+        if self.order not in ORDERS:
+            raise ParamError(f"--order must be one of {', '.join(ORDERS)}, got '{self.order}'")
+        if self.n_reducts < 1:
+            raise ParamError(f"--n-reducts must be at least 1, got {self.n_reducts}")
+        if self.discretize not in METHODS:
+            raise ParamError(f"--discretize must be one of {', '.join(METHODS)}, got '{self.discretize}'")
+        if not 0 < self.min_accuracy <= 1:
+            raise ParamError(f"--min-accuracy must be in (0, 1], got {self.min_accuracy}")
+        if self.vote not in ("one", "support"):
+            raise ParamError(f"--vote must be one or support, got '{self.vote}'")
+        if self.default not in ("majority", "none"):
+            raise ParamError(f"--default must be majority or none, got '{self.default}'")
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    table: DecisionTable
+    values: tuple[tuple[Condition, ...], ...]  # per attribute: the condition of each code
+    schema: Schema
+
+
+def _encode(ds: Dataset, params: ReductParams) -> _Encoded:
+    columns, values, features = [], [], []
+    for feature in ds.schema.features:
+        if feature.kind == Kind.CATEGORICAL:
+            columns.append(ds.codes(feature.name))
+            values.append(
+                (*(Condition(feature.name, Op.EQ, v) for v in feature.levels), Condition(feature.name, Op.MISSING))
+            )
+            features.append(feature)
+            continue
+        x = ds.numeric(feature.name)
+        bins = 6 if params.discretize == "min-bucket" and params.bins == 5 else params.bins
+        cuts = compute_cuts(feature.name, x, params.discretize, bins=bins, y=ds.y, n_classes=len(ds.classes))
+        columns.append(interval_codes(cuts, x))
+        values.append((*interval_conditions(feature.name, cuts), Condition(feature.name, Op.MISSING)))
+        features.append(Feature(feature.name, feature.kind, feature.levels, cuts))
+    table = DecisionTable(ds.schema.feature_names, np.stack(columns, axis=1).astype(np.int32), ds.y, len(ds.classes))
+    return _Encoded(table, tuple(values), Schema(tuple(features), ds.schema.target))
+
+
+def _orders(rs: RoughSets, params: ReductParams) -> list[list[int]]:
+    d = rs.table.n_attributes
+    rng = np.random.default_rng(params.seed)
+    if params.order == "given":
+        first = list(range(d))
+    elif params.order == "significance":
+        # the least significant attributes are tried first, so the significant ones stay
+        sigma = rs.significance()
+        first = sorted(range(d), key=lambda j: (sigma[j], j))
+    else:
+        first = rng.permutation(d).tolist()
+    return [first, *(rng.permutation(d).tolist() for _ in range(params.n_reducts - 1))]
+
+
+def find_reducts(rs: RoughSets, params: ReductParams) -> list[list[int]]:
+    if params.all_reducts:
+        return rs.all_reducts()
+    found: list[list[int]] = []
+    for order in _orders(rs, params):
+        reduct = rs.eliminate(order) if params.method == "elimination" else rs.quick_reduct(order)
+        if reduct not in found:
+            found.append(reduct)
+    return found
+
+
+@dataclass
+class _Granules:
+    """The training table compressed to distinct descriptions (on some attributes) with class counts."""
+
+    attributes: list[int]
+    descriptions: np.ndarray  # (m, len(attributes))
+    counts: np.ndarray  # (m, K)
+
+    @classmethod
+    def of(cls, table: DecisionTable, attributes: list[int]) -> _Granules:
+        if not attributes:
+            counts = np.bincount(table.y, minlength=table.n_classes)[None, :]
+            return cls([], np.zeros((1, 0), dtype=np.int32), counts)
+        descriptions, inverse = np.unique(table.codes[:, attributes], axis=0, return_inverse=True)
+        flat = np.bincount(
+            inverse.ravel() * table.n_classes + table.y, minlength=descriptions.shape[0] * table.n_classes
+        )
+        return cls(attributes, descriptions, flat.reshape(-1, table.n_classes))
+
+    def matching(self, columns: list[int], values: np.ndarray) -> np.ndarray:
+        """Class counts of the rows that agree with ``values`` on ``columns`` (indices into attributes)."""
+        if not columns:
+            return self.counts.sum(axis=0)
+        mask = (self.descriptions[:, columns] == values).all(axis=1)
+        return self.counts[mask].sum(axis=0)
+
+
+def _reduct_rules(
+    table: DecisionTable, reduct: list[int], min_accuracy: float
+) -> set[tuple[tuple[tuple[int, int], ...], int]]:
+    """Rules as ((attribute, code), ...) -> class: certain ones shortened, possible ones as found."""
+    granules = _Granules.of(table, reduct)
+    rules: set[tuple[tuple[tuple[int, int], ...], int]] = set()
+    certain = np.flatnonzero((granules.counts > 0).sum(axis=1) == 1)
+    shorten = certain.size * len(reduct) * granules.descriptions.shape[0] <= SHORTEN_BUDGET
+    for g in range(granules.descriptions.shape[0]):
+        present = np.flatnonzero(granules.counts[g])
+        description = granules.descriptions[g]
+        kept = list(range(len(reduct)))
+        if present.size == 1 and shorten:
+            cls = int(present[0])
+            for position in range(len(reduct)):
+                trial = [p for p in kept if p != position]
+                counts = granules.matching(trial, description[trial])
+                if counts[cls] >= min_accuracy * counts.sum() - 1e-9:
+                    kept = trial
+        for cls in present.tolist():
+            rules.add((tuple((reduct[p], int(description[p])) for p in kept), cls))
+    return rules
+
+
+def fit_reduct(ds: Dataset, params: ReductParams) -> RuleSet:
+    encoded = _encode(ds, params)
+    table = encoded.table
+    rs = RoughSets(table)
+    full = rs.all_attributes
+    gamma = rs.gamma(full)
+    reducts = find_reducts(rs, params)
+    core = rs.core()
+    names = table.names
+    approximations = rs.approximations()
+    training: dict[str, object] = {
+        "rows": table.n_rows,
+        "gamma": gamma,
+        "consistent": rs.positive_count(full) == table.n_rows,
+        "inconsistent_rows": table.n_rows - rs.positive_count(full),
+        "core": [names[j] for j in core],
+        "reducts": [[names[j] for j in r] for r in reducts],
+        "approximations": {ds.classes[c]: a for c, a in approximations.items()},
+    }
+    rules: list[Rule] = []
+    if params.rules:
+        pooled: set[tuple[tuple[tuple[int, int], ...], int]] = set()
+        for reduct in reducts:
+            pooled |= _reduct_rules(table, reduct, params.min_accuracy)
+        rules = _as_rules(pooled, encoded, ds, params)
+        training["certain_rules"] = sum(1 for r in rules if r.stats and r.stats.correct == r.stats.covered)
+    majority = int(np.argmax(ds.class_counts()))
+    default = None
+    if params.default == "majority":
+        counts = tuple(int(c) for c in ds.class_counts())
+        default = Rule((), ds.classes[majority], RuleStats(0, 0, tuple(0 for _ in counts)))
+    vote = Vote.ONE if params.vote == "one" else Vote.WEIGHTED
+    info = ModelInfo(
+        algorithm="reduct",
+        params={k: getattr(params, k) for k in params.__dataclass_fields__},
+        schema=encoded.schema,
+        training=training,
+    )
+    return RuleSet(ds.target, ds.classes, tuple(rules), default, vote, info)
+
+
+def _as_rules(
+    pooled: set[tuple[tuple[tuple[int, int], ...], int]], encoded: _Encoded, ds: Dataset, params: ReductParams
+) -> list[Rule]:
+    """Rules with their training statistics, in a stable order (by class, then conditions)."""
+    table = encoded.table
+    everything = _Granules.of(table, list(range(table.n_attributes)))
+    out = []
+    for descriptors, cls in sorted(pooled, key=lambda r: (r[1], len(r[0]), r[0])):
+        columns = [a for a, _ in descriptors]
+        values = np.array([v for _, v in descriptors], dtype=np.int32)
+        counts = everything.matching(columns, values)
+        conditions = tuple(encoded.values[a][v] for a, v in sorted(descriptors))
+        covered = int(counts.sum())
+        correct = int(counts[cls])
+        weight = float(correct) if params.vote == "support" else None
+        out.append(
+            Rule(conditions, ds.classes[cls], RuleStats(covered, correct, tuple(int(c) for c in counts)), weight)
+        )
+    return out

@@ -1,0 +1,168 @@
+"""Pawlak's rough sets over a decision table: indiscernibility, approximations, reducts.
+
+The lecture (seed 004) defines the pieces. Objects are *indiscernible* on an attribute
+set B when they agree on every attribute of B; the classes of that relation are the
+granules. For a decision class X: the lower approximation is the union of granules inside
+X, the upper approximation the union of granules meeting X, the boundary their
+difference. The positive region POS_B(D) is the union of the lower approximations, and
+the dependency degree γ(B) = |POS_B(D)| / |U|. A *reduct* is a minimal B with
+γ(B) = γ(A) (it discerns the decisions as well as all attributes do); the *core* is the
+set of attributes no reduct can do without (those whose removal lowers γ).
+
+Every γ is one Polars group-by over the attribute codes: group the rows by B, count the
+distinct decisions per group, and add up the groups with one decision. Attribute values
+are small integer codes (numeric attributes discretised first, missing one more value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from rulecli.errors import ParamError
+
+DECISION = "__decision"
+MAX_ALL_ATTRIBUTES = 20
+MAX_ALL_PAIRS = 20_000_000
+
+
+@dataclass(frozen=True)
+class DecisionTable:
+    names: tuple[str, ...]
+    codes: np.ndarray  # (n_rows, n_attributes) int32
+    y: np.ndarray  # decision codes
+    n_classes: int
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def n_attributes(self) -> int:
+        return len(self.names)
+
+    def frame(self) -> pl.DataFrame:
+        columns = {f"a{j}": self.codes[:, j] for j in range(self.n_attributes)}
+        return pl.DataFrame({**columns, DECISION: self.y})
+
+
+class RoughSets:
+    """γ and approximations of attribute subsets, each one group-by (results cached)."""
+
+    def __init__(self, table: DecisionTable) -> None:
+        self.table = table
+        self.df = table.frame()
+        self._gamma: dict[frozenset[int], float] = {}
+
+    def positive_count(self, attributes: frozenset[int] | tuple[int, ...]) -> int:
+        """|POS_B(D)|: rows whose B-granule holds a single decision."""
+        if not attributes:
+            return self.table.n_rows if np.unique(self.table.y).size == 1 else 0
+        keys = [f"a{j}" for j in sorted(attributes)]
+        groups = self.df.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), pl.len().alias("n"))
+        return int(groups.filter(pl.col("k") == 1).get_column("n").sum())
+
+    def gamma(self, attributes: frozenset[int] | tuple[int, ...]) -> float:
+        key = frozenset(attributes)
+        if key not in self._gamma:
+            self._gamma[key] = self.positive_count(key) / self.table.n_rows
+        return self._gamma[key]
+
+    @property
+    def all_attributes(self) -> frozenset[int]:
+        return frozenset(range(self.table.n_attributes))
+
+    def approximations(self) -> dict[int, dict[str, int]]:
+        """Per decision class: sizes of the lower and upper approximations and the boundary."""
+        keys = [f"a{j}" for j in range(self.table.n_attributes)]
+        granules = self.df.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), pl.col(DECISION).alias("members"))
+        out: dict[int, dict[str, int]] = {}
+        for cls in range(self.table.n_classes):
+            has = granules.with_columns(
+                pl.col("members").list.eval((pl.element() == cls).sum()).list.first().alias("in_class"),
+                pl.col("members").list.len().alias("size"),
+            ).filter(pl.col("in_class") > 0)
+            lower = int(has.filter(pl.col("k") == 1).get_column("size").sum())
+            upper = int(has.get_column("size").sum())
+            out[cls] = {"lower": lower, "upper": upper, "boundary": upper - lower}
+        return out
+
+    def core(self) -> list[int]:
+        """Attributes whose removal lowers γ."""
+        full = self.gamma(self.all_attributes)
+        return [j for j in range(self.table.n_attributes) if self.gamma(self.all_attributes - {j}) < full]
+
+    def eliminate(self, order: list[int], start: frozenset[int] | None = None) -> list[int]:
+        """The lecture's elimination: in ``order``, drop each attribute whose removal keeps γ."""
+        full = self.gamma(self.all_attributes)
+        kept = set(self.all_attributes if start is None else start)
+        for j in order:
+            if j in kept and self.gamma(frozenset(kept - {j})) >= full:
+                kept.discard(j)
+        return sorted(kept)
+
+    def quick_reduct(self, order: list[int]) -> list[int]:
+        """Greedy forward selection by γ (QuickReduct, Chouchoulas & Shen 2001), then the
+        elimination pass, since the greedy set may hold attributes others made redundant."""
+        full = self.gamma(self.all_attributes)
+        chosen: set[int] = set()
+        while self.gamma(frozenset(chosen)) < full:
+            best = max(
+                (j for j in order if j not in chosen),
+                key=lambda j: (self.gamma(frozenset(chosen | {j})), -order.index(j)),
+            )
+            chosen.add(best)
+        return self.eliminate(order, frozenset(chosen))
+
+    def significance(self) -> dict[int, float]:
+        """σ(a) = γ(A) − γ(A − {a})."""
+        full = self.gamma(self.all_attributes)
+        return {j: full - self.gamma(self.all_attributes - {j}) for j in range(self.table.n_attributes)}
+
+    def all_reducts(self) -> list[list[int]]:
+        """Every reduct, as the prime implicants of the discernibility function.
+
+        Clauses come from pairs of distinct object descriptions that must stay discerned:
+        one of them in the positive region and the other not of its (single) decision. A
+        subset is a reduct when it meets every clause and no smaller reduct is inside it.
+        """
+        d = self.table.n_attributes
+        if d > MAX_ALL_ATTRIBUTES:
+            raise ParamError(
+                f"--all enumerates subsets of {d} attributes (2^{d}); the limit is {MAX_ALL_ATTRIBUTES}: "
+                "use --n-reducts K for reducts from K random orders"
+            )
+        descriptions, inverse = np.unique(self.table.codes, axis=0, return_inverse=True)
+        m = descriptions.shape[0]
+        if m * (m - 1) // 2 > MAX_ALL_PAIRS:
+            raise ParamError(
+                f"--all would compare {m * (m - 1) // 2:,} pairs of distinct objects (limit {MAX_ALL_PAIRS:,}): "
+                "use --n-reducts K for reducts from K random orders"
+            )
+        decisions = np.zeros((m, self.table.n_classes), dtype=bool)
+        decisions[inverse.ravel(), self.table.y] = True
+        positive = decisions.sum(axis=1) == 1
+        single = np.where(positive, decisions.argmax(axis=1), -1)
+        weights = (1 << np.arange(d)).astype(np.int64)
+        clauses: set[int] = set()
+        for i in np.flatnonzero(positive):
+            others = np.arange(m)
+            # v must be discerned from u unless v is positive with u's decision
+            needs = ~(positive & (single == single[i]))
+            needs[i] = False
+            masks = ((descriptions[others[needs]] != descriptions[i]) * weights).sum(axis=1)
+            clauses.update(int(x) for x in np.unique(masks))
+        clauses.discard(0)  # identical descriptions cannot be discerned by any subset
+        masks = np.arange(1 << d, dtype=np.int64)
+        covers = np.ones(masks.size, dtype=bool)
+        for clause in clauses:
+            covers &= (masks & clause) != 0
+        minimal = covers.copy()
+        for j in range(d):
+            has = ((masks >> j) & 1).astype(bool)
+            minimal &= ~(has & covers[masks ^ (1 << j)])
+        reducts = np.flatnonzero(minimal).tolist()
+        reducts.sort(key=lambda r: (bin(r).count("1"), [j for j in range(d) if r >> j & 1]))
+        return [[j for j in range(d) if r >> j & 1] for r in reducts]

@@ -1,0 +1,146 @@
+"""Rough sets: a hand-checked decision table, reducts that preserve discernibility and are
+minimal, the discernibility-matrix enumeration against brute force, rules and voting."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.errors import ParamError
+from rulecli.learners.reduct import ReductParams, fit_reduct
+from rulecli.model.compile import prediction_frame
+from rulecli.model.serde import dumps, loads
+from rulecli.search.roughset import DecisionTable, RoughSets
+
+# Pawlak's flu table: p2 and p5 agree on every attribute but not on flu (inconsistent).
+FLU = pl.DataFrame(
+    {
+        "headache": ["no", "yes", "yes", "no", "yes", "no"],
+        "muscle_pain": ["yes", "no", "yes", "yes", "no", "yes"],
+        "temperature": ["high", "high", "very_high", "normal", "high", "very_high"],
+        "flu": ["yes", "yes", "yes", "no", "no", "yes"],
+    }
+)
+
+
+def _flu(**params: object):
+    ds = prepare_dataset(FLU, DataSpec(target="flu"))
+    return ds, fit_reduct(ds, ReductParams(**params))  # type: ignore[arg-type]
+
+
+def test_hand_checked_flu_table():
+    _, model = _flu(all_reducts=True)
+    t = model.info.training
+    # POS = {p1, p3, p4, p6}: γ = 4/6; p2 and p5 form the boundary of both classes
+    assert t["gamma"] == pytest.approx(4 / 6)
+    assert not t["consistent"] and t["inconsistent_rows"] == 2
+    assert t["core"] == ["temperature"]
+    assert t["reducts"] == [["headache", "temperature"], ["muscle_pain", "temperature"]]
+    assert t["approximations"] == {
+        "no": {"lower": 1, "upper": 3, "boundary": 2},
+        "yes": {"lower": 3, "upper": 5, "boundary": 2},
+    }
+
+
+def test_elimination_follows_the_given_order():
+    _, given = _flu()
+    assert given.info.training["reducts"] == [["muscle_pain", "temperature"]]  # headache is dropped first
+    ds = prepare_dataset(FLU.select("muscle_pain", "headache", "temperature", "flu"), DataSpec(target="flu"))
+    reordered = fit_reduct(ds, ReductParams())
+    assert reordered.info.training["reducts"] == [["headache", "temperature"]]
+
+
+def test_certain_and_possible_rules_from_the_flu_table():
+    ds, model = _flu()
+    by_text = {(str([c.value for c in r.conditions]), r.prediction): r.stats for r in model.rules}
+    # temperature = normal -> no and = very_high -> yes are certain and shortened to one descriptor
+    assert by_text[("['normal']", "no")].correct == by_text[("['normal']", "no")].covered == 1
+    assert by_text[("['very_high']", "yes")].covered == 2
+    # the boundary description (muscle_pain = no, temperature = high) gives a possible rule per decision
+    assert by_text[("['no', 'high']", "yes")].correct == 1 and by_text[("['no', 'high']", "no")].correct == 1
+    assert dumps(loads(dumps(model))) == dumps(model)
+
+
+def _is_reduct(rs: RoughSets, attributes: list[int]) -> bool:
+    full = rs.gamma(rs.all_attributes)
+    keeps = rs.gamma(frozenset(attributes)) == full
+    minimal = all(rs.gamma(frozenset(attributes) - {a}) < full for a in attributes)
+    return keeps and minimal
+
+
+def _brute_force_reducts(rs: RoughSets) -> list[list[int]]:
+    d = rs.table.n_attributes
+    full = rs.gamma(rs.all_attributes)
+    found: list[list[int]] = []
+    for size in range(d + 1):
+        for subset in itertools.combinations(range(d), size):
+            if any(set(r) <= set(subset) for r in found):
+                continue
+            if rs.gamma(frozenset(subset)) == full:
+                found.append(list(subset))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_every_reduct_preserves_discernibility_and_is_minimal(seed: int):
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(5, 60)), int(rng.integers(2, 7))
+    codes = rng.integers(0, rng.integers(2, 4), size=(n, d)).astype(np.int32)
+    y = (codes[:, 0] + (codes[:, 1] if d > 1 else 0) + (rng.random(n) < 0.1)) % 2
+    rs = RoughSets(DecisionTable(tuple(f"a{j}" for j in range(d)), codes, y.astype(np.int64), 2))
+    orders = [list(range(d)), list(reversed(range(d))), rng.permutation(d).tolist()]
+    for order in orders:
+        assert _is_reduct(rs, rs.eliminate(order))
+        assert _is_reduct(rs, rs.quick_reduct(order))
+    everything = rs.all_reducts()
+    assert sorted(everything) == sorted(_brute_force_reducts(rs))
+    assert all(_is_reduct(rs, r) for r in everything)
+    core = set(rs.core())
+    if rs.gamma(rs.all_attributes) == 1.0:
+        # for a consistent table the core is exactly what every reduct shares
+        assert core == set.intersection(*(set(r) for r in everything))
+
+
+def test_gamma_is_a_group_by_count():
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, size=(200, 4)).astype(np.int32)
+    y = rng.integers(0, 2, 200)
+    rs = RoughSets(DecisionTable(("a", "b", "c", "d"), codes, y, 2))
+    for subset in [(0,), (1, 2), (0, 1, 3)]:
+        groups: dict[tuple[int, ...], set[int]] = {}
+        for row, label in zip(codes[:, list(subset)].tolist(), y.tolist(), strict=True):
+            groups.setdefault(tuple(row), set()).add(label)
+        positive = sum(1 for row in codes[:, list(subset)].tolist() if len(groups[tuple(row)]) == 1)
+        assert rs.gamma(frozenset(subset)) == pytest.approx(positive / 200)
+
+
+def test_numeric_attributes_are_discretised_and_rules_predict():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 10, 120)
+    df = pl.DataFrame({"x": x, "c": rng.choice(["p", "q"], 120), "y": np.where(x > 5, "hi", "lo")})
+    ds = prepare_dataset(df, DataSpec(target="y"))
+    model = fit_reduct(ds, ReductParams())
+    assert model.info.training["reducts"] == [["x"]] and model.info.training["gamma"] == 1.0
+    assert model.info.schema.feature("x").cuts is not None
+    predicted = prediction_frame(model, df.lazy()).collect().get_column("prediction")
+    assert (predicted == df.get_column("y")).all()
+    unmatched = fit_reduct(ds, ReductParams(default="none"))
+    assert unmatched.default is None
+
+
+def test_too_many_attributes_for_all_reducts_is_refused():
+    codes = np.zeros((3, 25), dtype=np.int32)
+    rs = RoughSets(DecisionTable(tuple(f"a{j}" for j in range(25)), codes, np.array([0, 1, 0]), 2))
+    with pytest.raises(ParamError, match="--n-reducts"):
+        rs.all_reducts()
+
+
+def test_several_random_orders_pool_their_rules():
+    ds = prepare_dataset(FLU, DataSpec(target="flu"))
+    pooled = fit_reduct(ds, ReductParams(n_reducts=8, seed=1))
+    assert len(pooled.info.training["reducts"]) == 2
+    assert dumps(pooled) == dumps(fit_reduct(ds, ReductParams(n_reducts=8, seed=1)))
