@@ -31,6 +31,7 @@ from harness import (
     weka_available,
     write_arff,
 )
+from reducts import bench_reduct_accuracy, bench_reduct_speed
 from trees import bench_tree_accuracy, bench_tree_speed
 
 
@@ -157,7 +158,16 @@ def bench_predict(repeats: int, n_rows: int) -> list[str]:
     return rows
 
 
-SECTIONS = ("predict", "oner", "covering-accuracy", "covering-speed", "tree-accuracy", "tree-speed")
+SECTIONS = (
+    "predict",
+    "oner",
+    "covering-accuracy",
+    "covering-speed",
+    "tree-accuracy",
+    "tree-speed",
+    "reduct-speed",
+    "reduct-accuracy",
+)
 
 
 def main() -> None:
@@ -169,6 +179,7 @@ def main() -> None:
     parser.add_argument("--cover-sizes", default="10000,100000,1000000", help="rows for the covering speed benchmark")
     parser.add_argument("--tree-sizes", default="100000,1000000", help="rows for the tree speed benchmark")
     parser.add_argument("--forest-sizes", default="100000", help="rows at which forests are timed too")
+    parser.add_argument("--reduct-sizes", default="100000,1000000", help="rows for the reduct speed benchmark")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
@@ -239,6 +250,30 @@ def main() -> None:
             f"the median of {args.repeats} runs, forest times single runs.",
             "",
             *bench_tree_speed(sizes, args.repeats, forests),
+            "",
+        ]
+    if "reduct-speed" in args.only:
+        sizes = [int(s) for s in args.reduct_sizes.split(",") if s]
+        sections += [
+            "## reduct: time on long categorical tables",
+            "",
+            "30 categorical attributes of 3 levels, the class a function of five of them plus 5% noise (bench/reducts.py). "
+            "Whole process (reading the Parquet file included); `--print reducts` is the elimination alone "
+            f"(median of {args.repeats} runs), `--print approximations` adds the core and the approximations "
+            "(single run). Nearly every object is unique on 12 or more of these attributes, so the reduct is long "
+            "and `reduct` with rules refuses (`--max-rules`): rules would list the objects.",
+            "",
+            *bench_reduct_speed(sizes, args.repeats),
+            "",
+        ]
+    if "reduct-accuracy" in args.only:
+        sections += [
+            "## reduct rules beside the other learners: same splits",
+            "",
+            f"The Weka datasets and {args.splits} splits of the covering benchmark; every learner in-process with "
+            "the options shown (numeric attributes discretised by MDLP for reduct).",
+            "",
+            *bench_reduct_accuracy(args.splits),
             "",
         ]
     if "oner" in args.only:

@@ -639,6 +639,9 @@ def reduct(
     default: Annotated[
         str, typer.Option("--default", help="Rows no rule matches: majority class, or none (unclassified).")
     ] = "majority",
+    max_rules: Annotated[
+        int, typer.Option("--max-rules", min=1, help="Refuse a reduct with more distinct descriptions (rules).")
+    ] = 10_000,
     show: Annotated[
         str,
         typer.Option(
@@ -667,6 +670,8 @@ def reduct(
         vote=vote,
         default=default,
         rules=show == "rules",
+        analysis=show in ("rules", "core", "approximations"),
+        max_rules=max_rules,
         seed=seed,
     )
 
@@ -680,9 +685,10 @@ def reduct(
             )
         reducts = t["reducts"]
         assert isinstance(reducts, list)
+        core = f", core {{{', '.join(t['core'])}}}" if "core" in t else ""  # type: ignore[arg-type]
         console.info(
-            f"reduct: γ = {t['gamma']:.4f}, {len(reducts)} reduct(s), first {{{', '.join(reducts[0])}}}, "
-            f"core {{{', '.join(t['core'])}}}, {len(model.rules)} rules",  # type: ignore[arg-type]
+            f"reduct: γ = {t['gamma']:.4f}, {len(reducts)} reduct(s), first {{{', '.join(reducts[0])}}}{core}, "
+            f"{len(model.rules)} rules",
             quiet=quiet,
         )
         if show != "rules":

@@ -44,6 +44,8 @@ class ReductParams:
     vote: str = "one"
     default: str = "majority"
     rules: bool = True
+    analysis: bool = True  # the core and the approximations (d + 1 more group-bys)
+    max_rules: int | None = 10_000  # distinct descriptions of a reduct beyond which rules are refused
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -51,6 +53,8 @@ class ReductParams:
             raise ParamError(f"--method must be elimination or quick, got '{self.method}'")
         if self.order not in ORDERS:
             raise ParamError(f"--order must be one of {', '.join(ORDERS)}, got '{self.order}'")
+        if self.max_rules is not None and self.max_rules < 1:
+            raise ParamError(f"--max-rules must be at least 1, got {self.max_rules}")
         if self.n_reducts < 1:
             raise ParamError(f"--n-reducts must be at least 1, got {self.n_reducts}")
         if self.discretize not in METHODS:
@@ -142,27 +146,37 @@ class _Granules:
         return self.counts[mask].sum(axis=0)
 
 
-def _reduct_rules(
-    table: DecisionTable, reduct: list[int], min_accuracy: float
-) -> set[tuple[tuple[tuple[int, int], ...], int]]:
-    """Rules as ((attribute, code), ...) -> class: certain ones shortened, possible ones as found."""
+RuleKey = tuple[tuple[tuple[int, int], ...], int]
+
+
+def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams) -> dict[RuleKey, np.ndarray]:
+    """Rules as ((attribute, code), ...) -> class, each with its training class counts:
+    certain ones shortened, possible ones as found."""
     granules = _Granules.of(table, reduct)
-    rules: set[tuple[tuple[tuple[int, int], ...], int]] = set()
+    m = granules.descriptions.shape[0]
+    if params.max_rules is not None and m > params.max_rules:
+        raise ParamError(
+            f"the reduct {{{', '.join(table.names[j] for j in reduct)}}} has {m:,} distinct descriptions, each a rule; "
+            f"that is more than --max-rules {params.max_rules:,} (the objects are nearly all unique on it): use "
+            "--print reducts, fewer attributes, a coarser --discretize, or raise --max-rules"
+        )
+    rules: dict[RuleKey, np.ndarray] = {}
     certain = np.flatnonzero((granules.counts > 0).sum(axis=1) == 1)
-    shorten = certain.size * len(reduct) * granules.descriptions.shape[0] <= SHORTEN_BUDGET
-    for g in range(granules.descriptions.shape[0]):
+    shorten = certain.size * len(reduct) * m <= SHORTEN_BUDGET
+    for g in range(m):
         present = np.flatnonzero(granules.counts[g])
         description = granules.descriptions[g]
         kept = list(range(len(reduct)))
+        counts = granules.counts[g]
         if present.size == 1 and shorten:
             cls = int(present[0])
             for position in range(len(reduct)):
                 trial = [p for p in kept if p != position]
-                counts = granules.matching(trial, description[trial])
-                if counts[cls] >= min_accuracy * counts.sum() - 1e-9:
-                    kept = trial
+                trial_counts = granules.matching(trial, description[trial])
+                if trial_counts[cls] >= params.min_accuracy * trial_counts.sum() - 1e-9:
+                    kept, counts = trial, trial_counts
         for cls in present.tolist():
-            rules.add((tuple((reduct[p], int(description[p])) for p in kept), cls))
+            rules[(tuple((reduct[p], int(description[p])) for p in kept), cls)] = counts
     return rules
 
 
@@ -173,23 +187,23 @@ def fit_reduct(ds: Dataset, params: ReductParams) -> RuleSet:
     full = rs.all_attributes
     gamma = rs.gamma(full)
     reducts = find_reducts(rs, params)
-    core = rs.core()
     names = table.names
-    approximations = rs.approximations()
+    positive = round(gamma * table.n_rows)
     training: dict[str, object] = {
         "rows": table.n_rows,
         "gamma": gamma,
-        "consistent": rs.positive_count(full) == table.n_rows,
-        "inconsistent_rows": table.n_rows - rs.positive_count(full),
-        "core": [names[j] for j in core],
+        "consistent": positive == table.n_rows,
+        "inconsistent_rows": table.n_rows - positive,
         "reducts": [[names[j] for j in r] for r in reducts],
-        "approximations": {ds.classes[c]: a for c, a in approximations.items()},
     }
+    if params.analysis:
+        training["core"] = [names[j] for j in rs.core()]
+        training["approximations"] = {ds.classes[c]: a for c, a in rs.approximations().items()}
     rules: list[Rule] = []
     if params.rules:
-        pooled: set[tuple[tuple[tuple[int, int], ...], int]] = set()
+        pooled: dict[RuleKey, np.ndarray] = {}
         for reduct in reducts:
-            pooled |= _reduct_rules(table, reduct, params.min_accuracy)
+            pooled |= _reduct_rules(table, reduct, params)
         rules = _as_rules(pooled, encoded, ds, params)
         training["certain_rules"] = sum(1 for r in rules if r.stats and r.stats.correct == r.stats.covered)
     majority = int(np.argmax(ds.class_counts()))
@@ -207,20 +221,12 @@ def fit_reduct(ds: Dataset, params: ReductParams) -> RuleSet:
     return RuleSet(ds.target, ds.classes, tuple(rules), default, vote, info)
 
 
-def _as_rules(
-    pooled: set[tuple[tuple[tuple[int, int], ...], int]], encoded: _Encoded, ds: Dataset, params: ReductParams
-) -> list[Rule]:
+def _as_rules(pooled: dict[RuleKey, np.ndarray], encoded: _Encoded, ds: Dataset, params: ReductParams) -> list[Rule]:
     """Rules with their training statistics, in a stable order (by class, then conditions)."""
-    table = encoded.table
-    everything = _Granules.of(table, list(range(table.n_attributes)))
     out = []
-    for descriptors, cls in sorted(pooled, key=lambda r: (r[1], len(r[0]), r[0])):
-        columns = [a for a, _ in descriptors]
-        values = np.array([v for _, v in descriptors], dtype=np.int32)
-        counts = everything.matching(columns, values)
+    for (descriptors, cls), counts in sorted(pooled.items(), key=lambda r: (r[0][1], len(r[0][0]), r[0][0])):
         conditions = tuple(encoded.values[a][v] for a, v in sorted(descriptors))
-        covered = int(counts.sum())
-        correct = int(counts[cls])
+        covered, correct = int(counts.sum()), int(counts[cls])
         weight = float(correct) if params.vote == "support" else None
         out.append(
             Rule(conditions, ds.classes[cls], RuleStats(covered, correct, tuple(int(c) for c in counts)), weight)
