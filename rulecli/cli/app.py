@@ -51,6 +51,7 @@ app.command("aq")(learn.learner_command(learn.aq))
 app.command("tree")(learn.learner_command(learn.tree))
 app.command("forest")(learn.learner_command(learn.forest))
 app.command("reduct")(learn.learner_command(learn.reduct))
+app.command("brl")(learn.learner_command(learn.brl))
 app.command("predict")(predict.predict)
 app.command("evaluate")(evaluate.evaluate)
 

@@ -14,6 +14,7 @@ from rulecli import io
 from rulecli.dataset import Dataset
 from rulecli.errors import InputError, ParamError
 from rulecli.learners.aq import AQParams, fit_aq
+from rulecli.learners.brl import BRLParams, fit_brl
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.forest import ForestParams, fit_forest, partial_dependence
 from rulecli.learners.oner import OneRParams, fit_oner
@@ -710,3 +711,69 @@ def _analysis_text(show: str, model: Model) -> str:
         accuracy = a["lower"] / a["upper"] if a["upper"] else 0.0
         lines.append(f"{cls},{a['lower']},{a['upper']},{a['boundary']},{accuracy!r}")
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- BRL
+
+
+def brl(
+    min_support: Annotated[
+        float,
+        typer.Option("--min-support", min=0.0, max=1.0, help="Mine patterns held by at least this share of rows."),
+    ] = 0.1,
+    max_length: Annotated[int, typer.Option("--max-length", min=1, help="Conditions per mined pattern, at most.")] = 2,
+    lam: Annotated[float, typer.Option("--lambda", help="Prior expected list length (truncated Poisson).")] = 3.0,
+    eta: Annotated[float, typer.Option("--eta", help="Prior expected conditions per rule (truncated Poisson).")] = 1.0,
+    alpha: Annotated[float, typer.Option("--alpha", help="Dirichlet pseudo-count per class.")] = 1.0,
+    chains: Annotated[int, typer.Option("--chains", min=1, help="Independent Metropolis-Hastings chains.")] = 3,
+    iterations: Annotated[int, typer.Option("--iterations", min=1, help="Iterations per chain.")] = 10_000,
+    burn_in: Annotated[
+        int | None, typer.Option("--burn-in", min=0, help="Iterations per chain left out of R-hat (default: half).")
+    ] = None,
+    discretize: Annotated[
+        str,
+        typer.Option(
+            "--discretize",
+            help="Numeric features: equal-frequency (default; the mining ignores the class), "
+            "equal-width, mdlp or min-bucket.",
+        ),
+    ] = "equal-frequency",
+    bins: Annotated[int, typer.Option("--bins", min=1, help="Intervals for equal-width / equal-frequency.")] = 3,
+    seed: int = 0,
+) -> Learner:
+    """Learn a Bayesian Rule List (Letham et al. 2015) from pre-mined frequent patterns by
+    Metropolis-Hastings; each rule carries its posterior class probabilities.
+
+    Example:
+
+        rulecli brl sample_data/labor.csv --min-support 0.1 --seed 1 -o labor.brl.json
+    """
+    params = BRLParams(
+        min_support=min_support,
+        max_length=max_length,
+        lam=lam,
+        eta=eta,
+        alpha=alpha,
+        chains=chains,
+        iterations=iterations,
+        burn_in=burn_in,
+        discretize=discretize,
+        bins=bins,
+        seed=seed,
+    )
+
+    def report(model: Model, quiet: bool) -> None:
+        t = model.info.training
+        rhat = t["rhat"]
+        rhat_text = f"{rhat:.3f}" if isinstance(rhat, float) else "n/a"
+        console.info(
+            f"brl: {len(model.rules)} rules from {t['patterns']} mined patterns; "
+            f"log posterior {t['log_posterior']:.2f}; R-hat {rhat_text}",
+            quiet=quiet,
+        )
+        if isinstance(rhat, float) and rhat > 1.1 and not quiet:
+            console.warn(f"chains disagree (R-hat {rhat:.2f} > 1.1): raise --iterations or check the list is stable")
+
+    return Learner(
+        lambda d, on_step: fit_brl(d, params, on_step=on_step), report, steps=chains * iterations, unit="iterations"
+    )

@@ -109,6 +109,8 @@ def _prior(model: Model) -> list[float] | None:
 
 
 def _shares(rule: Rule, prior: list[float]) -> list[float]:
+    if rule.probabilities is not None:
+        return list(rule.probabilities)
     assert rule.stats is not None and rule.stats.class_counts is not None
     total = sum(rule.stats.class_counts)
     return [c / total for c in rule.stats.class_counts] if total else prior

@@ -96,10 +96,14 @@ class RuleStats:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """``probabilities``: class probabilities a learner estimated for the rule's rows (BRL's
+    posterior means); without them ``predict --proba`` uses the class shares of ``stats``."""
+
     conditions: tuple[Condition, ...]
     prediction: str
     stats: RuleStats | None = None
     weight: float | None = None
+    probabilities: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)

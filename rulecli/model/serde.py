@@ -93,6 +93,8 @@ def _rule_to_json(rule: Rule) -> dict[str, Any]:
             out["stats"]["class_counts"] = list(rule.stats.class_counts)
     if rule.weight is not None:
         out["weight"] = rule.weight
+    if rule.probabilities is not None:
+        out["probabilities"] = list(rule.probabilities)
     return out
 
 
@@ -351,7 +353,15 @@ def _read_rule(r: _Reader, obj: Any, where: str, n_classes: int) -> Rule:
             counts,
         )
     weight = r.get(obj, "weight", where, (int, float), optional=True)
-    return Rule(conditions, prediction, stats, None if weight is None else r.number(weight, f"{where}.weight"))
+    raw = r.get(obj, "probabilities", where, (list,), optional=True)
+    probabilities = None
+    if raw is not None:
+        probabilities = tuple(r.number(p, f"{where}.probabilities[{i}]") for i, p in enumerate(raw))
+        if len(probabilities) != n_classes or any(p < 0 for p in probabilities):
+            raise r.fail(f"{where}.probabilities", f"expected {n_classes} probabilities, one per class")
+    return Rule(
+        conditions, prediction, stats, None if weight is None else r.number(weight, f"{where}.weight"), probabilities
+    )
 
 
 def loads(text: str, source: str = "<model>") -> Model | TreeModel:

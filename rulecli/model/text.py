@@ -141,11 +141,19 @@ def render_text(model: Model) -> str:
         lines.append("CLASSES " + ", ".join(render_value(c) for c in model.classes))
     if not model.rules and model.default is None:
         lines.append(f"TARGET {render_name(model.target)}")
-    lines += [render_rule(r, model.target) for r in model.rules]
+    lines += [render_rule(r, model.target) + _probabilities(r, model.classes) for r in model.rules]
     if model.default is not None:
         then = f"{render_name(model.target)} = {render_value(model.default.prediction)}"
-        lines.append(f"ELSE {then}{_render_stats(model.default)}")
+        lines.append(f"ELSE {then}{_render_stats(model.default)}{_probabilities(model.default, model.classes)}")
     return "\n".join(lines) + "\n"
+
+
+def _probabilities(rule: Rule, classes: tuple[str, ...]) -> str:
+    """A rule's class probabilities, as a comment (for people; the grammar ignores it)."""
+    if rule.probabilities is None:
+        return ""
+    shown = ", ".join(f"P({c}) = {p:.3f}" for c, p in zip(classes, rule.probabilities, strict=True))
+    return f"  # {shown}"
 
 
 def _classes_from_rules(model: Model) -> list[str]:

@@ -167,3 +167,27 @@ def test_reduct_prints_for_pipelines_and_learns_rules(tmp_path: Path):
     assert narrowed.code == 0 and set(json.loads(narrowed.stdout)["features"]) == set(columns.split(","))
     bad = run_cli("reduct", house, "-y", "value", "--print", "everything")
     assert bad.code == 2 and "--print must be one of" in bad.stderr
+
+
+def test_brl_learn_predict_proba_and_reproducibility(tmp_path: Path):
+    labor = str(SAMPLE / "labor.csv")
+    one, two = tmp_path / "b1.json", tmp_path / "b2.json"
+    args = ["--iterations", "2000", "--seed", "4"]
+    learned = run_cli("brl", labor, *args, "-o", str(one))
+    assert learned.code == 0, learned.stderr
+    assert "# P(bad) = " in learned.stdout and learned.stdout.rstrip().splitlines()[-1].startswith("ELSE class = ")
+    assert run_cli("brl", labor, *args, "-o", str(two), "-q").code == 0
+    assert one.read_bytes() == two.read_bytes()
+    body = json.loads(one.read_text())
+    assert body["algorithm"] == "brl" and body["training"]["patterns"] > 0 and "rhat" in body["training"]
+    first = body["rules"][0]
+    assert abs(sum(first["probabilities"]) - 1) < 1e-9
+    predicted = pl.read_csv(run_cli("predict", str(one), labor, "--proba").stdout.encode())
+    shares = {tuple(r["probabilities"]) for r in [*body["rules"], body["default"]]}
+    assert {(a, b) for a, b in predicted.select("proba_bad", "proba_good").iter_rows()} <= shares
+    # the text form parses back (the probabilities are a comment) and predicts alike
+    text = tmp_path / "b.txt"
+    assert run_cli("brl", labor, *args, "-o", str(text), "-q").code == 0
+    assert run_cli("predict", str(text), labor).stdout == run_cli("predict", str(one), labor).stdout
+    bad = run_cli("brl", labor, "--min-support", "0")
+    assert bad.code == 2 and "--min-support must be in (0, 1]" in bad.stderr

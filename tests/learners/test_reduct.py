@@ -55,7 +55,7 @@ def test_elimination_follows_the_given_order():
 
 
 def test_certain_and_possible_rules_from_the_flu_table():
-    ds, model = _flu()
+    _, model = _flu()
     by_text = {(str([c.value for c in r.conditions]), r.prediction): r.stats for r in model.rules}
     # temperature = normal -> no and = very_high -> yes are certain and shortened to one descriptor
     assert by_text[("['normal']", "no")].correct == by_text[("['normal']", "no")].covered == 1

@@ -1,0 +1,341 @@
+"""Bayesian Rule Lists (Letham, Rudin, McCormick & Madigan 2015), with the bit-vector
+coverage of Scalable BRL (Yang, Rudin & Seltzer 2017); seeds 000/003, ch. 4.5.
+
+1. Pre-mining: numeric features are discretised (cuts stored), every feature = value
+   (and "is missing") is an item, and :func:`rulecli.search.patterns.mine` finds every
+   conjunction with support >= ``min_support`` and length <= ``max_length``, without
+   looking at the class. These are the candidate rules A.
+2. Model of a decision list d = (a_1 .. a_m, default):
+   prior  p(m) ∝ λ^m / m! truncated to 0..|A|; each rule's cardinality
+          p(c_j) ∝ η^c / c! over the cardinalities that still have unused rules; the rule
+          uniform among the unused rules of that cardinality;
+   likelihood: the rows each rule captures (matched by it, by no earlier rule) are
+          Dirichlet-multinomial with pseudo-counts α per class:
+          Σ_j [lnΓ(Kα) − lnΓ(Kα + N_j) + Σ_k (lnΓ(α + N_jk) − lnΓ(α))].
+3. Search: Metropolis–Hastings with the moves add (an unused rule at a position),
+   remove (a rule) and swap (two positions), each chosen uniformly among those possible;
+   the Hastings ratio counts the choices. ``chains`` independent chains from the empty
+   list, each with its own seed; the first ``burn_in`` iterations of each are not used for
+   the convergence diagnostic (Gelman–Rubin R-hat of the log posterior across chains).
+   The result is the maximum a-posteriori list seen in any chain.
+
+Coverage is bit vectors: a list's "captured by rule j" rows are cover_j AND NOT (the union
+of the earlier covers); a chain keeps those prefix unions and the class counts per
+position, so a move recomputes only the positions from the first one it changed.
+Each rule's class probabilities are the posterior means (α + N_jk) / (Kα + N_j).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rulecli.dataset import Dataset
+from rulecli.discretize import METHODS, compute_cuts, interval_codes
+from rulecli.errors import ParamError
+from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleStats, interval_conditions
+from rulecli.schema import Feature, Kind, Schema
+from rulecli.search import bits
+from rulecli.search.patterns import Items, Patterns, mine
+
+OnStep = Callable[[int], None]
+PROGRESS_EVERY = 250
+
+
+@dataclass(frozen=True, kw_only=True)
+class BRLParams:
+    min_support: float = 0.1
+    max_length: int = 2
+    lam: float = 3.0
+    eta: float = 1.0
+    alpha: float = 1.0
+    chains: int = 3
+    iterations: int = 10_000
+    burn_in: int | None = None  # default: half the iterations
+    discretize: str = "equal-frequency"
+    bins: int = 3
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_support <= 1:
+            raise ParamError(f"--min-support must be in (0, 1], got {self.min_support}")
+        if self.max_length < 1:
+            raise ParamError(f"--max-length must be at least 1, got {self.max_length}")
+        for name, value in (("--lambda", self.lam), ("--eta", self.eta), ("--alpha", self.alpha)):
+            if not value > 0:
+                raise ParamError(f"{name} must be positive, got {value}")
+        if self.chains < 1:
+            raise ParamError(f"--chains must be at least 1, got {self.chains}")
+        if self.iterations < 1:
+            raise ParamError(f"--iterations must be at least 1, got {self.iterations}")
+        if self.burn_in is not None and not 0 <= self.burn_in < self.iterations:
+            raise ParamError(f"--burn-in must be in [0, --iterations), got {self.burn_in}")
+        if self.discretize not in METHODS:
+            raise ParamError(f"--discretize must be one of {', '.join(METHODS)}, got '{self.discretize}'")
+
+    @property
+    def burn(self) -> int:
+        return self.iterations // 2 if self.burn_in is None else self.burn_in
+
+
+# ------------------------------------------------------------------------- the items
+
+
+@dataclass(frozen=True)
+class _ItemTable:
+    items: Items
+    conditions: tuple[Condition, ...]
+    schema: Schema
+
+
+def _items(ds: Dataset, params: BRLParams) -> _ItemTable:
+    masks, feature_of, conditions, features = [], [], [], []
+    for j, feature in enumerate(ds.schema.features):
+        if feature.kind == Kind.CATEGORICAL:
+            codes = ds.codes(feature.name)
+            values = [Condition(feature.name, Op.EQ, v) for v in feature.levels]
+            features.append(feature)
+        else:
+            x = ds.numeric(feature.name)
+            y = ds.y if params.discretize in ("mdlp", "min-bucket") else None
+            bins = 6 if params.discretize == "min-bucket" else params.bins
+            cuts = compute_cuts(feature.name, x, params.discretize, bins=bins, y=y, n_classes=len(ds.classes))
+            codes = interval_codes(cuts, x)
+            values = interval_conditions(feature.name, cuts)
+            features.append(Feature(feature.name, feature.kind, feature.levels, cuts))
+        values = [*values, Condition(feature.name, Op.MISSING)]
+        for code, condition in enumerate(values):
+            mask = codes == code
+            if mask.any():
+                masks.append(bits.pack(mask))
+                feature_of.append(j)
+                conditions.append(condition)
+    words = -(-ds.n_rows // 64)
+    matrix = np.stack(masks) if masks else np.zeros((0, words), dtype=np.uint64)
+    items = Items(np.array(feature_of, dtype=np.int64), matrix)
+    return _ItemTable(items, tuple(conditions), Schema(tuple(features), ds.schema.target))
+
+
+# --------------------------------------------------------------------- the posterior
+
+
+class Posterior:
+    """Log prior and log likelihood of decision lists over the mined rules."""
+
+    def __init__(self, patterns: Patterns, y: np.ndarray, n_classes: int, params: BRLParams) -> None:
+        self.patterns = patterns
+        self.n_rules = patterns.size
+        self.k = n_classes
+        n = y.size
+        self.class_bits = np.stack([bits.pack(y == c) for c in range(n_classes)])
+        self.class_totals = np.bincount(y, minlength=n_classes).astype(np.int64)
+        self.all_rows = bits.pack(np.ones(n, dtype=bool))
+        self.cardinality = patterns.cardinality
+        self.max_card = int(self.cardinality.max()) if self.n_rules else 0
+        self.per_card = np.bincount(self.cardinality, minlength=self.max_card + 1)
+        self.log_lam = math.log(params.lam)
+        self.log_eta = math.log(params.eta)
+        terms = [k * self.log_lam - math.lgamma(k + 1) for k in range(self.n_rules + 1)]
+        self.log_z_lam = float(np.logaddexp.reduce(terms))
+        self.eta_list = [c * self.log_eta - math.lgamma(c + 1) for c in range(self.max_card + 1)]
+        self.per_card_list = [int(v) for v in self.per_card]
+        self.cardinality_list = [int(v) for v in self.cardinality]
+        # lnΓ(α + c) and lnΓ(Kα + c) for every count c, by cumulative sums of logs
+        alpha, total = params.alpha, params.alpha * n_classes
+        steps = np.arange(n + 1, dtype=np.float64)
+        self.lg_alpha = math.lgamma(alpha) + np.concatenate(([0.0], np.cumsum(np.log(alpha + steps[:-1]))))
+        self.lg_total = math.lgamma(total) + np.concatenate(([0.0], np.cumsum(np.log(total + steps[:-1]))))
+        self.alpha = alpha
+
+    def log_prior(self, rules: list[int]) -> float:
+        # plain Python: lists are short and cardinalities few, and NumPy's per-call cost dominates
+        m = len(rules)
+        out = m * self.log_lam - math.lgamma(m + 1) - self.log_z_lam
+        left = list(self.per_card_list)
+        eta = self.eta_list
+        for r in rules:
+            c = self.cardinality_list[r]
+            out += eta[c] - math.log(sum(math.exp(eta[k]) for k in range(1, len(left)) if left[k] > 0))
+            out -= math.log(left[c])
+            left[c] -= 1
+        return out
+
+    def captured_counts(self, cover: np.ndarray, taken: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Class counts of the rows ``cover`` captures after ``taken``, and the new union."""
+        captured = cover & ~taken
+        counts = np.bitwise_count(self.class_bits & captured).sum(axis=1, dtype=np.int64)
+        return counts, taken | cover
+
+    def log_likelihood_of(self, counts: np.ndarray) -> float:
+        """Dirichlet-multinomial marginal of rows per position ((m+1, K) counts)."""
+        totals = counts.sum(axis=1)
+        return float(
+            (self.lg_total[0] - self.lg_total[totals]).sum() + (self.lg_alpha[counts] - self.lg_alpha[0]).sum()
+        )
+
+
+@dataclass
+class _State:
+    rules: list[int]
+    unions: list[np.ndarray]  # unions[j]: rows covered by rules[:j]  (len m + 1)
+    counts: np.ndarray  # (m + 1, K): captured class counts per rule, then the default
+    log_prior: float
+    log_likelihood: float
+
+    @property
+    def log_posterior(self) -> float:
+        return self.log_prior + self.log_likelihood
+
+
+def evaluate(post: Posterior, rules: list[int], base: _State | None = None, start: int = 0) -> _State:
+    """The state of a list, reusing ``base``'s prefix unions and counts before ``start``."""
+    unions = [np.zeros_like(post.all_rows)] if base is None or start == 0 else base.unions[: start + 1]
+    rows = [] if base is None or start == 0 else [base.counts[j] for j in range(start)]
+    taken = unions[-1]
+    for r in rules[start:]:
+        counts, taken = post.captured_counts(post.patterns.bits[r], taken)
+        rows.append(counts)
+        unions.append(taken)
+    matrix = np.empty((len(rules) + 1, post.k), dtype=np.int64)
+    if rows:
+        matrix[:-1] = rows
+    matrix[-1] = post.class_totals - matrix[:-1].sum(axis=0)  # the default takes every row left
+    return _State(list(rules), unions, matrix, post.log_prior(rules), post.log_likelihood_of(matrix))
+
+
+# -------------------------------------------------------------------------- sampling
+
+
+def _moves(m: int, n_rules: int) -> list[str]:
+    return [name for name, ok in (("add", m < n_rules), ("remove", m >= 1), ("swap", m >= 2)) if ok]
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    best: _State
+    trace: np.ndarray  # log posterior after each iteration
+    accepted: int
+
+
+def run_chain(
+    post: Posterior, iterations: int, rng: np.random.Generator, on_iteration: Callable[[], None]
+) -> ChainResult:
+    state = evaluate(post, [])
+    best = state
+    trace = np.empty(iterations)
+    accepted = 0
+    for it in range(iterations):
+        m = len(state.rules)
+        moves = _moves(m, post.n_rules)
+        if not moves:
+            trace[it] = state.log_posterior
+            on_iteration()
+            continue
+        move = moves[int(rng.integers(len(moves)))]
+        rules = list(state.rules)
+        if move == "add":
+            r = int(rng.integers(post.n_rules))
+            while r in rules:
+                r = int(rng.integers(post.n_rules))
+            position = int(rng.integers(m + 1))
+            rules.insert(position, r)
+            start = position
+            # reverse: remove it (1 of m + 1); forward: this rule (1 of |A| − m) at this place (1 of m + 1)
+            log_q = math.log(len(moves)) - math.log(len(_moves(m + 1, post.n_rules))) + math.log(post.n_rules - m)
+        elif move == "remove":
+            position = int(rng.integers(m))
+            del rules[position]
+            start = position
+            # reverse: add it back (1 of |A| − m + 1 rules, 1 of m places); forward: 1 of m rules
+            log_q = math.log(len(moves)) - math.log(len(_moves(m - 1, post.n_rules))) - math.log(post.n_rules - m + 1)
+        else:
+            i = int(rng.integers(m))
+            j = int(rng.integers(m - 1))
+            i, j = sorted((i, j if j < i else j + 1))
+            rules[i], rules[j] = rules[j], rules[i]
+            start = i
+            log_q = 0.0
+        proposal = evaluate(post, rules, state, start)
+        if math.log(rng.random() + 1e-300) < proposal.log_posterior - state.log_posterior + log_q:
+            state = proposal
+            accepted += 1
+            if state.log_posterior > best.log_posterior:
+                best = state
+        trace[it] = state.log_posterior
+        on_iteration()
+    return ChainResult(best, trace, accepted)
+
+
+def gelman_rubin(traces: list[np.ndarray]) -> float | None:
+    """R-hat of equally long chains (None with one chain or no spread at all)."""
+    if len(traces) < 2 or traces[0].size < 2:
+        return None
+    chains = np.stack(traces)
+    n = chains.shape[1]
+    means = chains.mean(axis=1)
+    within = chains.var(axis=1, ddof=1).mean()
+    between = n * means.var(ddof=1)
+    if within == 0:
+        return 1.0 if between == 0 else None
+    pooled = (n - 1) / n * within + between / n
+    return float(math.sqrt(pooled / within))
+
+
+# ------------------------------------------------------------------------------- fit
+
+
+def fit_brl(ds: Dataset, params: BRLParams, *, on_step: OnStep | None = None) -> DecisionList:
+    table = _items(ds, params)
+    min_count = max(1, math.ceil(params.min_support * ds.n_rows))
+    patterns = mine(table.items, min_count, params.max_length)
+    post = Posterior(patterns, ds.y, len(ds.classes), params)
+    seeds = np.random.SeedSequence(params.seed).spawn(params.chains)
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if on_step is not None and done[0] % PROGRESS_EVERY == 0:
+            on_step(done[0])
+
+    results = [run_chain(post, params.iterations, np.random.default_rng(s), tick) for s in seeds]
+    best = max((r.best for r in results), key=lambda s: s.log_posterior)  # first chain wins ties
+    kept = [r.trace[params.burn :] for r in results]
+    training = {
+        "rows": ds.n_rows,
+        "patterns": patterns.size,
+        "min_support_rows": min_count,
+        "log_posterior": best.log_posterior,
+        "log_prior": best.log_prior,
+        "log_likelihood": best.log_likelihood,
+        "rhat": gelman_rubin(kept),
+        "acceptance": [round(r.accepted / params.iterations, 4) for r in results],
+        "chain_best_log_posterior": [r.best.log_posterior for r in results],
+    }
+    info = ModelInfo(
+        algorithm="brl",
+        params=asdict(params),
+        schema=table.schema,
+        training=training,
+    )
+    return _decision_list(ds, table, patterns, best, params.alpha, info)
+
+
+def _rule(conditions: tuple[Condition, ...], counts: np.ndarray, classes: tuple[str, ...], alpha: float) -> Rule:
+    probabilities = (counts + alpha) / (counts.sum() + alpha * len(classes))
+    k = int(np.argmax(probabilities))
+    stats = RuleStats(int(counts.sum()), int(counts[k]), tuple(int(c) for c in counts))
+    return Rule(conditions, classes[k], stats, probabilities=tuple(float(p) for p in probabilities))
+
+
+def _decision_list(
+    ds: Dataset, table: _ItemTable, patterns: Patterns, state: _State, alpha: float, info: ModelInfo
+) -> DecisionList:
+    rules = []
+    for position, r in enumerate(state.rules):
+        conditions = tuple(table.conditions[i] for i in patterns.items[r])
+        rules.append(_rule(conditions, state.counts[position], ds.classes, alpha))
+    default = _rule((), state.counts[-1], ds.classes, alpha)
+    return DecisionList(ds.target, ds.classes, tuple(rules), default, info)

@@ -1,0 +1,68 @@
+"""Frequent patterns: conjunctions of feature = value items, mined exactly on bitsets.
+
+The mining is Apriori's level-wise search on a vertical layout (as Eclat does): each item
+is the packed bitset of the rows that hold it, a pattern's rows are the AND of its items'
+bitsets, and its support is a popcount. A pattern of length k+1 extends a frequent
+pattern of length k by an item of a later feature, so no two items share a feature and no
+pattern is produced twice; all extensions of one pattern are counted with one vectorised
+AND and popcount. Every frequent pattern up to ``max_length`` is found (the method is
+exact, like FP-growth); the class is never looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Items:
+    feature: np.ndarray  # per item: its feature number
+    bits: np.ndarray  # (n_items, words) uint64: the rows holding the item
+
+
+@dataclass(frozen=True)
+class Patterns:
+    items: tuple[tuple[int, ...], ...]  # item numbers, ascending
+    bits: np.ndarray  # (n_patterns, words)
+    support: np.ndarray  # rows per pattern
+
+    @property
+    def size(self) -> int:
+        return len(self.items)
+
+    @property
+    def cardinality(self) -> np.ndarray:
+        return np.array([len(p) for p in self.items], dtype=np.int64)
+
+
+def mine(items: Items, min_count: int, max_length: int) -> Patterns:
+    """Every conjunction of items of distinct features held by at least ``min_count`` rows."""
+    support = np.bitwise_count(items.bits).sum(axis=1).astype(np.int64)
+    frequent = np.flatnonzero(support >= min_count)
+    found_items: list[tuple[int, ...]] = [(int(i),) for i in frequent]
+    found_bits: list[np.ndarray] = [items.bits[i] for i in frequent]
+    found_support: list[int] = [int(support[i]) for i in frequent]
+    level = list(range(len(found_items)))
+    for _ in range(2, max_length + 1):
+        next_level = []
+        for p in level:
+            last = found_items[p][-1]
+            # items of features after the pattern's last feature: each pattern is built once
+            candidates = frequent[items.feature[frequent] > items.feature[last]]
+            if candidates.size == 0:
+                continue
+            joint = items.bits[candidates] & found_bits[p]
+            counts = np.bitwise_count(joint).sum(axis=1)
+            for i in np.flatnonzero(counts >= min_count).tolist():
+                next_level.append(len(found_items))
+                found_items.append((*found_items[p], int(candidates[i])))
+                found_bits.append(joint[i])
+                found_support.append(int(counts[i]))
+        level = next_level
+        if not level:
+            break
+    words = items.bits.shape[1]
+    bits = np.stack(found_bits) if found_bits else np.zeros((0, words), dtype=np.uint64)
+    return Patterns(tuple(found_items), bits, np.array(found_support, dtype=np.int64))
