@@ -17,3 +17,7 @@ class ModelFormatError(RuleCliError):
 
 class ParamError(RuleCliError):
     """A parameter value or combination is invalid."""
+
+
+class ResourceLimitError(RuleCliError):
+    """A limit the user set (time) or the tool keeps (problem size) was reached."""

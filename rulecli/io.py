@@ -166,11 +166,18 @@ def scan_table(
         raise InputError(f"{label}: cannot read as {fmt.upper()}: {_first_line(exc)}") from exc
 
 
+HEADER_BYTES = 1 << 20
+
+
 def _check_header(head: bytes | str, separator: str, label: str) -> None:
     """Refuse duplicate column names, which Polars would silently rename."""
-    first = head.split(b"\n", 1)[0] if isinstance(head, bytes) else head.split("\n", 1)[0]
-    text = first.decode("utf-8", errors="replace") if isinstance(first, bytes) else first
-    names = next(csv.reader([text.rstrip("\r")], delimiter=separator), [])
+    head = head[:HEADER_BYTES]  # stdin arrives whole: look at the start only
+    text = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head
+    lines = text.splitlines()
+    try:
+        names = next(csv.reader(lines[:1], delimiter=separator), [])
+    except csv.Error:
+        return  # not a header Python's csv can split; Polars will say what is wrong with the file
     seen: set[str] = set()
     for name in names:
         if name in seen and name:

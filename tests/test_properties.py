@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.errors import InputError
 from rulecli.learners.aq import AQParams, fit_aq
+from rulecli.learners.brl import BRLParams, fit_brl
 from rulecli.learners.cn2 import CN2Params, fit_cn2
+from rulecli.learners.forest import ForestParams, fit_forest
 from rulecli.learners.oner import OneRParams, fit_oner
+from rulecli.learners.reduct import ReductParams, fit_reduct
 from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.metrics import rule_reports
@@ -102,6 +105,11 @@ LEARNERS = {
     "aq": lambda ds, seed: fit_aq(ds, AQParams(seed=seed)),
     "aq-support": lambda ds, seed: fit_aq(ds, AQParams(seed=seed, vote="support", default="none")),
     "tree": lambda ds, seed: decision_list(fit_tree(ds, TreeParams(criterion=("gini", "entropy")[seed % 2]))),
+    "reduct": lambda ds, seed: fit_reduct(ds, ReductParams(seed=seed, vote=("one", "support")[seed % 2])),
+    "reduct-random": lambda ds, seed: fit_reduct(
+        ds, ReductParams(order="random", n_reducts=2, seed=seed, default="none", min_accuracy=0.8)
+    ),
+    "brl": lambda ds, seed: fit_brl(ds, BRLParams(iterations=150, chains=2, min_support=0.05, seed=seed)),
     "tree-limited": lambda ds, seed: decision_list(
         fit_tree(ds, TreeParams(max_leaf_nodes=2 + seed, criterion="misclassification", min_samples_leaf=1 + seed))
     ),
@@ -171,3 +179,30 @@ def test_text_round_trip_for_any_names_and_values(parts):
             conditions.append(Condition(name, op, text))
     model = DecisionList("target col", ("p", "q"), (Rule(tuple(conditions), "p"),), Rule((), "q"))
     assert parse_text(render_text(model)) == model
+
+
+@given(df=tables(), seed=st.integers(0, 3))
+def test_forests_and_regression_trees_predict_and_evaluate_on_any_table(df: pl.DataFrame, seed: int):
+    from rulecli.learners.tree import TreeParams, fit_tree
+    from rulecli.validation import evaluate_model, truth_expr
+
+    try:
+        ds = prepare_dataset(df, DataSpec())
+    except InputError:
+        return
+    forest = fit_forest(ds, ForestParams(trees=3, seed=seed))
+    assert dumps(forest) == dumps(fit_forest(ds, ForestParams(trees=3, seed=seed)))
+    assert dumps(loads(dumps(forest))) == dumps(forest)
+    metrics = evaluate_model(forest, df.lazy(), truth_expr(forest))
+    assert metrics["rows"] == df.height
+    numeric = [c for c, t in df.schema.items() if t.is_numeric() and df.get_column(c).drop_nulls().n_unique() > 1]
+    if numeric:
+        target = numeric[0]
+        try:
+            regression = prepare_dataset(df, DataSpec(target=target, numeric_target=True))
+        except InputError:
+            return
+        tree = fit_tree(regression, TreeParams(max_depth=1 + seed))
+        out = prediction_frame(tree, df.lazy()).collect().get_column("prediction")
+        assert out.null_count() == 0
+        assert evaluate_model(tree, df.lazy(), truth_expr(tree))["rows"] <= df.height

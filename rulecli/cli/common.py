@@ -69,6 +69,15 @@ JsonOut = Annotated[bool, typer.Option("--json", help="Print the model as JSON o
 Quiet = Annotated[
     bool, typer.Option("--quiet", "-q", help="Print nothing but errors and requested data.", rich_help_panel=OUTPUT)
 ]
+TimeLimit = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        min=0,
+        help="Stop with an error after this many seconds of reading and learning (nothing is written).",
+        rich_help_panel=OUTPUT,
+    ),
+]
 MaxRules = Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")]
 MaxRuleLength = Annotated[
     int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
@@ -137,6 +146,7 @@ class RunOptions:
     test: str | None = None
     cv: int | None = None
     metrics_out: str | None = None
+    time_limit: float | None = None
 
 
 def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_target: bool = False) -> Dataset:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -12,7 +14,7 @@ from rich.table import Table
 
 from rulecli import io
 from rulecli.dataset import Dataset
-from rulecli.errors import InputError, ParamError
+from rulecli.errors import InputError, ParamError, ResourceLimitError
 from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.brl import BRLParams, fit_brl
 from rulecli.learners.cn2 import CN2Params, fit_cn2
@@ -163,6 +165,7 @@ RUN_OPTIONS = (
     ("test", common.TestPath, None),
     ("cv", common.CvFolds, None),
     ("metrics_out", common.MetricsOut, None),
+    ("time_limit", common.TimeLimit, None),
 )
 
 
@@ -194,7 +197,7 @@ def learner_command(configure: Callable[..., Learner]) -> Callable[..., None]:
             if learner.steps is not None
             else console.rule_progress(name, quiet=run.quiet)
         )
-        with progress as on_step:
+        with progress as on_step, _time_limit(name, run.time_limit):
             model = learn(
                 data,
                 lambda ds: learner.fit(ds, on_step),
@@ -209,6 +212,29 @@ def learner_command(configure: Callable[..., Learner]) -> Callable[..., None]:
     command.__doc__ = configure.__doc__
     command.__name__ = configure.__name__
     return command
+
+
+@contextlib.contextmanager
+def _time_limit(name: str, limit: float | None) -> Iterator[None]:
+    """Raise a clear error in the main thread once ``limit`` seconds have passed (SIGALRM):
+    Python code between NumPy calls notices within moments, however long a learner runs."""
+    if limit is None or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise ResourceLimitError(
+            f"{name}: stopped by --time-limit {limit:g} s; nothing was written "
+            "(fewer rows or features, or --max-rules / --max-rule-length, make it quicker)"
+        )
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def oner(

@@ -439,6 +439,10 @@ def _read_tree_model(r: _Reader, obj: dict[str, Any], kind: str) -> TreeModel:
         raise r.fail("features", "expected a non-empty list of column names")
     width = len(classes) or 1
     info = _info(r, obj)
+    if info.schema is not None:
+        unknown = [f for f in features if f not in info.schema.feature_names]
+        if unknown:
+            raise r.fail("features", f"'{unknown[0]}' is not a feature of the model's schema")
     target = r.get(obj, "target", "model", (str,))
     if kind == Tree.kind:
         nodes = _read_nodes(r, r.get(obj, "tree", "model", (dict,)), "tree", len(features), width)

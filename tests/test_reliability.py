@@ -1,0 +1,208 @@
+"""Issue 7, item by item: bad data and bad models get one clear line and exit 2, outputs are
+atomic, runs are reproducible, model forms round-trip — for every learner."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from tests.conftest import ROOT, SAMPLE, run_cli
+
+PENGUINS = str(SAMPLE / "penguins.csv")
+HOUSE = str(SAMPLE / "house.csv")
+LEARNERS = ["oner", "ripper", "cn2", "aq", "tree", "forest", "reduct", "brl"]
+# Options that keep each learner quick on the small tables here.
+QUICK = {"forest": ["--trees", "5"], "brl": ["--iterations", "300"]}
+
+BAD_DATA = {
+    "empty.csv": ("", "file is empty"),
+    "header-only.csv": ("a,b,y\n", "no data rows"),
+    "ragged.csv": ("a,b,y\n1,2,x\n3,4,5,z\n", "ragged.csv"),
+    "duplicate-names.csv": ("a,a,y\n1,2,x\n3,4,z\n", "duplicate"),
+    "undecodable.csv": (b"a,y\n\xe9t\xe9,x\n\xff\xfe,z\n", "undecodable.csv"),
+    "one-class.csv": ("a,y\n1,x\n2,x\n3,x\n", "single class"),
+    "target-all-missing.csv": ("a,y\n1,\n2,\n", "has no values"),
+    "infinite.csv": ("a,y\n1,x\ninf,z\n2,x\n", "infinite value"),
+}
+
+
+def _write(path: Path, content: str | bytes) -> None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+
+
+@pytest.mark.parametrize("case", sorted(BAD_DATA))
+def test_bad_data_is_one_line_naming_the_file(tmp_path: Path, case: str):
+    content, message = BAD_DATA[case]
+    path = tmp_path / case
+    _write(path, content)
+    # every learner sees some of the bad files; each file is tried on two learners
+    index = sorted(BAD_DATA).index(case)
+    for learner in (LEARNERS[index % len(LEARNERS)], LEARNERS[(index + 3) % len(LEARNERS)]):
+        out = tmp_path / f"{learner}.json"
+        result = run_cli(learner, str(path), "-y", "y", "-o", str(out), *QUICK.get(learner, []))
+        assert result.code == 2, (learner, case, result.stderr)
+        assert message in result.stderr, (learner, case, result.stderr)
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert not out.exists()
+
+
+def test_missing_target_column_and_files_that_are_not_tables(tmp_path: Path):
+    cases = [
+        (["tree", HOUSE, "-y", "price"], "column 'price' given with --target is not in the data"),
+        (["forest", str(tmp_path / "nope.csv")], "no such file"),
+        (["reduct", str(tmp_path)], "is a directory"),
+        (["brl", str(SAMPLE / "README.md")], "unknown file extension"),
+    ]
+    for args, message in cases:
+        result = run_cli(*args)
+        assert result.code == 2 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_awkward_features_warn_and_are_skipped_not_fatal(tmp_path: Path):
+    rng = np.random.default_rng(0)
+    n = 200
+    frame = pl.DataFrame(
+        {
+            "constant": ["same"] * n,
+            "empty": [None] * n,
+            "id": [f"row{i}" for i in range(n)],
+            "stray": [*(str(v) for v in rng.normal(size=n - 1).round(2)), "n/a"],
+            "nan": np.where(rng.random(n) < 0.2, np.nan, rng.normal(size=n)),
+            "many": [f"level{i % 150}" for i in range(n)],
+            "long": ["x" * 100_000 if i % 2 else "short" for i in range(n)],
+            "y": rng.choice(["a", "b"], size=n),
+        },
+        strict=False,
+    )
+    path = tmp_path / "awkward.csv"
+    frame.write_csv(path)
+    for learner in LEARNERS:
+        result = run_cli(learner, str(path), "-y", "y", "--json", *QUICK.get(learner, []))
+        assert result.code == 0, (learner, result.stderr)
+        assert "'constant' is constant; skipped" in result.stderr
+        assert "'empty' has no values; skipped" in result.stderr
+        assert "(an ID?)" in result.stderr and "'stray' looks numeric but holds 'n/a'" in result.stderr
+        features = json.loads(result.stdout)["schema"]["features"]
+        assert "constant" not in {f["name"] for f in features}
+
+
+def test_stdin_closed_early_is_an_empty_file():
+    result = run_cli("tree", "-", "-y", "y", stdin="")
+    assert result.code == 2 and "no data on standard input" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_bad_tree_models_are_refused(tmp_path: Path):
+    model = tmp_path / "t.json"
+    assert run_cli("tree", PENGUINS, "-y", "species", "--max-depth", "3", "-o", str(model), "-q").code == 0
+    body = json.loads(model.read_text())
+    cycle = json.loads(model.read_text())
+    cycle["tree"]["left"][1] = 0  # a child pointing back to the root
+    feature = json.loads(model.read_text())
+    feature["tree"]["feature"][0] = 99
+    short = json.loads(model.read_text())
+    short["tree"]["threshold"] = short["tree"]["threshold"][:-1]
+    cases = {
+        "cycle.json": (cycle, "child numbers must follow their parent"),
+        "feature.json": (feature, "feature numbers must be -1"),
+        "short.json": (short, "expected 13 entries, one per node" if len(body["tree"]["feature"]) == 13 else "entries"),
+    }
+    for name, (content, message) in cases.items():
+        (tmp_path / name).write_text(json.dumps(content))
+        result = run_cli("predict", str(tmp_path / name), PENGUINS)
+        assert result.code == 2 and message in result.stderr, (name, result.stderr)
+    (tmp_path / "syntax.txt").write_text("IF bill_length_mm < 40 THEN species 'Adelie'\n")
+    result = run_cli("predict", str(tmp_path / "syntax.txt"), PENGUINS)
+    assert result.code == 2 and "syntax.txt:1:" in result.stderr
+    (tmp_path / "text.csv").write_text("flipper_length_mm,bill_length_mm,island\nlong,40,Dream\n")
+    result = run_cli("predict", str(model), str(tmp_path / "text.csv"))
+    assert result.code == 2 and "'flipper_length_mm'" in result.stderr and "long" in result.stderr
+
+
+def test_unseen_categories_and_missing_values_are_predicted(tmp_path: Path):
+    data = tmp_path / "new.csv"
+    data.write_text(
+        "island,bill_length_mm,bill_depth_mm,flipper_length_mm,body_mass_g,sex,year\n"
+        "Atlantis,40,18,190,3500,male,2007\n,,,,,,\n"
+    )
+    for learner in LEARNERS:
+        model = tmp_path / f"{learner}.json"
+        assert run_cli(learner, PENGUINS, "-y", "species", "-o", str(model), "-q", *QUICK.get(learner, [])).code == 0
+        result = run_cli("predict", str(model), str(data))
+        assert result.code == 0, (learner, result.stderr)
+        assert len(result.stdout.splitlines()) == 3
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_reproducible_round_trips_and_forms_agree(tmp_path: Path, learner: str):
+    parquet = tmp_path / "penguins.parquet"
+    pl.read_csv(PENGUINS).write_parquet(parquet)
+    args = ["-y", "species", "--seed", "5", "-q", *QUICK.get(learner, [])]
+    models = []
+    for i, source in enumerate((PENGUINS, PENGUINS, str(parquet))):
+        out = tmp_path / f"m{i}.json"
+        assert run_cli(learner, source, *args, "-o", str(out)).code == 0
+        models.append(out.read_bytes())
+    assert models[0] == models[1] == models[2], "same seed, same bytes, CSV or Parquet"
+    from rulecli.model.serde import dumps, loads
+
+    assert dumps(loads(models[0].decode())).encode() == models[0], "JSON -> load -> save is byte-identical"
+    text = tmp_path / "m.txt"
+    if run_cli(learner, PENGUINS, *args, "-o", str(text)).code == 0:
+        from rulecli.model.text import parse_text, render_text
+
+        parsed = parse_text(text.read_text())
+        assert render_text(parse_text(render_text(parsed))) == render_text(parsed), "text -> parse -> render is stable"
+        from_json = run_cli("predict", str(tmp_path / "m0.json"), PENGUINS).stdout
+        assert run_cli("predict", str(text), PENGUINS).stdout == from_json, "JSON and text forms predict alike"
+
+
+def test_an_interrupted_predict_leaves_the_old_file_or_a_complete_one(tmp_path: Path):
+    rows = 3_000_000
+    data = tmp_path / "big.parquet"
+    rng = np.random.default_rng(0)
+    pl.DataFrame({"x": rng.normal(size=rows), "y": rng.choice(["a", "b"], rows)}).write_parquet(data)
+    rules = tmp_path / "r.txt"
+    rules.write_text("IF x < 0 THEN y = 'a'\nELSE y = 'b'\n")
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulecli", "predict", str(rules), str(data), "-o", str(out), "--keep", "x"],
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    content = out.read_text()
+    if proc.returncode == 0:
+        assert content.count("\n") == rows + 1
+    else:
+        # 130 from rulecli's handler, or -SIGINT when the signal lands outside it (start-up, exit)
+        assert proc.returncode in (130, -signal.SIGINT) and content == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.parquet", "out.csv", "r.txt"]
+
+
+def test_time_limit_stops_a_long_run_with_a_clear_message(tmp_path: Path):
+    rng = np.random.default_rng(0)
+    n, d = 3000, 1000
+    columns = {f"x{j}": rng.normal(size=n).round(2) for j in range(d)}
+    columns["y"] = np.where(columns["x0"] + rng.normal(0, 1, n) > 0, "a", "b")
+    wide = tmp_path / "wide.parquet"
+    pl.DataFrame(columns).write_parquet(wide)
+    out = tmp_path / "m.json"
+    started = time.monotonic()
+    result = run_cli("aq", str(wide), "-y", "y", "--time-limit", "2", "-o", str(out))
+    assert time.monotonic() - started < 30
+    assert result.code == 2 and "stopped by --time-limit 2 s" in result.stderr
+    assert result.stderr.count("\n") == 1 and not out.exists()
