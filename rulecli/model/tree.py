@@ -232,6 +232,7 @@ class _Walker:
     categorical: np.ndarray  # bool per node
     slot: np.ndarray  # row of ``directions`` per categorical node
     directions: np.ndarray  # (n_cat_nodes, max_levels + 1) int8: 1 left, 0 right, 2 as missing
+    depth: int
 
 
 def _walker(nodes: TreeNodes, levels: list[dict[str, int]]) -> _Walker:
@@ -259,6 +260,7 @@ def _walker(nodes: TreeNodes, levels: list[dict[str, int]]) -> _Walker:
         categorical,
         slot,
         directions,
+        nodes.depth(),
     )
 
 
@@ -270,26 +272,38 @@ def walkers(model: TreeModel) -> list[_Walker]:
 
 
 def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:
-    """The leaf each row reaches: a loop over depth, all rows at once."""
-    at = np.zeros(batch.n_rows, dtype=np.int64)
-    active = np.arange(batch.n_rows)
-    while active.size:
-        node = at[active]
+    """The leaf each row reaches: a loop over depth, all rows at once.
+
+    Numeric splits are one gather and one comparison per level; categorical splits (and
+    missing values) are looked at only where a tree has them.
+    """
+    n = batch.n_rows
+    at = np.zeros(n, dtype=np.int64)
+    rows = np.arange(n)
+    numeric = batch.numeric.ravel()
+    codes = batch.codes.ravel()
+    has_categorical = bool(w.categorical.any())
+    for _ in range(w.depth):
+        node = at[rows]
         feature = w.feature[node]
         inner = feature >= 0
-        active, node, feature = active[inner], node[inner], feature[inner]
-        if not active.size:
-            break
-        x = batch.numeric[feature, active]
-        code = batch.codes[feature, active]
-        is_cat = w.categorical[node]
-        direction = np.where(
-            is_cat,
-            w.directions[w.slot[node], np.where(code >= 0, code, w.directions.shape[1] - 1)],
-            np.where(np.isnan(x), 2, x < w.threshold[node]).astype(np.int8),
-        )
-        goes_left = np.where(direction == 2, w.missing_left[node], direction == 1)
-        at[active] = np.where(goes_left, w.left[node], w.right[node])
+        if not inner.all():
+            rows, node, feature = rows[inner], node[inner], feature[inner]
+            if not rows.size:
+                break
+        flat = feature * n + rows
+        x = numeric[flat]
+        goes_left = x < w.threshold[node]
+        missing = np.isnan(x)
+        if missing.any():
+            goes_left |= missing & w.missing_left[node]
+        if has_categorical:
+            cat = np.flatnonzero(w.categorical[node])
+            if cat.size:
+                code = codes[flat[cat]]
+                direction = w.directions[w.slot[node[cat]], np.where(code >= 0, code, w.directions.shape[1] - 1)]
+                goes_left[cat] = np.where(direction == 2, w.missing_left[node[cat]], direction == 1)
+        at[rows] = np.where(goes_left, w.left[node], w.right[node])
     return at
 
 
