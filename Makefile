@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RULECLI := $(BIN)/rulecli
 
-.PHONY: demo test test-slow lint fmt bench bench-env clean
+.PHONY: demo test test-slow lint fmt bench bench-env experiment clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,12 +33,12 @@ test-slow: $(STAMP)
 	HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check rulecli tests bench
-	$(BIN)/ruff check rulecli tests bench
+	$(BIN)/ruff format --check rulecli tests bench scripts
+	$(BIN)/ruff check rulecli tests bench scripts
 
 fmt: $(STAMP)
-	$(BIN)/ruff format rulecli tests bench
-	$(BIN)/ruff check --fix rulecli tests bench
+	$(BIN)/ruff format rulecli tests bench scripts
+	$(BIN)/ruff check --fix rulecli tests bench scripts
 
 ANCHORS := bench/.venv-anchors
 
@@ -50,9 +50,13 @@ $(ANCHORS)/bin/python:
 	command -v java >/dev/null && test -f /usr/share/java/weka.jar || \
 		echo "Weka is not installed: apt-get install -y weka (as root) to compare with JRip and OneR"
 
+## experiment: every learner, 10-fold CV on sample_data/ -> results/summary.csv and results/summary.md
+experiment: $(STAMP)
+	$(BIN)/python scripts/experiment.py
+
 ## bench: measured figures written to BENCHMARKS.md
 bench: $(STAMP) bench-env
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf build bench/out .pytest_cache .ruff_cache
+	rm -rf build bench/out results .pytest_cache .ruff_cache

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rulecli.errors import ParamError
 from rulecli.model.compile import (
     DEFAULT_RULE,
     FIRST_MATCH,
@@ -32,7 +33,7 @@ from rulecli.model.compile import (
 )
 from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import render_conditions
-from rulecli.model.tree import Forest, Tree, decision_list
+from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import normalize_missing
 
 TRUTH = "truth"
@@ -254,6 +255,58 @@ def leaf_reports(tree: Tree, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleRepor
         )
         for i, rule in enumerate(listed.rules, 1)
     ]
+
+
+VIOLATED = "violated_rules"
+
+
+def violations(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame:
+    """The rows a rule covers but gets wrong: every input column, the truth, the
+    prediction, and the contradicted rules (numbers and text).
+
+    In a decision list (or a tree) the rule that decides a row is the one that covers it;
+    rows left to the default rule contradict no rule. In a rule set every matching rule
+    whose class is not the row's counts.
+    """
+    if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
+        raise ParamError("--violations needs rules with classes: a rule list, rule set or classification tree")
+    columns = lf.collect_schema().names()
+    lf = normalize_missing(lf).with_columns(truth.alias(TRUTH))
+    if isinstance(model, Tree):
+        scored = lf.with_columns(walk_expr(model, explain=True)).with_columns(
+            pl.col(WALK).struct.field(PREDICTION), pl.col(WALK).struct.field(RULE).alias(VIOLATED)
+        )
+        wrong = pl.col(PREDICTION) != pl.col(TRUTH)
+        texts = dict(enumerate((render_conditions(c) for _, c in leaf_rules(model.nodes, model.features)), 1))
+    elif isinstance(model, DecisionList):
+        index = first_match_expr(model)
+        scored = lf.with_columns(index.alias(FIRST_MATCH)).with_columns(
+            predict_expr(model, pl.col(FIRST_MATCH)), rule_id_expr(model, pl.col(FIRST_MATCH)).alias(VIOLATED)
+        )
+        wrong = (pl.col(FIRST_MATCH) < len(model.rules)) & (pl.col(PREDICTION) != pl.col(TRUTH))
+        texts = {i: render_conditions(r.conditions) for i, r in enumerate(model.rules, 1)}
+    else:
+        against = [
+            pl.when(rule_expr(r) & (pl.col(TRUTH) != r.prediction)).then(pl.lit(str(i)))
+            for i, r in enumerate(model.rules, 1)
+        ]
+        joined = pl.concat_str(against, separator=",", ignore_nulls=True) if against else pl.lit("")
+        scored = lf.with_columns(predict_expr(model), joined.alias(VIOLATED))
+        wrong = pl.col(VIOLATED).is_not_null() & (pl.col(VIOLATED) != "")
+        texts = {i: render_conditions(r.conditions) for i, r in enumerate(model.rules, 1)}
+    lookup = {str(i): t for i, t in texts.items()}
+    text = (
+        pl.col(VIOLATED)
+        .str.split(",")
+        .list.eval(pl.element().replace_strict(lookup, default=None, return_dtype=pl.String))
+        .list.join(" | ")
+        .alias("violated_text")
+    )
+    return (
+        scored.filter(pl.col(TRUTH).is_not_null() & wrong)
+        .with_columns(text)
+        .select(*columns, pl.col(TRUTH).alias("truth"), PREDICTION, VIOLATED, "violated_text")
+    )
 
 
 @dataclass(frozen=True)

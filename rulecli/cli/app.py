@@ -12,7 +12,7 @@ import typer
 from rulecli import __version__
 from rulecli.errors import RuleCliError
 
-from . import console, discretize, evaluate, learn, predict
+from . import console, discretize, evaluate, export, learn, predict
 
 app = typer.Typer(
     name="rulecli",
@@ -54,6 +54,7 @@ app.command("reduct")(learn.learner_command(learn.reduct))
 app.command("brl")(learn.learner_command(learn.brl))
 app.command("predict")(predict.predict)
 app.command("evaluate")(evaluate.evaluate)
+app.command("export")(export.export)
 
 
 def _fail(message: str) -> None:

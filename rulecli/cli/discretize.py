@@ -33,6 +33,7 @@ def discretize(
     output: Annotated[
         str | None, typer.Option("--output", "-o", help="Write the table here (default: CSV on stdout).")
     ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (one JSON object per row).")] = False,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
 ) -> None:
@@ -71,4 +72,4 @@ def discretize(
         if cuts_out is not None:
             io.write_text(cuts_out, dumps_cuts(cuts, {"method": method, "bins": bins, "target": target}))
     result = df.lazy().with_columns([label_expr(c) for c in cuts])
-    io.write_table(result, output or io.STDIO)
+    io.write_table(result, output or io.STDIO, output_format="ndjson" if json_out else None)

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from rulecli import io
 from rulecli.errors import InputError, ParamError
-from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports
+from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports, violations
 from rulecli.model.core import DecisionList, RuleSet
 from rulecli.model.tree import Tree
 from rulecli.validation import evaluate_model, is_regression, truth_expr
@@ -46,6 +46,13 @@ def evaluate(
     json_out: Annotated[bool, typer.Option("--json", help="Print all metrics as JSON on stdout.")] = False,
     output: Annotated[
         str | None, typer.Option("--output", "-o", help="Also write the JSON metrics to this file.")
+    ] = None,
+    violations_out: Annotated[
+        str | None,
+        typer.Option(
+            "--violations",
+            help="Write the rows a rule covers but gets wrong (with the rules they contradict) to this file.",
+        ),
     ] = None,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
@@ -96,6 +103,11 @@ def evaluate(
         Gate("mae", max_mae, "--max-mae", upper=True),
         Gate("r2", min_r2, "--min-r2"),
     ]
+    if violations_out is not None:
+        try:
+            io.write_table(violations(model, lf, truth), violations_out)
+        except pl.exceptions.PolarsError as exc:
+            raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
     failures = gate_failures(metrics, gates)
     payload["gates"] = {"passed": not failures, "failures": failures}
     if output is not None:

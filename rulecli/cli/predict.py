@@ -32,6 +32,7 @@ def predict(
     output_format: Annotated[
         str | None, typer.Option("--output-format", help="csv, tsv, parquet, ndjson or ipc (default: by extension).")
     ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (--output-format ndjson).")] = False,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
 ) -> None:
@@ -52,7 +53,7 @@ def predict(
             raise InputError(f"{label}: --keep column '{name}' is not in the data")
     plan = prediction_frame(model, lf, keep=kept, proba=proba, explain=explain)
     try:
-        io.write_table(plan, output or io.STDIO, output_format=output_format)
+        io.write_table(plan, output or io.STDIO, output_format="ndjson" if json_out else output_format)
     except (pl.exceptions.PolarsError, OSError) as exc:
         if isinstance(exc, BrokenPipeError):
             raise

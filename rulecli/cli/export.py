@@ -1,0 +1,49 @@
+"""export: a model as SQL, dependency-free Python or a Polars expression."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from rulecli import io
+from rulecli.errors import ParamError
+from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
+
+from . import common
+
+
+def export(
+    model_path: Annotated[
+        str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file ('-' = stdin).")
+    ],
+    to: Annotated[str, typer.Option("--to", help="sql, python or polars.")] = "sql",
+    dialect: Annotated[str, typer.Option("--dialect", help="SQL dialect: duckdb, postgres or spark.")] = "duckdb",
+    table: Annotated[
+        str | None, typer.Option("--table", help="SQL: a whole SELECT *, … AS prediction FROM this table.")
+    ] = None,
+    name: Annotated[str, typer.Option("--name", help="Python: the function's name.")] = "predict",
+    output: Annotated[str | None, typer.Option("--output", "-o", help="Write here; default: stdout.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Wrap the source in a JSON object.")] = False,
+) -> None:
+    """Write a decision list, rule set or tree as one SQL CASE expression (or a SELECT with
+    --table), a Python function with no dependencies, or a Polars expression — with
+    rulecli's semantics for missing values and unseen categories.
+
+    Example:
+
+        rulecli export house.json --to sql --table houses
+    """
+    if to not in TARGETS:
+        raise ParamError(f"--to must be one of {', '.join(TARGETS)}, got '{to}'")
+    model = common.load_model(model_path)
+    if to == "sql":
+        text = to_sql(model, dialect, table)
+    elif to == "python":
+        text = to_python(model, name)
+    else:
+        text = to_polars(model)
+    if json_out:
+        text = json.dumps({"to": to, "dialect": dialect if to == "sql" else None, "source": text}, indent=2) + "\n"
+    io.write_text(output or io.STDIO, text)

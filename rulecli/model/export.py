@@ -1,0 +1,322 @@
+"""Models as source text for other engines: SQL, dependency-free Python, a Polars expression.
+
+Every form keeps rulecli's semantics: a missing value (NULL, None, NaN) satisfies no test
+except ``is missing`` and tests marked ``or missing``; a numeric column is compared as a
+double with NaN read as missing; a categorical column is compared as text. A decision list
+(and a tree, through its leaf rules) becomes one ``CASE WHEN … END``; a rule set sums its
+votes per class and takes the first class with the largest score, or the default (NULL
+without one) where no rule matches. Forests are not exported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rulecli.errors import ParamError
+from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, Vote
+from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
+
+DIALECTS = ("duckdb", "postgres", "spark")
+TARGETS = ("sql", "python", "polars")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What every form needs: ordered (conditions, value) pairs, or a vote, and the kinds."""
+
+    rules: list[tuple[tuple[Condition, ...], str | float]]
+    default: str | float | None
+    vote: Vote | None  # None: a decision list
+    classes: tuple[str, ...]
+    weights: list[list[float]]  # rule sets: per rule, its score for each class
+    numeric: dict[str, bool]
+
+
+def _rule_weights(rule: Rule, classes: tuple[str, ...], vote: Vote) -> list[float]:
+    scores = [0.0] * len(classes)
+    if vote == Vote.DISTRIBUTION:
+        assert rule.stats is not None and rule.stats.class_counts is not None
+        return [float(c) for c in rule.stats.class_counts]
+    if vote == Vote.ONE:
+        weight = 1.0
+    elif rule.weight is not None:
+        weight = rule.weight
+    else:
+        weight = float(rule.stats.correct) if rule.stats is not None else 1.0
+    scores[classes.index(rule.prediction)] = weight
+    return scores
+
+
+def _kinds(conditions: list[Condition]) -> dict[str, bool]:
+    kinds: dict[str, bool] = {}
+    for cond in conditions:
+        numeric = cond.op in (Op.LT, Op.LE, Op.GT, Op.GE, Op.INTERVAL) or isinstance(
+            cond.value[0] if isinstance(cond.value, tuple) and cond.value else cond.value, float
+        )
+        if cond.op in (Op.MISSING, Op.PRESENT):
+            kinds.setdefault(cond.column, False)
+        else:
+            kinds[cond.column] = kinds.get(cond.column, False) or numeric
+    return kinds
+
+
+def plan(model: Model | Tree | Forest) -> _Plan:
+    if isinstance(model, Forest):
+        raise ParamError("export writes decision lists, rule sets and single trees; a forest has no such form")
+    if isinstance(model, Tree):
+        if not model.regression:
+            return plan(decision_list(model))
+        pairs = [(c, float(model.nodes.value[leaf, 0])) for leaf, c in leaf_rules(model.nodes, model.features)]
+        kinds = _kinds([c for conds, _ in pairs for c in conds])
+        return _Plan(pairs, None, None, (), [], kinds)
+    kinds = _kinds([c for r in model.rules for c in r.conditions])
+    default = model.default.prediction if model.default is not None else None
+    if isinstance(model, DecisionList):
+        return _Plan([(r.conditions, r.prediction) for r in model.rules], default, None, model.classes, [], kinds)
+    weights = [_rule_weights(r, model.classes, model.vote) for r in model.rules]
+    pairs = [(r.conditions, r.prediction) for r in model.rules]
+    return _Plan(pairs, default, model.vote, model.classes, weights, kinds)
+
+
+# ----------------------------------------------------------------------------- SQL
+
+
+@dataclass(frozen=True)
+class _Sql:
+    dialect: str
+
+    def ident(self, name: str) -> str:
+        if self.dialect == "spark":
+            return "`" + name.replace("`", "``") + "`"
+        return '"' + name.replace('"', '""') + '"'
+
+    @property
+    def double(self) -> str:
+        return "DOUBLE PRECISION" if self.dialect == "postgres" else "DOUBLE"
+
+    @property
+    def text(self) -> str:
+        return {"duckdb": "VARCHAR", "postgres": "TEXT", "spark": "STRING"}[self.dialect]
+
+    def column(self, name: str, numeric: bool) -> str:
+        if numeric:
+            # NaN is missing, as in rulecli (SQL engines order NaN above every number)
+            return f"NULLIF(CAST({self.ident(name)} AS {self.double}), CAST('NaN' AS {self.double}))"
+        return f"CAST({self.ident(name)} AS {self.text})"
+
+    def literal(self, value: str | float) -> str:
+        if isinstance(value, str):
+            return "'" + value.replace("'", "''") + "'"
+        text = repr(float(value))
+        # an exponent makes the literal a double in every dialect (42.35 alone is a DECIMAL)
+        return text if "e" in text else f"{text}e0"
+
+
+def _sql_condition(sql: _Sql, cond: Condition, numeric: bool) -> str:
+    x = sql.column(cond.column, numeric)
+    if cond.op == Op.MISSING:
+        return f"{x} IS NULL"
+    if cond.op == Op.PRESENT:
+        return f"{x} IS NOT NULL"
+    if cond.op in (Op.IN, Op.NOT_IN):
+        assert isinstance(cond.value, tuple)
+        members = ", ".join(sql.literal(v) for v in cond.value)
+        test = f"{x} {'IN' if cond.op == Op.IN else 'NOT IN'} ({members})"
+    elif cond.op == Op.INTERVAL:
+        assert isinstance(cond.value, tuple)
+        low, high = cond.value
+        closed = Closed(cond.closed)
+        lo = ">=" if closed in (Closed.LEFT, Closed.BOTH) else ">"
+        hi = "<=" if closed in (Closed.RIGHT, Closed.BOTH) else "<"
+        test = f"({x} {lo} {sql.literal(low)} AND {x} {hi} {sql.literal(high)})"
+    else:
+        assert cond.value is not None and not isinstance(cond.value, tuple)
+        op = {Op.EQ: "=", Op.NE: "<>"}.get(cond.op, cond.op.value)
+        test = f"{x} {op} {sql.literal(cond.value)}"
+    return f"({test} OR {x} IS NULL)" if cond.or_missing else test
+
+
+def _sql_rule(sql: _Sql, conditions: tuple[Condition, ...], kinds: dict[str, bool]) -> str:
+    if not conditions:
+        return "TRUE"
+    return " AND ".join(_sql_condition(sql, c, kinds.get(c.column, False)) for c in conditions)
+
+
+def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | None = None) -> str:
+    """One ``CASE WHEN … END`` expression, or a ``SELECT *, … AS prediction FROM table``."""
+    if dialect not in DIALECTS:
+        raise ParamError(f"--dialect must be one of {', '.join(DIALECTS)}, got '{dialect}'")
+    sql = _Sql(dialect)
+    p = plan(model)
+    default = "NULL" if p.default is None else sql.literal(p.default)
+    rules = [_sql_rule(sql, conds, p.numeric) for conds, _ in p.rules]
+    if p.vote is None:
+        whens = [f"  WHEN {r} THEN {sql.literal(v)}" for r, (_, v) in zip(rules, p.rules, strict=True)]
+        expr = "CASE\n" + "\n".join(whens) + f"\n  ELSE {default}\nEND" if whens else default
+    else:
+        expr = _sql_vote(sql, p, rules, default)
+    if table is None:
+        return expr + "\n"
+    return f"SELECT *, {expr} AS prediction\nFROM {table}\n"
+
+
+def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
+    if not rules:
+        return default
+    combine = "GREATEST" if p.vote == Vote.BEST else None
+    scores = []
+    for k in range(len(p.classes)):
+        parts = [f"CASE WHEN {r} THEN {w[k]!r} ELSE 0.0 END" for r, w in zip(rules, p.weights, strict=True) if w[k]]
+        if not parts:
+            scores.append("0.0")
+        elif combine:
+            scores.append(f"{combine}({', '.join(parts)})" if len(parts) > 1 else parts[0])
+        else:
+            scores.append("(" + " + ".join(parts) + ")")
+    whens = []
+    for k, cls in enumerate(p.classes[:-1]):
+        beats = " AND ".join(f"{scores[k]} >= {scores[j]}" for j in range(k + 1, len(p.classes)))
+        whens.append(f"    WHEN {beats} THEN {sql.literal(cls)}")
+    winner = "CASE\n" + "\n".join(whens) + f"\n    ELSE {sql.literal(p.classes[-1])}\n  END"
+    any_rule = " OR ".join(f"({r})" for r in rules)
+    return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
+
+
+# -------------------------------------------------------------------------- Python
+
+
+def _py_condition(cond: Condition, var: str) -> str:
+    if cond.op == Op.MISSING:
+        return f"{var} is None"
+    if cond.op == Op.PRESENT:
+        return f"{var} is not None"
+    if cond.op in (Op.IN, Op.NOT_IN):
+        assert isinstance(cond.value, tuple)
+        members = "{" + ", ".join(repr(v) for v in cond.value) + ("," if len(cond.value) == 1 else "") + "}"
+        test = f"{var} {'in' if cond.op == Op.IN else 'not in'} {members}"
+    elif cond.op == Op.INTERVAL:
+        assert isinstance(cond.value, tuple)
+        low, high = cond.value
+        closed = Closed(cond.closed)
+        lo = "<=" if closed in (Closed.LEFT, Closed.BOTH) else "<"
+        hi = "<=" if closed in (Closed.RIGHT, Closed.BOTH) else "<"
+        test = f"{low!r} {lo} {var} {hi} {high!r}"
+    else:
+        op = {Op.EQ: "==", Op.NE: "!="}.get(cond.op, cond.op.value)
+        test = f"{var} {op} {cond.value!r}"
+    present = f"({var} is not None and {test})"
+    return f"({var} is None or {test})" if cond.or_missing else present
+
+
+def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
+    """Source of ``predict(row: dict) -> str | float | None``: no imports, no dependencies."""
+    if not name.isidentifier():
+        raise ParamError(f"--name must be a Python identifier, got '{name}'")
+    p = plan(model)
+    columns = sorted({c.column for conds, _ in p.rules for c in conds})
+    var = {c: f"v{i}" for i, c in enumerate(columns)}
+    lines = [
+        f"def {name}(row):",
+        '    """Predict one row (a dict of column -> value; None or NaN is missing)."""',
+        "",
+        "    def number(value):",
+        "        if value is None or value == '':",
+        "            return None",
+        "        value = float(value)",
+        "        return None if value != value else value",
+        "",
+        "    def text(value):",
+        "        return None if value is None else str(value)",
+        "",
+    ]
+    for column in columns:
+        reader = "number" if p.numeric.get(column, False) else "text"
+        lines.append(f"    {var[column]} = {reader}(row.get({column!r}))")
+
+    def test(conds: tuple[Condition, ...]) -> str:
+        return " and ".join(_py_condition(c, var[c.column]) for c in conds) if conds else "True"
+
+    if p.vote is None:
+        for conds, value in p.rules:
+            lines.append(f"    if {test(conds)}:")
+            lines.append(f"        return {value!r}")
+        lines.append(f"    return {p.default!r}")
+    else:
+        lines.append(f"    scores = [0.0] * {len(p.classes)}")
+        lines.append("    matched = False")
+        for (conds, _), weights in zip(p.rules, p.weights, strict=True):
+            lines.append(f"    if {test(conds)}:")
+            lines.append("        matched = True")
+            for k, w in enumerate(weights):
+                if w:
+                    update = f"max(scores[{k}], {w!r})" if p.vote == Vote.BEST else f"scores[{k}] + {w!r}"
+                    lines.append(f"        scores[{k}] = {update}")
+        lines.append("    if not matched:")
+        lines.append(f"        return {p.default!r}")
+        lines.append(f"    classes = {list(p.classes)!r}")
+        lines.append("    return classes[scores.index(max(scores))]")
+    return "\n".join(lines) + "\n"
+
+
+# -------------------------------------------------------------------------- Polars
+
+
+def _pl_column(name: str, numeric: bool) -> str:
+    if numeric:
+        return f"pl.col({name!r}).cast(pl.Float64).fill_nan(None)"
+    return f"pl.col({name!r}).cast(pl.String)"
+
+
+def _pl_condition(cond: Condition, numeric: bool) -> str:
+    x = _pl_column(cond.column, numeric)
+    if cond.op == Op.MISSING:
+        return f"{x}.is_null()"
+    if cond.op == Op.PRESENT:
+        return f"{x}.is_not_null()"
+    if cond.op in (Op.IN, Op.NOT_IN):
+        assert isinstance(cond.value, tuple)
+        test = f"{x}.is_in({list(cond.value)!r})"
+        if cond.op == Op.NOT_IN:
+            test = f"~{test}"
+    elif cond.op == Op.INTERVAL:
+        assert isinstance(cond.value, tuple)
+        low, high = cond.value
+        test = f"{x}.is_between({low!r}, {high!r}, closed={Closed(cond.closed).value!r})"
+    else:
+        op = {Op.EQ: "==", Op.NE: "!="}.get(cond.op, cond.op.value)
+        test = f"({x} {op} {cond.value!r})"
+    return f"({test}).fill_null({cond.or_missing})"
+
+
+def to_polars(model: Model | Tree | Forest) -> str:
+    """Source of one Polars expression (``import polars as pl`` in scope) for the prediction."""
+    p = plan(model)
+
+    def rule(conds: tuple[Condition, ...]) -> str:
+        if not conds:
+            return "pl.lit(True)"
+        return "pl.all_horizontal([" + ", ".join(_pl_condition(c, p.numeric.get(c.column, False)) for c in conds) + "])"
+
+    if p.vote is None:
+        dtype = "pl.Float64" if p.rules and isinstance(p.rules[0][1], float) else "pl.String"
+        whens = [f"pl.when({rule(c)}).then(pl.lit({v!r}, dtype={dtype}))" for c, v in p.rules]
+        # repeat, not lit: one value per row even in a select
+        last = f"pl.repeat({p.default!r}, pl.len(), dtype={dtype})"
+        return "pl.coalesce([\n    " + ",\n    ".join([*whens, last]) + ",\n])\n"
+    per_class = []
+    combine = "pl.max_horizontal" if p.vote == Vote.BEST else "pl.sum_horizontal"
+    for k in range(len(p.classes)):
+        parts = [
+            f"pl.when({rule(c)}).then({w[k]!r}).otherwise(0.0)"
+            for (c, _), w in zip(p.rules, p.weights, strict=True)
+            if w[k]
+        ]
+        per_class.append(f"{combine}([{', '.join(parts)}])" if parts else "pl.lit(0.0)")
+    any_rule = "pl.any_horizontal([" + ", ".join(rule(c) for c, _ in p.rules) + "])" if p.rules else "pl.lit(False)"
+    winner = f"pl.lit(pl.Series({list(p.classes)!r})).gather(pl.concat_list([{', '.join(per_class)}]).list.arg_max())"
+    otherwise = f"pl.repeat({p.default!r}, pl.len(), dtype=pl.String)"
+    return f"pl.when({any_rule}).then({winner}).otherwise({otherwise})\n"
+
+
+EXPORTERS: dict[str, Callable[..., str]] = {"sql": to_sql, "python": to_python, "polars": to_polars}

@@ -1,0 +1,207 @@
+"""export: SQL run by DuckDB, the Python function and the Polars expression predict exactly
+what `rulecli predict` does, row for row, missing values and unseen categories included."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli import io
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.learners.aq import AQParams, fit_aq
+from rulecli.learners.brl import BRLParams, fit_brl
+from rulecli.learners.cn2 import CN2Params, fit_cn2
+from rulecli.learners.oner import OneRParams, fit_oner
+from rulecli.learners.reduct import ReductParams, fit_reduct
+from rulecli.learners.ripper import RipperParams, fit_ripper
+from rulecli.learners.tree import TreeParams, fit_tree
+from rulecli.model.compile import prediction_frame
+from rulecli.model.core import Vote
+from rulecli.model.export import to_polars, to_python, to_sql
+from tests.conftest import SAMPLE, run_cli
+
+LEARNERS = {
+    "oner": lambda ds: fit_oner(ds, OneRParams()),
+    "ripper": lambda ds: fit_ripper(ds, RipperParams()),
+    "ripper-unordered": lambda ds: fit_ripper(ds, RipperParams(unordered=True)),
+    "cn2": lambda ds: fit_cn2(ds, CN2Params()),
+    "cn2-unordered": lambda ds: fit_cn2(ds, CN2Params(ordered=False)),
+    "cn2-best": lambda ds: fit_cn2(ds, CN2Params(ordered=False, vote=Vote.BEST)),
+    "aq": lambda ds: fit_aq(ds, AQParams(vote="support", default="none")),
+    "reduct": lambda ds: fit_reduct(ds, ReductParams(vote="support")),
+    "brl": lambda ds: fit_brl(ds, BRLParams(iterations=500)),
+    "tree": lambda ds: fit_tree(ds, TreeParams(max_depth=5)),
+}
+DATASETS = {"penguins": "species", "labor": "class", "house": "value"}
+
+
+def _data(name: str) -> pl.DataFrame:
+    """The sample table as rulecli reads it, plus rows with missing values and unseen levels."""
+    frame = io.scan_table(str(SAMPLE / f"{name}.csv")).collect()
+    odd = {}
+    for column, dtype in frame.schema.items():
+        if dtype == pl.String:
+            odd[column] = ["never-seen", None]
+        else:
+            odd[column] = [None, None]
+    return pl.concat([frame, pl.DataFrame(odd, schema=frame.schema)])
+
+
+def _ours(model, frame: pl.DataFrame) -> list:
+    return prediction_frame(model, frame.lazy()).collect().get_column("prediction").to_list()
+
+
+@pytest.mark.parametrize("dataset", sorted(DATASETS))
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
+def test_every_form_predicts_like_rulecli(learner: str, dataset: str):
+    frame = _data(dataset)
+    ds = prepare_dataset(frame.head(frame.height - 2), DataSpec(target=DATASETS[dataset]))
+    model = LEARNERS[learner](ds)
+    expected = _ours(model, frame)
+    con = duckdb.connect()
+    con.register("data", frame.to_arrow())
+    via_sql = [row[0] for row in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()]
+    assert via_sql == expected
+    namespace: dict = {}
+    exec(to_python(model), namespace)  # the exported source, run as a user would
+    assert [namespace["predict"](row) for row in frame.to_dicts()] == expected
+    expr = eval(to_polars(model), {"pl": pl})
+    assert frame.select(expr).to_series().to_list() == expected
+
+
+def test_regression_tree_exports(tmp_path: Path):
+    frame = _data("penguins")
+    ds = prepare_dataset(frame.head(frame.height - 2), DataSpec(target="body_mass_g", numeric_target=True))
+    model = fit_tree(ds, TreeParams(max_depth=4))
+    expected = _ours(model, frame)
+    con = duckdb.connect()
+    con.register("data", frame.to_arrow())
+    assert [r[0] for r in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()] == expected
+    namespace: dict = {}
+    exec(to_python(model), namespace)
+    assert [namespace["predict"](row) for row in frame.to_dicts()] == expected
+
+
+def test_nan_is_missing_in_sql_too():
+    frame = pl.DataFrame({"x": [1.0, float("nan"), None, 5.0], "y": ["a", "b", "a", "b"]})
+    rules = "IF x < 3 THEN y = 'a'\nIF x >= 3 THEN y = 'b'\nELSE y = 'missing'\n"
+    from rulecli.model.text import parse_text
+
+    model = parse_text(rules)
+    con = duckdb.connect()
+    con.register("data", frame.to_arrow())
+    got = [r[0] for r in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()]
+    assert got == _ours(model, frame) == ["a", "missing", "missing", "b"]
+
+
+def test_export_command(tmp_path: Path):
+    model = tmp_path / "t.json"
+    penguins = str(SAMPLE / "penguins.csv")
+    assert run_cli("tree", penguins, "-y", "species", "--max-depth", "3", "-o", str(model), "-q").code == 0
+    query = run_cli("export", str(model), "--to", "sql", "--table", f"read_csv_auto('{penguins}')")
+    assert query.code == 0, query.stderr
+    assert query.stdout.startswith("SELECT *, CASE")
+    rows = duckdb.sql(query.stdout).pl()
+    predicted = pl.read_csv(run_cli("predict", str(model), penguins).stdout.encode())
+    assert rows.get_column("prediction").to_list() == predicted.get_column("prediction").to_list()
+    spark = run_cli("export", str(model), "--dialect", "spark")
+    assert spark.code == 0 and "CAST(`flipper_length_mm` AS DOUBLE)" in spark.stdout
+    postgres = run_cli("export", str(model), "--dialect", "postgres", "-o", str(tmp_path / "q.sql"))
+    assert postgres.code == 0 and "DOUBLE PRECISION" in (tmp_path / "q.sql").read_text()
+    python = run_cli("export", str(model), "--to", "python", "--name", "penguin_species")
+    assert python.code == 0 and python.stdout.startswith("def penguin_species(row):")
+    forest = tmp_path / "f.json"
+    assert run_cli("forest", penguins, "-y", "species", "--trees", "2", "-o", str(forest), "-q").code == 0
+    refused = run_cli("export", str(forest))
+    assert refused.code == 2 and "a forest has no such form" in refused.stderr
+    bad = run_cli("export", str(model), "--to", "cobol")
+    assert bad.code == 2 and "--to must be one of" in bad.stderr
+    assert json.loads(model.read_text())["kind"] == "tree"
+
+
+def test_sql_matches_on_a_large_table_with_missing_values():
+    rng = np.random.default_rng(0)
+    n = 20_000
+    frame = pl.DataFrame(
+        {
+            "x": np.where(rng.random(n) < 0.05, np.nan, rng.normal(size=n)),
+            "c": rng.choice(["p", "q", "r"], n),
+            "y": rng.choice(["a", "b", "c"], n),
+        }
+    ).with_columns(pl.col("x").fill_nan(None))
+    ds = prepare_dataset(frame, DataSpec(target="y"))
+    model = fit_tree(ds, TreeParams(max_leaf_nodes=40))
+    con = duckdb.connect()
+    con.register("data", frame.to_arrow())
+    got = [r[0] for r in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()]
+    assert got == _ours(model, frame)
+
+
+def test_violations_lists_the_rows_rules_get_wrong(tmp_path: Path):
+    house = str(SAMPLE / "house.csv")
+    rules = tmp_path / "rules.txt"
+    rules.write_text(
+        "IF size = 'big' THEN value = 'high'\nIF size = 'small' THEN value = 'low'\nELSE value = 'medium'\n"
+    )
+    out = tmp_path / "violations.csv"
+    result = run_cli("evaluate", str(rules), house, "--violations", str(out), "--min-accuracy", "0.9")
+    assert result.code == 1, result.stderr  # the gate fails, and the file says where
+    rows = pl.read_csv(out)
+    assert rows.columns == [
+        "location",
+        "size",
+        "pets",
+        "value",
+        "truth",
+        "prediction",
+        "violated_rules",
+        "violated_text",
+    ]
+    truth = pl.read_csv(house)
+    small = truth.filter(pl.col("size") == "small")
+    assert rows.height == int((small.get_column("value") != "low").sum())
+    assert set(rows.get_column("violated_text")) == {"size = 'small'"}
+    # a rule set: every matching rule of another class is listed
+    aq = tmp_path / "aq.json"
+    assert run_cli("aq", house, "-y", "value", "--max-error", "0.5", "-o", str(aq), "-q").code == 0
+    assert run_cli("evaluate", str(aq), house, "--violations", str(out), "--no-per-rule").code == 0
+    listed = pl.read_csv(out, schema_overrides={"violated_rules": pl.String})
+    predictions = {str(i): r["prediction"] for i, r in enumerate(json.loads(aq.read_text())["rules"], 1)}
+    assert listed.height > 0
+    for truth_value, ids in listed.select("truth", "violated_rules").iter_rows():
+        assert all(predictions[i] != truth_value for i in ids.split(","))
+    # trees name the leaf rule
+    tree = tmp_path / "t.json"
+    penguins = str(SAMPLE / "penguins.csv")
+    assert run_cli("tree", penguins, "-y", "species", "--max-depth", "2", "-o", str(tree), "-q").code == 0
+    assert run_cli("evaluate", str(tree), penguins, "--violations", str(out), "--no-per-rule").code == 0
+    wrong = pl.read_csv(out)
+    assert wrong.height > 0 and (wrong.get_column("truth") != wrong.get_column("prediction")).all()
+    regression = tmp_path / "r.json"
+    assert run_cli("tree", penguins, "-y", "body_mass_g", "--max-depth", "2", "-o", str(regression), "-q").code == 0
+    refused = run_cli("evaluate", str(regression), penguins, "--violations", str(tmp_path / "x.csv"))
+    assert refused.code == 2 and "--violations needs rules" in refused.stderr and not (tmp_path / "x.csv").exists()
+
+
+def test_make_experiment_is_reproducible(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    tables = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        cmd = [sys.executable, str(ROOT / "scripts" / "experiment.py"), "--folds", "3"]
+        cmd += ["--learners", "oner,tree,reduct", "--datasets", "house,labor", "--out", str(out)]
+        subprocess.run(cmd, check=True, capture_output=True)
+        tables.append(pl.read_csv(out / "summary.csv"))
+        assert (out / "summary.md").read_text().startswith("# 3-fold cross-validation")
+    columns = ["learner", "dataset", "accuracy", "accuracy_sd", "rules"]
+    assert tables[0].select(columns).equals(tables[1].select(columns))
+    assert tables[0].height == 6
