@@ -32,6 +32,7 @@ from harness import (
     weka_available,
     write_arff,
 )
+from load import bench_load
 from reducts import bench_reduct_accuracy, bench_reduct_speed
 from trees import bench_tree_accuracy, bench_tree_speed
 
@@ -170,6 +171,7 @@ SECTIONS = (
     "reduct-accuracy",
     "brl-accuracy",
     "brl-speed",
+    "load",
 )
 
 
@@ -184,6 +186,7 @@ def main() -> None:
     parser.add_argument("--forest-sizes", default="100000", help="rows at which forests are timed too")
     parser.add_argument("--reduct-sizes", default="100000,1000000", help="rows for the reduct speed benchmark")
     parser.add_argument("--brl-sizes", default="100000", help="rows for the BRL speed benchmark")
+    parser.add_argument("--time-limit", type=float, default=120, help="--time-limit of the wide/long runs")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
@@ -302,6 +305,16 @@ def main() -> None:
             "rulecli as a whole process (single run), imodels' fit in-process with a 300 s limit.",
             "",
             *bench_brl_speed(sizes),
+            "",
+        ]
+    if "load" in args.only:
+        sections += [
+            "## every learner on wide and long data",
+            "",
+            f"Default options and `--time-limit {args.time_limit:g}`; single runs, whole process. A learner either "
+            "finishes (time, peak memory) or stops with the one line shown (exit status 2, nothing written).",
+            "",
+            *bench_load(args.time_limit),
             "",
         ]
     if "oner" in args.only:

@@ -63,6 +63,7 @@ def bench_tree_accuracy(splits: int) -> list[str]:
         "|---" * (1 + 2 * len(configs)) + "|",
     ]
     gaps: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in configs}
     for name, regression in datasets:
         cells = []
         runs: dict[str, list[tuple[dict, dict]]] = {label: [] for label, _, _ in configs}
@@ -83,6 +84,8 @@ def bench_tree_accuracy(splits: int) -> list[str]:
                     options,
                 )
                 runs[label].append((mine, theirs or {}))
+                if theirs:
+                    times[label].append((mine["fit_seconds"], theirs["fit_seconds"]))
         for label, _, _ in configs:
             key = "r2" if regression else "accuracy"
             mine = _mean([m[key] for m, _ in runs[label]])
@@ -96,6 +99,11 @@ def bench_tree_accuracy(splits: int) -> list[str]:
         + " | ".join(f"**{_mean(gaps[label]) * 100:+.2f} points** | " for label, _, _ in configs)
         + " |"
     )
+    cells = []
+    for label, _, _ in configs:
+        mine, theirs = _mean([m for m, _ in times[label]]), _mean([t for _, t in times[label]])
+        cells.append(f"{mine:.3f} s / {theirs:.3f} s ({mine / theirs:.1f}×) | ")
+    lines.append("| mean fit time per split, rulecli / scikit-learn | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli.errors import ResourceLimitError
+
 
 @dataclass(frozen=True)
 class Items:
@@ -37,8 +39,16 @@ class Patterns:
         return np.array([len(p) for p in self.items], dtype=np.int64)
 
 
+BIT_BUDGET = 2 << 30  # bytes of pattern bit vectors mining may hold
+
+
 def mine(items: Items, min_count: int, max_length: int) -> Patterns:
-    """Every conjunction of items of distinct features held by at least ``min_count`` rows."""
+    """Every conjunction of items of distinct features held by at least ``min_count`` rows.
+
+    Refuses, naming the options that help, when the patterns' bit vectors would pass
+    ``BIT_BUDGET`` (a wide table with a low support finds millions of pairs).
+    """
+    limit = max(1, BIT_BUDGET // max(1, items.bits.shape[1] * 8))
     support = np.bitwise_count(items.bits).sum(axis=1).astype(np.int64)
     frequent = np.flatnonzero(support >= min_count)
     found_items: list[tuple[int, ...]] = [(int(i),) for i in frequent]
@@ -55,7 +65,13 @@ def mine(items: Items, min_count: int, max_length: int) -> Patterns:
                 continue
             joint = items.bits[candidates] & found_bits[p]
             counts = np.bitwise_count(joint).sum(axis=1)
-            for i in np.flatnonzero(counts >= min_count).tolist():
+            keep = np.flatnonzero(counts >= min_count)
+            if len(found_items) + keep.size > limit:
+                raise ResourceLimitError(
+                    f"pattern mining passed {limit:,} patterns of up to {max_length} conditions (their bit vectors "
+                    "would take over 2 GB): raise --min-support or lower --max-length"
+                )
+            for i in keep.tolist():
                 next_level.append(len(found_items))
                 found_items.append((*found_items[p], int(candidates[i])))
                 found_bits.append(joint[i])

@@ -135,3 +135,18 @@ def test_gelman_rubin():
     apart = [np.array([1.0, 1.1, 0.9, 1.0]), np.array([5.0, 5.1, 4.9, 5.0])]
     assert gelman_rubin(apart) > 5
     assert gelman_rubin([np.zeros(5)]) is None
+
+
+def test_mining_refuses_an_explosion(monkeypatch):
+    from rulecli.errors import ResourceLimitError
+    from rulecli.search import patterns
+
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 2, size=(64, 12))
+    items = Items(
+        np.repeat(np.arange(12), 2),
+        np.stack([bits.pack(codes[:, j] == v) for j in range(12) for v in (0, 1)]),
+    )
+    monkeypatch.setattr(patterns, "BIT_BUDGET", 8 * 100)  # room for 100 one-word patterns
+    with pytest.raises(ResourceLimitError, match="raise --min-support or lower --max-length"):
+        mine(items, 1, 2)
