@@ -39,7 +39,7 @@ class Patterns:
         return np.array([len(p) for p in self.items], dtype=np.int64)
 
 
-BIT_BUDGET = 2 << 30  # bytes of pattern bit vectors mining may hold
+BIT_BUDGET = 1 << 30  # bytes of pattern bit vectors mining may hold
 
 
 def mine(items: Items, min_count: int, max_length: int) -> Patterns:
@@ -69,7 +69,7 @@ def mine(items: Items, min_count: int, max_length: int) -> Patterns:
             if len(found_items) + keep.size > limit:
                 raise ResourceLimitError(
                     f"pattern mining passed {limit:,} patterns of up to {max_length} conditions (their bit vectors "
-                    "would take over 2 GB): raise --min-support or lower --max-length"
+                    "would take over 1 GB): raise --min-support or lower --max-length"
                 )
             for i in keep.tolist():
                 next_level.append(len(found_items))
