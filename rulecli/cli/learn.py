@@ -139,6 +139,17 @@ def _rule_count(name: str) -> Callable[[Model, bool], None]:
     return report
 
 
+RuleSetVote = Annotated[
+    str, typer.Option("--vote", help="one (rule, vote) or support (weighted by the training rows a rule gets right).")
+]
+Unmatched = Annotated[
+    str, typer.Option("--default", help="Rows no rule matches: majority class, or none (unclassified).")
+]
+Discretize = Annotated[
+    str, typer.Option("--discretize", help="Numeric features: equal-frequency, equal-width, mdlp or min-bucket.")
+]
+Bins = Annotated[int, typer.Option("--bins", min=1, help="Intervals for equal-width / equal-frequency.")]
+
 DATA = inspect.Parameter(
     "data",
     inspect.Parameter.POSITIONAL_OR_KEYWORD,
@@ -241,13 +252,8 @@ def oner(
     min_bucket: Annotated[
         int, typer.Option("--min-bucket", min=1, help="Holte/Weka minimum bucket size for numeric features.")
     ] = 6,
-    discretize: Annotated[
-        str,
-        typer.Option(
-            "--discretize", help="Numeric features: min-bucket (Holte, as Weka), equal-width, equal-frequency or mdlp."
-        ),
-    ] = "min-bucket",
-    bins: Annotated[int, typer.Option("--bins", min=1, help="Intervals for equal-width / equal-frequency.")] = 5,
+    discretize: Discretize = "min-bucket",
+    bins: Bins = 5,
     ties: Annotated[
         str, typer.Option("--ties", help="Equal errors: 'first' feature or smallest 'chi2' p-value.")
     ] = "first",
@@ -421,12 +427,8 @@ def aq(
         float,
         typer.Option("--max-error", min=0.0, max=0.99, help="Allowed share of counterexamples among covered rows."),
     ] = 0.01,
-    vote: Annotated[
-        str, typer.Option("--vote", help="one (rule, vote) or support (weighted by correct rows).")
-    ] = "one",
-    default: Annotated[
-        str, typer.Option("--default", help="Rows no rule covers: majority class, or none (unclassified).")
-    ] = "majority",
+    vote: RuleSetVote = "one",
+    default: Unmatched = "majority",
     max_rules: common.MaxRules = None,
     max_rule_length: common.MaxRuleLength = None,
     seed: int = 0,
@@ -651,21 +653,14 @@ def reduct(
     all_reducts: Annotated[
         bool, typer.Option("--all", help="Every reduct (discernibility matrix; small attribute counts only).")
     ] = False,
-    discretize: Annotated[
-        str,
-        typer.Option("--discretize", help="Numeric attributes: mdlp, equal-frequency, equal-width or min-bucket."),
-    ] = "mdlp",
-    bins: Annotated[int, typer.Option("--bins", min=1, help="Intervals for equal-width / equal-frequency.")] = 5,
+    discretize: Discretize = "mdlp",
+    bins: Bins = 5,
     min_accuracy: Annotated[
         float,
         typer.Option("--min-accuracy", min=0.01, max=1.0, help="Shorten certain rules while accuracy stays this high."),
     ] = 1.0,
-    vote: Annotated[
-        str, typer.Option("--vote", help="one (rule, vote) or support (weighted by correct training rows).")
-    ] = "one",
-    default: Annotated[
-        str, typer.Option("--default", help="Rows no rule matches: majority class, or none (unclassified).")
-    ] = "majority",
+    vote: RuleSetVote = "one",
+    default: Unmatched = "majority",
     max_rules: Annotated[
         int, typer.Option("--max-rules", min=1, help="Refuse a reduct with more distinct descriptions (rules).")
     ] = 10_000,
@@ -756,15 +751,8 @@ def brl(
     burn_in: Annotated[
         int | None, typer.Option("--burn-in", min=0, help="Iterations per chain left out of R-hat (default: half).")
     ] = None,
-    discretize: Annotated[
-        str,
-        typer.Option(
-            "--discretize",
-            help="Numeric features: equal-frequency (default; the mining ignores the class), "
-            "equal-width, mdlp or min-bucket.",
-        ),
-    ] = "equal-frequency",
-    bins: Annotated[int, typer.Option("--bins", min=1, help="Intervals for equal-width / equal-frequency.")] = 3,
+    discretize: Discretize = "equal-frequency",
+    bins: Bins = 3,
     seed: int = 0,
 ) -> Learner:
     """Learn a Bayesian Rule List (Letham et al. 2015) from pre-mined frequent patterns by

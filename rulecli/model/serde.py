@@ -98,8 +98,9 @@ def _rule_to_json(rule: Rule) -> dict[str, Any]:
     return out
 
 
-def model_to_dict(model: Model) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _header(model: Model | TreeModel) -> dict[str, Any]:
+    """The fields every model file starts with."""
+    return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "rulecli_version": __version__,
@@ -110,6 +111,12 @@ def model_to_dict(model: Model) -> dict[str, Any]:
         "training": model.info.training,
         "target": model.target,
         "classes": list(model.classes),
+    }
+
+
+def model_to_dict(model: Model) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        **_header(model),
         "rules": [_rule_to_json(r) for r in model.rules],
         "default": _rule_to_json(model.default) if model.default is not None else None,
     }
@@ -149,19 +156,7 @@ def _count_or_float(value: float) -> int | float:
 
 
 def _tree_model_to_dict(model: TreeModel) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "rulecli_version": __version__,
-        "kind": model.kind,
-        "algorithm": model.info.algorithm,
-        "params": model.info.params,
-        "schema": _schema_to_json(model.info.schema),
-        "training": model.info.training,
-        "target": model.target,
-        "classes": list(model.classes),
-        "features": list(model.features),
-    }
+    out: dict[str, Any] = {**_header(model), "features": list(model.features)}
     if isinstance(model, Tree):
         out["tree"] = nodes_to_dict(model.nodes)
     else:
