@@ -193,7 +193,11 @@ def main() -> None:
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     use_weka = weka_available() and not args.skip_weka
-    anchors = "Orange3 and wittgenstein" if ANCHOR_PYTHON.exists() else "no Python anchors (run `make bench-env`)"
+    anchors = (
+        "Orange3, wittgenstein, scikit-learn and imodels"
+        if ANCHOR_PYTHON.exists()
+        else "no Python anchors (run `make bench-env`)"
+    )
     sections = [
         "# Benchmarks",
         "",
