@@ -95,11 +95,18 @@ class GrownTree:
 # ------------------------------------------------------------------------- impurity
 
 
+_ONES = [np.ones(k) for k in range(65)]
+
+
+def _ones(k: int) -> np.ndarray:
+    return _ONES[k] if k < len(_ONES) else np.ones(k)
+
+
 def _weight(sums: np.ndarray, regression: bool) -> np.ndarray:
     if regression:
         return sums[..., 0]
     # a matrix-vector product: NumPy's sum over a short last axis is several times slower
-    return sums @ np.ones(sums.shape[-1])
+    return sums @ _ones(sums.shape[-1])
 
 
 def impurity(sums: np.ndarray, criterion: str, weight: np.ndarray | None = None) -> np.ndarray:
@@ -109,7 +116,7 @@ def impurity(sums: np.ndarray, criterion: str, weight: np.ndarray | None = None)
     w = _weight(sums, regression) if weight is None else weight
     positive = w > 0
     safe = np.where(positive, w, 1.0)
-    ones = np.ones(sums.shape[-1])
+    ones = _ones(sums.shape[-1])
     if regression:
         mean = sums[..., 1] / safe
         out = np.maximum(sums[..., 2] / safe - mean * mean, 0.0)
@@ -442,8 +449,11 @@ class Grower:
     ) -> None:
         """Evaluate the cut after every cell of every node (cells sorted by node, then order)."""
         criterion = self.params.criterion
-        starts = np.flatnonzero(np.r_[True, cell_node[1:] != cell_node[:-1]])
-        segment = np.cumsum(np.r_[True, cell_node[1:] != cell_node[:-1]]) - 1
+        first = np.empty(cell_node.size, dtype=bool)
+        first[0] = True
+        np.not_equal(cell_node[1:], cell_node[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        segment = np.cumsum(first) - 1
         cum = np.cumsum(cell_sums, axis=0)
         base = np.where(starts[:, None] > 0, cum[np.maximum(starts - 1, 0)], 0.0)
         left = cum - base[segment]
@@ -478,8 +488,13 @@ class Grower:
         node_max[nodes_here] = seg_max
         # the first cell reaching its node's maximum: the lowest threshold among ties
         hits = np.flatnonzero((gain == node_max[cell_node]) & np.isfinite(gain))
-        firsts_node, first_at = np.unique(cell_node[hits], return_index=True)
-        winner_cell = hits[first_at]
+        hit_node = cell_node[hits]
+        # cells are sorted by node: the first hit of each node is where the node changes
+        new_node = np.empty(hit_node.size, dtype=bool)
+        new_node[:1] = True
+        np.not_equal(hit_node[1:], hit_node[:-1], out=new_node[1:])
+        firsts_node = hit_node[new_node]
+        winner_cell = hits[new_node]
         so_far = best.gain[firsts_node]
         known = np.isfinite(so_far)
         margin = 1e-12 * np.maximum(1.0, np.abs(np.where(known, so_far, 0.0)))
