@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from covering import ANCHOR_PYTHON
-from harness import OUT, ROOT, RULECLI, measure, split_arff, synthetic
+from harness import OUT, ROOT, RULECLI, auc, measure, split_arff, synthetic
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
@@ -19,18 +19,6 @@ from rulecli.model.compile import condition_expr, prediction_frame
 from rulecli.schema import normalize_missing
 
 BINARY_DATASETS = ["breast-cancer", "credit-g", "diabetes", "ionosphere", "labor", "vote"]
-
-
-def auc(proba: np.ndarray, positive: np.ndarray) -> float:
-    """Area under the ROC curve by the rank-sum formula (ties share their ranks)."""
-    _, inverse = np.unique(proba, return_inverse=True)
-    order = np.argsort(proba, kind="stable")
-    ranks = np.empty(proba.size)
-    ranks[order] = np.arange(1, proba.size + 1)
-    mean_rank = np.bincount(inverse, weights=ranks) / np.bincount(inverse)
-    ranks = mean_rank[inverse]
-    n_pos, n_neg = positive.sum(), (~positive).sum()
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def ours(train: Path, test: Path, params: BRLParams) -> dict:

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import polars as pl
+from harness import auc
 
 
 def main() -> None:
@@ -33,16 +34,9 @@ def main() -> None:
     proba = model.predict_proba(x_test)[:, 1]
     predicted = model.classes_[(proba >= 0.5).astype(int)]
     accuracy = float(np.mean(predicted == y_test))
-    positive = y_test == model.classes_[1]
-    order = np.argsort(proba, kind="stable")
-    ranks = np.empty(proba.size)
-    ranks[order] = np.arange(1, proba.size + 1)
-    for value in np.unique(proba):  # average ranks of ties
-        ranks[proba == value] = ranks[proba == value].mean()
-    n_pos, n_neg = positive.sum(), (~positive).sum()
-    auc = float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)) if n_pos and n_neg else None
+    area = auc(proba, y_test == model.classes_[1]) if len(np.unique(y_test)) == 2 else None
     rules = max(len(model.d_star) - 1, 0) if model.d_star else 0
-    print(json.dumps({"accuracy": accuracy, "auc": auc, "rules": rules, "fit_seconds": elapsed}))
+    print(json.dumps({"accuracy": accuracy, "auc": area, "rules": rules, "fit_seconds": elapsed}))
 
 
 if __name__ == "__main__":

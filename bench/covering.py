@@ -10,7 +10,19 @@ import time
 from pathlib import Path
 
 import polars as pl
-from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, WEKA_JAR, arff_as_csv, measure, split_arff, synthetic, write_arff
+from harness import (
+    OUT,
+    ROOT,
+    RULECLI,
+    WEKA_DATASETS,
+    WEKA_JAR,
+    accuracy_rules_table,
+    arff_as_csv,
+    measure,
+    split_arff,
+    synthetic,
+    write_arff,
+)
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
@@ -76,10 +88,6 @@ def anchor(tool: str, train: Path, test: Path, schema: Path, timeout: float | No
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
 def bench_covering_accuracy(splits: int, use_weka: bool) -> list[str]:
     tools = [*OURS, *(["JRip"] if use_weka else []), *(ANCHORS if ANCHOR_PYTHON.exists() else [])]
     results: dict[str, dict[str, list[dict]]] = {t: {} for t in tools}
@@ -95,30 +103,11 @@ def bench_covering_accuracy(splits: int, use_weka: bool) -> list[str]:
                 else:
                     result = anchor(tool, train, test, schema, timeout=600)
                 results[tool].setdefault(name, []).append(result)
-    header = "| dataset | " + " | ".join(tools) + " |"
-    lines = [
+    return [
         "Cells: mean test accuracy / mean rules (without the default rule) over the splits.",
         "",
-        header,
-        "|---" * (len(tools) + 1) + "|",
+        *accuracy_rules_table(results, WEKA_DATASETS),
     ]
-    means: dict[str, list[tuple[float, float]]] = {t: [] for t in tools}
-    for name in WEKA_DATASETS:
-        cells = []
-        for tool in tools:
-            runs = results[tool][name]
-            acc, rules = _mean([r["accuracy"] for r in runs]), _mean([r["rules"] for r in runs])
-            means[tool].append((acc, rules))
-            cells.append(f"{acc:.3f} / {rules:.0f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append(
-        "| **mean** | "
-        + " | ".join(
-            f"**{_mean([a for a, _ in means[t]]):.4f}** / {_mean([r for _, r in means[t]]):.1f}" for t in tools
-        )
-        + " |"
-    )
-    return lines
 
 
 def _cell(result: tuple[float, float] | None, limit: float) -> str:

@@ -79,6 +79,40 @@ def measure(cmd: list[str], repeats: int, timeout: float | None = None) -> tuple
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
+def auc(proba: np.ndarray, positive: np.ndarray) -> float:
+    """Area under the ROC curve by the rank-sum formula (ties share their ranks)."""
+    _, inverse = np.unique(proba, return_inverse=True)
+    order = np.argsort(proba, kind="stable")
+    ranks = np.empty(proba.size)
+    ranks[order] = np.arange(1, proba.size + 1)
+    mean_rank = np.bincount(inverse, weights=ranks) / np.bincount(inverse)
+    ranks = mean_rank[inverse]
+    n_pos, n_neg = positive.sum(), (~positive).sum()
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def accuracy_rules_table(results: dict[str, dict[str, list[dict]]], datasets: list[str]) -> list[str]:
+    """Markdown rows: per dataset each tool's mean accuracy / mean rules over its runs, then the means."""
+    tools = list(results)
+    lines = ["| dataset | " + " | ".join(tools) + " |", "|---" * (len(tools) + 1) + "|"]
+    means: dict[str, list[tuple[float, float]]] = {t: [] for t in tools}
+    for name in datasets:
+        cells = []
+        for tool in tools:
+            runs = results[tool][name]
+            acc, rules = mean([r["accuracy"] for r in runs]), mean([r["rules"] for r in runs])
+            means[tool].append((acc, rules))
+            cells.append(f"{acc:.3f} / {rules:.0f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    totals = [(mean([a for a, _ in m]), mean([r for _, r in m])) for m in means.values()]
+    lines.append("| **mean** | " + " | ".join(f"**{a:.4f}** / {r:.1f}" for a, r in totals) + " |")
+    return lines
+
+
 def weka_available() -> bool:
     return WEKA_JAR.exists() and shutil.which("java") is not None
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from harness import OUT, RULECLI, WEKA_DATASETS, measure, split_arff
+from harness import OUT, RULECLI, WEKA_DATASETS, accuracy_rules_table, measure, split_arff
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
@@ -76,32 +76,14 @@ def _fit_score(learner: str, train: Path, test: Path) -> dict:
 
 
 def bench_reduct_accuracy(splits: int) -> list[str]:
-    tools = list(LEARNERS)
-    lines = [
-        "Cells: mean test accuracy / mean rules (tree: leaves) over the splits.",
-        "",
-        "| dataset | " + " | ".join(tools) + " |",
-        "|---" * (len(tools) + 1) + "|",
-    ]
-    means: dict[str, list[tuple[float, float]]] = {t: [] for t in tools}
+    results: dict[str, dict[str, list[dict]]] = {t: {} for t in LEARNERS}
     for name in WEKA_DATASETS:
-        runs: dict[str, list[dict]] = {t: [] for t in tools}
         for seed in range(1, splits + 1):
             train, test, _ = split_arff(name, seed)
-            for tool in tools:
-                runs[tool].append(_fit_score(tool, train, test))
-        cells = []
-        for tool in tools:
-            acc = float(np.mean([r["accuracy"] for r in runs[tool]]))
-            rules = float(np.mean([r["rules"] for r in runs[tool]]))
-            means[tool].append((acc, rules))
-            cells.append(f"{acc:.3f} / {rules:.0f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append(
-        "| **mean** | "
-        + " | ".join(
-            f"**{np.mean([a for a, _ in means[t]]):.4f}** / {np.mean([r for _, r in means[t]]):.1f}" for t in tools
-        )
-        + " |"
-    )
-    return lines
+            for tool in LEARNERS:
+                results[tool].setdefault(name, []).append(_fit_score(tool, train, test))
+    return [
+        "Cells: mean test accuracy / mean rules (tree: leaves) over the splits.",
+        "",
+        *accuracy_rules_table(results, WEKA_DATASETS),
+    ]

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from covering import ANCHOR_PYTHON
-from harness import OUT, ROOT, WEKA_DATASETS, arff_as_csv, split_arff, synthetic
+from harness import OUT, ROOT, WEKA_DATASETS, arff_as_csv, mean, split_arff, synthetic
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
@@ -41,10 +41,6 @@ def sklearn(mode: str, train: Path, test: Path, target: str, options: dict, time
     except subprocess.TimeoutExpired:
         return None
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
 
 
 def bench_tree_accuracy(splits: int) -> list[str]:
@@ -88,20 +84,22 @@ def bench_tree_accuracy(splits: int) -> list[str]:
                     times[label].append((mine["fit_seconds"], theirs["fit_seconds"]))
         for label, _, _ in configs:
             key = "r2" if regression else "accuracy"
-            mine = _mean([m[key] for m, _ in runs[label]])
-            theirs = _mean([t[key] for _, t in runs[label]])
+            mine = mean([m[key] for m, _ in runs[label]])
+            theirs = mean([t[key] for _, t in runs[label]])
             gaps[label].append(mine - theirs)
-            leaves = f"{_mean([m['leaves'] for m, _ in runs[label]]):.0f} / {_mean([t['leaves'] for _, t in runs[label]]):.0f}"
+            leaves = (
+                f"{mean([m['leaves'] for m, _ in runs[label]]):.0f} / {mean([t['leaves'] for _, t in runs[label]]):.0f}"
+            )
             cells += [f"{mine:.3f} / {theirs:.3f}", leaves]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append(
         "| **mean difference** (rulecli − scikit-learn) | "
-        + " | ".join(f"**{_mean(gaps[label]) * 100:+.2f} points** | " for label, _, _ in configs)
+        + " | ".join(f"**{mean(gaps[label]) * 100:+.2f} points** | " for label, _, _ in configs)
         + " |"
     )
     cells = []
     for label, _, _ in configs:
-        mine, theirs = _mean([m for m, _ in times[label]]), _mean([t for _, t in times[label]])
+        mine, theirs = mean([m for m, _ in times[label]]), mean([t for _, t in times[label]])
         cells.append(f"{mine:.3f} s / {theirs:.3f} s ({mine / theirs:.1f}×) | ")
     lines.append("| mean fit time per split, rulecli / scikit-learn | " + " | ".join(cells) + " |")
     return lines

@@ -34,11 +34,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.discretize import METHODS, compute_cuts, interval_codes
+from rulecli.discretize import METHODS
 from rulecli.errors import ParamError
-from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleStats, interval_conditions
-from rulecli.schema import Feature, Kind, Schema
+from rulecli.model.core import Condition, DecisionList, ModelInfo, Rule, RuleStats
+from rulecli.schema import Schema
 from rulecli.search import bits
+from rulecli.search.cells import feature_cells
 from rulecli.search.patterns import Items, Patterns, mine
 
 OnStep = Callable[[int], None]
@@ -92,23 +93,12 @@ class _ItemTable:
 
 
 def _items(ds: Dataset, params: BRLParams) -> _ItemTable:
-    masks, feature_of, conditions, features = [], [], [], []
-    for j, feature in enumerate(ds.schema.features):
-        if feature.kind == Kind.CATEGORICAL:
-            codes = ds.codes(feature.name)
-            values = [Condition(feature.name, Op.EQ, v) for v in feature.levels]
-            features.append(feature)
-        else:
-            x = ds.numeric(feature.name)
-            y = ds.y if params.discretize in ("mdlp", "min-bucket") else None
-            bins = 6 if params.discretize == "min-bucket" else params.bins
-            cuts = compute_cuts(feature.name, x, params.discretize, bins=bins, y=y, n_classes=len(ds.classes))
-            codes = interval_codes(cuts, x)
-            values = interval_conditions(feature.name, cuts)
-            features.append(Feature(feature.name, feature.kind, feature.levels, cuts))
-        values = [*values, Condition(feature.name, Op.MISSING)]
-        for code, condition in enumerate(values):
-            mask = codes == code
+    bins = 6 if params.discretize == "min-bucket" else params.bins
+    masks, feature_of, conditions = [], [], []
+    cells = feature_cells(ds, params.discretize, bins)
+    for j, cell in enumerate(cells):
+        for code, condition in enumerate(cell.conditions):
+            mask = cell.codes == code
             if mask.any():
                 masks.append(bits.pack(mask))
                 feature_of.append(j)
@@ -116,7 +106,7 @@ def _items(ds: Dataset, params: BRLParams) -> _ItemTable:
     words = -(-ds.n_rows // 64)
     matrix = np.stack(masks) if masks else np.zeros((0, words), dtype=np.uint64)
     items = Items(np.array(feature_of, dtype=np.int64), matrix)
-    return _ItemTable(items, tuple(conditions), Schema(tuple(features), ds.schema.target))
+    return _ItemTable(items, tuple(conditions), Schema(tuple(c.feature for c in cells), ds.schema.target))
 
 
 # --------------------------------------------------------------------- the posterior

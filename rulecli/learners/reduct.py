@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.discretize import METHODS, compute_cuts, interval_codes
+from rulecli.discretize import METHODS
 from rulecli.errors import ParamError
-from rulecli.model.core import Condition, ModelInfo, Op, Rule, RuleSet, RuleStats, Vote, interval_conditions
-from rulecli.schema import Feature, Kind, Schema
+from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
+from rulecli.schema import Schema
+from rulecli.search.cells import feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
 
 METHOD_CHOICES = ("elimination", "quick")
@@ -75,23 +76,12 @@ class _Encoded:
 
 
 def _encode(ds: Dataset, params: ReductParams) -> _Encoded:
-    columns, values, features = [], [], []
-    for feature in ds.schema.features:
-        if feature.kind == Kind.CATEGORICAL:
-            columns.append(ds.codes(feature.name))
-            values.append(
-                (*(Condition(feature.name, Op.EQ, v) for v in feature.levels), Condition(feature.name, Op.MISSING))
-            )
-            features.append(feature)
-            continue
-        x = ds.numeric(feature.name)
-        bins = 6 if params.discretize == "min-bucket" and params.bins == 5 else params.bins
-        cuts = compute_cuts(feature.name, x, params.discretize, bins=bins, y=ds.y, n_classes=len(ds.classes))
-        columns.append(interval_codes(cuts, x))
-        values.append((*interval_conditions(feature.name, cuts), Condition(feature.name, Op.MISSING)))
-        features.append(Feature(feature.name, feature.kind, feature.levels, cuts))
-    table = DecisionTable(ds.schema.feature_names, np.stack(columns, axis=1).astype(np.int32), ds.y, len(ds.classes))
-    return _Encoded(table, tuple(values), Schema(tuple(features), ds.schema.target))
+    bins = 6 if params.discretize == "min-bucket" and params.bins == 5 else params.bins
+    cells = feature_cells(ds, params.discretize, bins)
+    codes = np.stack([c.codes for c in cells], axis=1).astype(np.int32)
+    table = DecisionTable(ds.schema.feature_names, codes, ds.y, len(ds.classes))
+    schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
+    return _Encoded(table, tuple(c.conditions for c in cells), schema)
 
 
 def _orders(rs: RoughSets, params: ReductParams) -> list[list[int]]:

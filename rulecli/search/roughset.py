@@ -62,26 +62,34 @@ class RoughSets:
         """|POS_B(D)|: rows whose B-granule holds a single decision."""
         if not attributes:
             return self.table.n_rows if np.unique(self.table.y).size == 1 else 0
-        frame = pl.DataFrame({**self._packed(sorted(attributes)), DECISION: self.table.y})
-        keys = [c for c in frame.columns if c != DECISION]
+        words, _ = self._packed(sorted(attributes))
+        return self._positive_of(words)
+
+    def _positive_of(self, words: list[np.ndarray]) -> int:
+        """|POS| of the granules that rows with equal ``words`` form."""
+        frame = pl.DataFrame({**{f"k{i}": w for i, w in enumerate(words)}, DECISION: self.table.y})
+        keys = [f"k{i}" for i in range(len(words))]
         groups = frame.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), pl.len().alias("n"))
         return int(groups.filter(pl.col("k") == 1).get_column("n").sum())
 
-    def _packed(self, attributes: list[int]) -> dict[str, np.ndarray]:
-        """The codes of ``attributes`` packed into as few int64 keys as their value counts allow
-        (hashing one or two integer columns is several times faster than hashing thirty)."""
-        keys: dict[str, np.ndarray] = {}
-        key = np.zeros(self.table.n_rows, dtype=np.int64)
-        room = 1
+    def _packed(self, attributes: list[int]) -> tuple[list[np.ndarray], dict[int, tuple[int, int]]]:
+        """The codes of ``attributes`` packed positionally into as few int64 words as their value
+        counts allow (hashing one or two integer columns is several times faster than hashing
+        thirty), and each attribute's (word, place value). Zeroing one attribute's digit
+        (subtracting code × place value) leaves a key of the others: dropping an attribute
+        costs one subtraction, not a repacking."""
+        layout: dict[int, tuple[int, int]] = {}
+        word, room = 0, 1
         for j in attributes:
             radix = int(self.cardinality[j])
             if room * radix >= 1 << 62:
-                keys[f"k{len(keys)}"] = key
-                key, room = np.zeros(self.table.n_rows, dtype=np.int64), 1
-            key = key * radix + self.columns[j]
+                word, room = word + 1, 1
+            layout[j] = (word, room)
             room *= radix
-        keys[f"k{len(keys)}"] = key
-        return keys
+        words = [np.zeros(self.table.n_rows, dtype=np.int64) for _ in range(word + 1)]
+        for j, (w, place) in layout.items():
+            words[w] += self.columns[j] * place
+        return words, layout
 
     def gamma(self, attributes: frozenset[int] | tuple[int, ...]) -> float:
         key = frozenset(attributes)
@@ -108,18 +116,48 @@ class RoughSets:
             out[cls] = {"lower": lower, "upper": upper, "boundary": upper - lower}
         return out
 
+    def _fill_without_each(self) -> None:
+        """γ(A − {a}) for every attribute a, each by one subtraction from A's packed key."""
+        everything = self.all_attributes
+        if all(everything - {j} in self._gamma for j in everything):
+            return
+        words, layout = self._packed(sorted(everything))
+        for j, (w, place) in layout.items():
+            rest = everything - {j}
+            if rest in self._gamma:
+                continue
+            without = list(words)
+            without[w] = words[w] - self.columns[j] * place
+            count = self._positive_of(without) if rest else self.positive_count(rest)
+            self._gamma[rest] = count / self.table.n_rows
+
     def core(self) -> list[int]:
         """Attributes whose removal lowers γ."""
         full = self.gamma(self.all_attributes)
+        self._fill_without_each()
         return [j for j in range(self.table.n_attributes) if self.gamma(self.all_attributes - {j}) < full]
 
     def eliminate(self, order: list[int], start: frozenset[int] | None = None) -> list[int]:
         """The lecture's elimination: in ``order``, drop each attribute whose removal keeps γ."""
         full = self.gamma(self.all_attributes)
         kept = set(self.all_attributes if start is None else start)
+        if not kept:
+            return []
+        words, layout = self._packed(sorted(kept))
         for j in order:
-            if j in kept and self.gamma(frozenset(kept - {j})) >= full:
+            if j not in kept:
+                continue
+            w, place = layout[j]
+            without = list(words)
+            without[w] = words[w] - self.columns[j] * place
+            rest = frozenset(kept - {j})
+            if rest not in self._gamma:
+                self._gamma[rest] = (
+                    self._positive_of(without) if rest else self.positive_count(rest)
+                ) / self.table.n_rows
+            if self._gamma[rest] >= full:
                 kept.discard(j)
+                words = without
         return sorted(kept)
 
     def quick_reduct(self, order: list[int]) -> list[int]:
@@ -138,6 +176,7 @@ class RoughSets:
     def significance(self) -> dict[int, float]:
         """σ(a) = γ(A) − γ(A − {a})."""
         full = self.gamma(self.all_attributes)
+        self._fill_without_each()
         return {j: full - self.gamma(self.all_attributes - {j}) for j in range(self.table.n_attributes)}
 
     def all_reducts(self) -> list[list[int]]:

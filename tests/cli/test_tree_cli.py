@@ -98,8 +98,10 @@ def test_forest_jobs_seed_oob_and_partial_dependence(tmp_path: Path):
     assert (frame["species"] == frame["prediction"]).mean() > 0.95
     explain = run_cli("predict", str(one), PENGUINS, "--explain")
     assert explain.code == 2 and "a forest has none" in explain.stderr
-    gate = run_cli("evaluate", str(one), PENGUINS, "--min-accuracy", "0.999999")
-    assert gate.code in (0, 1)
+    accuracy = json.loads(run_cli("evaluate", str(one), PENGUINS, "--json").stdout)["accuracy"]
+    assert run_cli("evaluate", str(one), PENGUINS, "--min-accuracy", str(accuracy)).code == 0
+    above = run_cli("evaluate", str(one), PENGUINS, "--min-accuracy", str(min(1.0, accuracy + 0.001)))
+    assert above.code == 1 and "quality gate failed: accuracy" in above.stderr
     refused = run_cli("forest", PENGUINS, "-y", "species", "--trees", "2", "-o", str(tmp_path / "f.txt"))
     assert refused.code == 2 and "saved as .json" in refused.stderr
 

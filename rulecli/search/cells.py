@@ -1,0 +1,42 @@
+"""Every feature as a few cells: its levels, or its intervals after discretising, then missing.
+
+Learners that work on discrete values (reduct's decision table, BRL's items) share this
+view: per feature the code of each row's cell and the condition that describes each cell,
+the last cell being "is missing"; numeric features carry the cuts in their schema entry so
+the model can state them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulecli.dataset import Dataset
+from rulecli.discretize import compute_cuts, interval_codes
+from rulecli.model.core import Condition, Op, interval_conditions
+from rulecli.schema import Feature, Kind
+
+
+@dataclass(frozen=True)
+class FeatureCells:
+    feature: Feature  # numeric features with their cuts
+    codes: np.ndarray  # cell per row; the last cell (len(conditions) - 1) is missing
+    conditions: tuple[Condition, ...]
+
+
+def feature_cells(ds: Dataset, method: str, bins: int) -> list[FeatureCells]:
+    """Each feature of ``ds`` as cells; numeric ones cut by ``method`` (supervised ones use the class)."""
+    out = []
+    for feature in ds.schema.features:
+        if feature.kind == Kind.CATEGORICAL:
+            values = [Condition(feature.name, Op.EQ, v) for v in feature.levels]
+            codes = ds.codes(feature.name)
+        else:
+            x = ds.numeric(feature.name)
+            cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes))
+            values = interval_conditions(feature.name, cuts)
+            codes = interval_codes(cuts, x)
+            feature = Feature(feature.name, feature.kind, feature.levels, cuts)
+        out.append(FeatureCells(feature, codes, (*values, Condition(feature.name, Op.MISSING))))
+    return out
