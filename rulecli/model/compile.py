@@ -289,8 +289,11 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
     used = list(kinds)
     index = {name: j for j, name in enumerate(model.features)}
     levels = level_index(model.info.schema, model.features)
-    prepared = walkers(model)
-    d = len(model.features)
+    # batches hold only the features the trees split on (a wide model may use few of its columns)
+    row_of = np.full(len(model.features), -1, dtype=np.int64)
+    row_of[[index[name] for name in used]] = np.arange(len(used))
+    prepared = walkers(model, row_of)
+    d = len(used)
     regression = model.regression
     names = [f"proba_{c}" for c in model.classes]
     fields: dict[str, pl.DataType] = {PREDICTION: pl.Float64() if regression else pl.String()}
@@ -307,15 +310,14 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
         n = frame.height
         numeric = np.full((d, n), np.nan)
         codes = np.full((d, n), -1, dtype=np.int32)
-        for name in used:
-            j = index[name]
+        for row, name in enumerate(used):
             column = frame.get_column(name)
             if kinds[name]:
-                numeric[j] = column.cast(pl.Float64).fill_nan(None).to_numpy()
+                numeric[row] = column.cast(pl.Float64).fill_nan(None).to_numpy()
             else:
-                codes[j] = (
+                codes[row] = (
                     column.cast(pl.String)
-                    .replace_strict(levels[j], default=-1, return_dtype=pl.Int32)
+                    .replace_strict(levels[index[name]], default=-1, return_dtype=pl.Int32)
                     .fill_null(-1)
                     .to_numpy()
                 )

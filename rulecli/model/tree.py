@@ -235,7 +235,8 @@ class _Walker:
     depth: int
 
 
-def _walker(nodes: TreeNodes, levels: list[dict[str, int]]) -> _Walker:
+def _walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray | None = None) -> _Walker:
+    """``rows``: the batch row of each model feature, when a batch holds only the used ones."""
     n = nodes.n_nodes
     categorical = np.array([bool(nodes.left_levels[i] or nodes.right_levels[i]) for i in range(n)], dtype=bool)
     cat_nodes = np.flatnonzero(categorical)
@@ -251,8 +252,11 @@ def _walker(nodes: TreeNodes, levels: list[dict[str, int]]) -> _Walker:
         for level in nodes.right_levels[node]:
             if level in index:
                 directions[s, index[level]] = 0
+    feature = nodes.feature.astype(np.int64)
+    if rows is not None:
+        feature = np.where(feature >= 0, rows[np.maximum(feature, 0)], -1)
     return _Walker(
-        nodes.feature.astype(np.int64),
+        feature,
         nodes.threshold,
         nodes.missing_left.astype(bool),
         nodes.left.astype(np.int64),
@@ -264,11 +268,12 @@ def _walker(nodes: TreeNodes, levels: list[dict[str, int]]) -> _Walker:
     )
 
 
-def walkers(model: TreeModel) -> list[_Walker]:
-    """Each tree prepared for :func:`leaves_of` (categorical levels mapped to codes)."""
+def walkers(model: TreeModel, rows: np.ndarray | None = None) -> list[_Walker]:
+    """Each tree prepared for :func:`leaves_of` (categorical levels mapped to codes); with
+    ``rows``, for batches that hold only some features (``rows[j]``: feature j's row)."""
     trees = (model.nodes,) if isinstance(model, Tree) else model.trees
     levels = level_index(model.info.schema, model.features)
-    return [_walker(nodes, levels) for nodes in trees]
+    return [_walker(nodes, levels, rows) for nodes in trees]
 
 
 def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:
