@@ -27,7 +27,7 @@ def ours(mode: str, train: Path, test: Path, target: str | None = None, jobs: in
         model = fit_tree(ds, TreeParams(**limits))  # type: ignore[arg-type]
     else:
         trees = int(limits.pop("trees", 100))  # type: ignore[call-overload]
-        model = fit_forest(ds, ForestParams(trees=trees, tree=TreeParams(**limits)), jobs=jobs)  # type: ignore[arg-type]
+        model = fit_forest(ds, ForestParams(trees=trees, jobs=jobs, **limits))  # type: ignore[arg-type]
     elapsed = time.perf_counter() - started
     metrics = evaluate_model(model, io.scan_table(str(test)), truth_expr(model))
     score = {"r2": metrics["r2"]} if ds.regression else {"accuracy": metrics["accuracy"]}

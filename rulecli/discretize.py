@@ -25,9 +25,10 @@ import numpy as np
 import polars as pl
 
 from rulecli.errors import ParamError
+from rulecli.params import DISCRETIZERS
 from rulecli.schema import Cuts, numeric_expr
 
-METHODS = ("equal-width", "equal-frequency", "mdlp", "min-bucket")
+METHODS = DISCRETIZERS
 SUPERVISED = frozenset({"mdlp", "min-bucket"})
 
 

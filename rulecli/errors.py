@@ -16,7 +16,20 @@ class ModelFormatError(RuleCliError):
 
 
 class ParamError(RuleCliError):
-    """A parameter value or combination is invalid."""
+    """A parameter value or combination is invalid.
+
+    With ``param`` the message reads after the parameter's name (``"must be at least 2,
+    got 1"``): the library names the parameter, the command line its flag (:meth:`named`).
+    """
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        self.param = param
+        self.detail = message
+        super().__init__(f"{param} {message}" if param else message)
+
+    def named(self, name: str) -> str:
+        """The message with ``name`` (e.g. a command-line flag) standing for the parameter."""
+        return f"{name} {self.detail}" if self.param else self.detail
 
 
 class ResourceLimitError(RuleCliError):

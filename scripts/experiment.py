@@ -19,9 +19,11 @@ from pathlib import Path
 
 import polars as pl
 
+from rulecli import learners
+
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = {"house": "value", "labor": "class", "penguins": "species"}
-LEARNERS = ["oner", "ripper", "cn2", "aq", "tree", "forest", "reduct", "brl"]
+LEARNERS = learners.names()
 
 
 def run(learner: str, dataset: str, folds: int, scratch: Path) -> dict[str, object]:

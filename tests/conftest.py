@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -8,6 +9,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from typer.testing import CliRunner
+
+from rulecli.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"
@@ -30,6 +34,22 @@ class Run:
 
 
 def run_cli(*args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Run:
+    """Run the command in this process, through Typer's CliRunner streams and rulecli's own
+    entry point (its one-line errors and exit codes), as the installed command would."""
+    runner = CliRunner()
+    with contextlib.chdir(cwd or Path.cwd()), runner.isolation(input=stdin, env={"NO_COLOR": "1"}) as (out, err, _):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return Run(code, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace"))
+
+
+def run_subprocess(*args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Run:
     """Run the real entry point (`python -m rulecli`) in a subprocess."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)}
@@ -54,3 +74,7 @@ def house() -> Path:
 @pytest.fixture
 def penguins() -> Path:
     return SAMPLE / "penguins.csv"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/ from what the learners print")

@@ -14,13 +14,14 @@ import numpy as np
 import polars as pl
 import pytest
 
+from rulecli import learners
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
 from tests.conftest import ROOT, SAMPLE, run_cli
 
 PENGUINS = str(SAMPLE / "penguins.csv")
 HOUSE = str(SAMPLE / "house.csv")
-LEARNERS = ["oner", "ripper", "cn2", "aq", "tree", "forest", "reduct", "brl"]
+LEARNERS = learners.names()
 # Options that keep each learner quick on the small tables here.
 QUICK = {"forest": ["--trees", "5"], "brl": ["--iterations", "300"]}
 
@@ -183,7 +184,10 @@ def test_an_interrupted_predict_leaves_the_old_file_or_a_complete_one(tmp_path: 
         cwd=ROOT,
         stderr=subprocess.DEVNULL,
     )
-    time.sleep(1.5)
+    # interrupt once the output is being written (its temporary file exists), however long start-up took
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and not list(tmp_path.glob(".out.csv.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=60)
     content = out.read_text()

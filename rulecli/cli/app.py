@@ -1,26 +1,97 @@
-"""The rulecli command: one Typer app, one error boundary."""
+"""The rulecli command: one Typer app, one error boundary, commands loaded when used.
+
+``rulecli --version`` and ``rulecli --help`` import neither Polars nor NumPy: the group
+lists its commands from the tables below and builds a command (importing what it needs)
+only when it runs or shows its own help. Learner commands come from the learner registry.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
-import polars as pl
 import typer
+from typer import _click  # the Click that Typer carries, whose types its commands are
+from typer.core import TyperCommand, TyperGroup
 
-from rulecli import __version__
+from rulecli import __version__, learners
 from rulecli.errors import RuleCliError
 
-from . import console, discretize, evaluate, export, learn, predict
+# name: (module:function, one-line description); learners follow them in registry order
+COMMANDS = {
+    "discretize": ("rulecli.cli.discretize:discretize", "Replace numeric columns by interval labels."),
+    "predict": ("rulecli.cli.predict:predict", "Predict with a model; writes a prediction column."),
+    "evaluate": ("rulecli.cli.evaluate:evaluate", "Score a model on labelled data, with quality gates."),
+    "export": ("rulecli.cli.export:export", "Write a model as SQL, Python or a Polars expression."),
+}
+ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export")
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def _load(name: str) -> Callable[..., Any]:
+    if name in learners.REGISTRY:
+        from rulecli.cli.learn import learner_command
+
+        return learner_command(name)
+    module, function = COMMANDS[name][0].split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def _build(name: str) -> _click.Command:
+    single = typer.Typer(
+        rich_markup_mode="rich", context_settings=CONTEXT, pretty_exceptions_show_locals=False, add_completion=False
+    )
+    single.command(name)(_load(name))
+    command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+class LazyCommand(TyperCommand):
+    """A command known by name and one-line help until it is used."""
+
+    def __init__(self, name: str, short_help: str) -> None:
+        super().__init__(name, short_help=short_help, help=short_help)
+        self._real: _click.Command | None = None
+
+    def real(self) -> _click.Command:
+        if self._real is None:
+            self._real = _build(self.name or "")
+        return self._real
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        return self.real().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        return self.real().invoke(ctx)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return self.real().get_params(ctx)
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        return self.real().shell_complete(ctx, incomplete)
+
+
+class Group(TyperGroup):
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [name for name in ORDER if name in self.commands]
+
+
+def _short_help(name: str) -> str:
+    return learners.REGISTRY[name][1] if name in learners.REGISTRY else COMMANDS[name][1]
+
 
 app = typer.Typer(
     name="rulecli",
+    cls=Group,
     help="Learn interpretable rule models from tabular files, then predict and evaluate with them.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings=CONTEXT,
 )
 
 
@@ -43,67 +114,69 @@ def root(
     """
 
 
-app.command("discretize")(discretize.discretize)
-app.command("oner")(learn.learner_command(learn.oner))
-app.command("ripper")(learn.learner_command(learn.ripper))
-app.command("cn2")(learn.learner_command(learn.cn2))
-app.command("aq")(learn.learner_command(learn.aq))
-app.command("tree")(learn.learner_command(learn.tree))
-app.command("forest")(learn.learner_command(learn.forest))
-app.command("reduct")(learn.learner_command(learn.reduct))
-app.command("brl")(learn.learner_command(learn.brl))
-app.command("predict")(predict.predict)
-app.command("evaluate")(evaluate.evaluate)
-app.command("export")(export.export)
+def command_group() -> _click.Command:
+    group = typer.main.get_command(app)
+    assert isinstance(group, Group)
+    for name in ORDER:
+        group.add_command(LazyCommand(name, _short_help(name)))
+    return group
+
+
+def _err(message: str) -> None:
+    from . import console
+
+    console.err.print(message, markup=False, soft_wrap=True)
 
 
 def _fail(message: str) -> None:
-    console.err.print(f"Error: {message}", markup=False, soft_wrap=True)
+    _err(f"Error: {message}")
     raise SystemExit(2)
 
 
-def _is_usage_error(exc: BaseException) -> bool:
-    """Click's usage errors (bad option values, unknown options), known by their interface."""
-    return hasattr(exc, "format_message") and hasattr(exc, "exit_code")
+def _is_polars_error(exc: BaseException) -> bool:
+    polars = sys.modules.get("polars")
+    return polars is not None and isinstance(exc, polars.exceptions.PolarsError)
 
 
-def main() -> None:
+def main(args: Sequence[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit status 2."""
-    debug = "--debug" in sys.argv[1:]
+    argv = list(sys.argv[1:] if args is None else args)
+    debug = "--debug" in argv
     try:
         # Not standalone: Click would print usage errors as a multi-line box; one line is the rule here.
-        code = app(standalone_mode=False)
+        code = command_group().main(argv, prog_name="rulecli", standalone_mode=False)
         raise SystemExit(code if isinstance(code, int) else 0)
-    except (RuleCliError, pl.exceptions.PolarsError) as exc:
+    except RuleCliError as exc:
         if debug:
             raise
         _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
     except KeyboardInterrupt:
-        console.err.print("Interrupted", markup=False)
+        _err("Interrupted")
         raise SystemExit(130) from None
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise SystemExit(0) from None
-    except (OSError, ValueError, MemoryError) as exc:
-        if debug:
-            raise
-        _fail(f"{type(exc).__name__}: {exc} (rerun with --debug for details)")
     except Exception as exc:
-        _usage_or_bug(exc, debug)
+        _other(exc, debug)
 
 
-def _usage_or_bug(exc: Exception, debug: bool) -> None:
-    """Click's own exceptions (known by name and interface, its module being private) or a bug."""
+def _other(exc: Exception, debug: bool) -> None:
+    """Click's own exceptions (known by name and interface, its module being private),
+    Polars' and the system's errors, or a bug."""
     name = type(exc).__name__
     if name == "NoArgsIsHelpError":
         exc.show()  # type: ignore[attr-defined]
         raise SystemExit(2) from None
     if name == "Abort":
-        console.err.print("Interrupted", markup=False)
+        _err("Interrupted")
         raise SystemExit(130) from None
     if debug:
         raise exc
+    if _is_polars_error(exc):
+        _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else name)
+    if isinstance(exc, OSError | ValueError | MemoryError):
+        _fail(f"{name}: {exc} (rerun with --debug for details)")
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
         _fail(exc.format_message())
     _fail(f"{name}: {exc} (rerun with --debug for details)")

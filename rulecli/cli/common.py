@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,13 +9,11 @@ from typing import Annotated, Any
 import polars as pl
 import typer
 
-from rulecli import io
-from rulecli.dataset import Dataset, DataSpec, prepare_dataset
-from rulecli.errors import InputError, ModelFormatError, ParamError
-from rulecli.model.compile import Predictor, check_data, read_dtypes_for
-from rulecli.model.serde import dumps, loads
-from rulecli.model.text import parse_text, render_text, render_tree
-from rulecli.model.tree import Forest, Tree, decision_list
+from rulecli import api, io
+from rulecli.dataset import Dataset
+from rulecli.errors import InputError
+from rulecli.model.compile import Predictor
+from rulecli.model.serde import dumps
 
 from . import console
 
@@ -103,24 +100,6 @@ def split_list(values: list[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def read_frame(
-    path: str,
-    *,
-    input_format: str | None,
-    null_values: list[str] | None,
-    text_columns: tuple[str, ...] = (),
-    dtypes: dict[str, pl.DataType] | None = None,
-) -> pl.DataFrame:
-    overrides: dict[str, pl.DataType] = {c: pl.String() for c in text_columns}
-    overrides |= dtypes or {}
-    lf = io.scan_table(path, input_format=input_format, null_values=split_list(null_values), schema_overrides=overrides)
-    return io.collect(lf, _label(path))
-
-
-def _label(path: str) -> str:
-    return "<stdin>" if path == io.STDIO else path
-
-
 @dataclass(frozen=True)
 class DataOptions:
     """The data options every learner takes."""
@@ -150,65 +129,28 @@ class RunOptions:
 
 
 def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_target: bool = False) -> Dataset:
-    spec = DataSpec(
+    ds = api.prepare(
+        path,
         target=opts.target,
         features=split_list(opts.features),
         exclude=split_list(opts.exclude),
         categorical=split_list(opts.categorical),
         numeric=split_list(opts.numeric),
         target_bins=opts.target_bins,
+        input_format=opts.input_format,
+        null_values=split_list(opts.null_values),
         numeric_target=numeric_target,
     )
-    df = read_frame(path, input_format=opts.input_format, null_values=opts.null_values, text_columns=spec.categorical)
-    ds = prepare_dataset(df, spec, source=_label(path))
     if not quiet:
         for message in ds.warnings:
             console.warn(message)
     return ds
 
 
-def load_model(path: str) -> Predictor:
-    """Load a JSON or text model (chosen by content: JSON starts with '{')."""
-    text = io.read_text(path)
-    source = _label(path)
-    if text.lstrip().startswith("{"):
-        return loads(text, source)
-    if not text.strip():
-        raise ModelFormatError(f"{source}: model file is empty")
-    return parse_text(text, source)
-
-
-def rules_text(model: Predictor) -> str:
-    """The model in the text rule format; a tree is its leaf rules, drawn above as comments.
-
-    Regression trees and forests have no text rule form (their predictions are numbers or
-    averages): their text is a commented summary, and they are saved as JSON.
-    """
-    if isinstance(model, Tree):
-        drawing = render_tree(model, prefix="# ")
-        return drawing if model.regression else drawing + render_text(decision_list(model))
-    if isinstance(model, Forest):
-        return "".join(f"# {line}\n" for line in console.forest_summary(model))
-    return render_text(model)
-
-
-def model_text(model: Predictor, path: str) -> str:
-    suffix = Path(path).suffix.lower()
-    if suffix == ".json":
-        return dumps(model)
-    if suffix in (".txt", ".rules"):
-        if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
-            raise ParamError(
-                f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json"
-            )
-        return rules_text(model)
-    raise ParamError(f"{path}: a model file must end in .json or .txt (or .rules)")
-
-
 def emit_model(model: Predictor, *, output: str | None, as_json: bool, quiet: bool) -> None:
     """Save the model to -o (atomically) and show it on stdout (JSON, table or text)."""
     if output is not None:
-        io.write_text(output, model_text(model, output))
+        api.save(model, output)
     if as_json:
         io.write_text(io.STDIO, dumps(model))
     elif quiet:
@@ -216,31 +158,17 @@ def emit_model(model: Predictor, *, output: str | None, as_json: bool, quiet: bo
     elif console.stdout_is_tty():
         console.show_model(model)
     else:
-        io.write_text(io.STDIO, rules_text(model))
+        io.write_text(io.STDIO, api.rules_text(model))
 
 
 def write_json(path: str, payload: dict[str, Any]) -> None:
-    io.write_text(path, json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    io.write_text(path, api.metrics_json(payload))
 
 
-def open_for_scoring(
-    model_path: str, data: str, input_format: str | None, null_values: list[str] | None
-) -> tuple[Predictor, pl.LazyFrame, str]:
-    """Load a model and open the data it will score, checking the columns it needs are there."""
+def open_model(model_path: str, data: str) -> Predictor:
+    """Load the model a scoring command names (the model and the data cannot both be stdin)."""
     check_not_both_stdin(model_path, data)
-    model = load_model(model_path)
-    lf = data_columns(data, input_format, null_values, read_dtypes_for(model))
-    label = _label(data)
-    check_data(model, lf.collect_schema(), label)
-    return model, lf, label
-
-
-def data_columns(
-    path: str, input_format: str | None, null_values: list[str] | None, dtypes: dict[str, pl.DataType]
-) -> pl.LazyFrame:
-    """Open a table for scoring, reading the model's columns the way the model compares them."""
-    lf = io.scan_table(path, input_format=input_format, null_values=split_list(null_values), schema_overrides=dtypes)
-    return lf
+    return api.load(model_path)
 
 
 def check_not_both_stdin(model_path: str, data_path: str) -> None:

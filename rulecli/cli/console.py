@@ -15,7 +15,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 
 from rulecli.model.core import DecisionList, Model
-from rulecli.model.text import render_conditions, render_tree, render_value
+from rulecli.model.text import BAR_WIDTH, forest_summary, render_conditions, render_tree, render_value
 from rulecli.model.tree import Forest, Tree, TreeModel
 
 _NO_COLOR = "NO_COLOR" in os.environ
@@ -73,42 +73,6 @@ def progress_bar(name: str, total: int, unit: str, *, quiet: bool) -> Iterator[C
             bar.update(task, completed=done)
 
         yield update
-
-
-BAR_WIDTH = 40
-
-
-def bars(values: dict[str, float], width: int = BAR_WIDTH) -> list[str]:
-    """Ranked horizontal bars, largest first: ``name  value  ████``."""
-    if not values:
-        return []
-    ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
-    top = max(abs(v) for _, v in ranked) or 1.0
-    name_width = max(len(k) for k, _ in ranked)
-    return [f"{k:<{name_width}}  {v:10.6f}  {'█' * round(width * max(v, 0.0) / top)}" for k, v in ranked]
-
-
-def forest_summary(model: Forest) -> list[str]:
-    """Lines describing a forest: size, OOB estimate, importances as bars."""
-    t = model.info.training
-    kind = "mean squared error" if model.regression else "error rate"
-    oob = t.get("oob_mse" if model.regression else "oob_error")
-    lines = [
-        f"random forest for {model.target}: {len(model.trees)} trees, {t.get('max_features')} features tried per node, "
-        f"{t.get('leaves')} leaves",
-        f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)"
-        if isinstance(oob, float)
-        else "OOB: no out-of-bag rows",
-        "importance D_j (mean over trees of F_r at splits on j):",
-    ]
-    importance = t.get("importance")
-    if isinstance(importance, dict):
-        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in importance.items()})]
-    permutation = t.get("permutation_importance")
-    if isinstance(permutation, dict):
-        lines.append("permutation importance (rise of the OOB error when shuffled):")
-        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in permutation.items()})]
-    return lines
 
 
 def show_model(model: Model | TreeModel) -> None:

@@ -6,13 +6,11 @@ from typing import Annotated
 
 import typer
 
-from rulecli import io
-from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
-from rulecli.errors import InputError, ParamError
+from rulecli import api, io
+from rulecli.discretize import METHODS
 from rulecli.model.serde import dumps_cuts, loads_cuts
-from rulecli.schema import is_numeric_dtype
 
-from . import common
+from . import common, options
 
 
 def discretize(
@@ -46,30 +44,19 @@ def discretize(
 
         rulecli discretize sample_data/penguins.csv -y species -m mdlp --cuts-out cuts.json -o cut.csv
     """
-    if method not in METHODS:
-        raise ParamError(f"--method must be one of {', '.join(METHODS)}, got '{method}'")
-    df = common.read_frame(data, input_format=input_format, null_values=null_values)
-    label = "<stdin>" if data == io.STDIO else data
-    if cuts_in is not None:
-        cuts = loads_cuts(io.read_text(cuts_in), cuts_in)
-        for c in cuts:
-            if c.column not in df.columns:
-                raise InputError(f"{label}: column '{c.column}' named in {cuts_in} is not in the data")
-    else:
-        if target is None and method in SUPERVISED:
-            target = df.columns[-1]
-        if target is not None and target not in df.columns:
-            raise InputError(f"{label}: target column '{target}' is not in the data")
-        chosen = list(common.split_list(columns)) or [
-            c for c in df.columns if c != target and is_numeric_dtype(df.schema[c])
-        ]
-        for name in chosen:
-            if name not in df.columns:
-                raise InputError(f"{label}: column '{name}' is not in the data")
-            if not is_numeric_dtype(df.schema[name]):
-                raise InputError(f"{label}: column '{name}' is not numeric ({df.schema[name]})")
-        cuts = learn_cuts(df, chosen, method, bins=bins, target=target)
-        if cuts_out is not None:
-            io.write_text(cuts_out, dumps_cuts(cuts, {"method": method, "bins": bins, "target": target}))
-    result = df.lazy().with_columns([label_expr(c) for c in cuts])
-    io.write_table(result, output or io.STDIO, output_format="ndjson" if json_out else None)
+    df = api.read_table(data, input_format=input_format, null_values=common.split_list(null_values))
+    saved = None if cuts_in is None else loads_cuts(io.read_text(cuts_in), cuts_in)
+    with options.flags({"method": "--method"}):
+        result = api.discretize(
+            df,
+            method=method,
+            bins=bins,
+            target=target,
+            columns=common.split_list(columns),
+            cuts=saved,
+            source=api.source_label(data),
+            cuts_source=str(cuts_in),
+        )
+    if cuts_out is not None and saved is None:
+        io.write_text(cuts_out, dumps_cuts(result.cuts, {"method": method, "bins": bins, "target": result.target}))
+    io.write_table(result.frame, output or io.STDIO, output_format="ndjson" if json_out else None)

@@ -5,16 +5,11 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-import polars as pl
 import typer
 from rich.table import Table
 
-from rulecli import io
-from rulecli.errors import InputError, ParamError
-from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports, violations
-from rulecli.model.core import DecisionList, RuleSet
-from rulecli.model.tree import Tree
-from rulecli.validation import evaluate_model, is_regression, truth_expr
+from rulecli import api, io
+from rulecli.metrics import Gate
 
 from . import common, console
 
@@ -67,34 +62,7 @@ def evaluate(
 
         rulecli evaluate house.json sample_data/house.csv --min-accuracy 0.6
     """
-    model, lf, label = common.open_for_scoring(model_path, data, input_format, null_values)
-    columns = lf.collect_schema()
-    target_name = target or model.target
-    if target_name not in columns:
-        raise InputError(f"{label}: target column '{target_name}' is not in the data (pass -y COLUMN)")
-    truth = truth_expr(model, target)
-    regression = is_regression(model)
-    classification_gates = {"--min-accuracy": min_accuracy, "--min-f1": min_f1, "--min-coverage": min_coverage}
-    regression_gates = {"--max-rmse": max_rmse, "--max-mae": max_mae, "--min-r2": min_r2}
-    wrong = [k for k, v in (classification_gates if regression else regression_gates).items() if v is not None]
-    if wrong:
-        kind = "a number (regression)" if regression else "classes"
-        raise ParamError(f"{wrong[0]} does not apply: this model predicts {kind}")
-    with_rules = per_rule and (
-        isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
-    )
-    try:
-        metrics = evaluate_model(model, lf, truth)
-        if not with_rules:
-            rules = []
-        elif isinstance(model, Tree):
-            rules = leaf_reports(model, lf, truth)
-        else:
-            rules = rule_reports(model, lf, truth)
-    except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
-    n = metrics["rows"]
-    payload = {**metrics, "rules": [r.as_dict(n) for r in rules]} if with_rules else metrics
+    model = common.open_model(model_path, data)
     gates = [
         Gate("accuracy", min_accuracy, "--min-accuracy"),
         Gate("macro_f1", min_f1, "--min-f1"),
@@ -103,19 +71,23 @@ def evaluate(
         Gate("mae", max_mae, "--max-mae", upper=True),
         Gate("r2", min_r2, "--min-r2"),
     ]
-    if violations_out is not None:
-        try:
-            io.write_table(violations(model, lf, truth), violations_out)
-        except pl.exceptions.PolarsError as exc:
-            raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
-    failures = gate_failures(metrics, gates)
-    payload["gates"] = {"passed": not failures, "failures": failures}
+    payload = api.evaluate(
+        model,
+        data,
+        target=target,
+        per_rule=per_rule,
+        gates=gates,
+        violations_out=violations_out,
+        input_format=input_format,
+        null_values=common.split_list(null_values),
+    )
+    failures = payload["gates"]["failures"]
     if output is not None:
         common.write_json(output, payload)
     if json_out:
         io.write_text(io.STDIO, json.dumps(payload, indent=2, sort_keys=True) + "\n")
     else:
-        _show(payload, label)
+        _show(payload, api.source_label(data))
     for failure in failures:
         console.err.print(failure, markup=False)
     if failures:

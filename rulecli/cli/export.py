@@ -7,11 +7,9 @@ from typing import Annotated
 
 import typer
 
-from rulecli import io
-from rulecli.errors import ParamError
-from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
+from rulecli import api, io
 
-from . import common
+from . import options
 
 
 def export(
@@ -35,15 +33,8 @@ def export(
 
         rulecli export house.json --to sql --table houses
     """
-    if to not in TARGETS:
-        raise ParamError(f"--to must be one of {', '.join(TARGETS)}, got '{to}'")
-    model = common.load_model(model_path)
-    if to == "sql":
-        text = to_sql(model, dialect, table)
-    elif to == "python":
-        text = to_python(model, name)
-    else:
-        text = to_polars(model)
+    with options.flags({"to": "--to"}):
+        text = api.export(api.load(model_path), to, dialect=dialect, table=table, name=name)
     if json_out:
         text = json.dumps({"to": to, "dialect": dialect if to == "sql" else None, "source": text}, indent=2) + "\n"
     io.write_text(output or io.STDIO, text)

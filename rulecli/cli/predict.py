@@ -7,9 +7,8 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from rulecli import io
+from rulecli import api, io
 from rulecli.errors import InputError
-from rulecli.model.compile import prediction_frame
 
 from . import common
 
@@ -45,13 +44,16 @@ def predict(
 
         rulecli predict house.json sample_data/house.csv --keep size --explain
     """
-    model, lf, label = common.open_for_scoring(model_path, data, input_format, null_values)
-    columns = lf.collect_schema()
-    kept = common.split_list(keep)
-    for name in kept:
-        if name not in columns:
-            raise InputError(f"{label}: --keep column '{name}' is not in the data")
-    plan = prediction_frame(model, lf, keep=kept, proba=proba, explain=explain)
+    model = common.open_model(model_path, data)
+    plan, label = api.prediction_plan(
+        model,
+        data,
+        keep=common.split_list(keep),
+        proba=proba,
+        explain=explain,
+        input_format=input_format,
+        null_values=common.split_list(null_values),
+    )
     try:
         io.write_table(plan, output or io.STDIO, output_format="ndjson" if json_out else output_format)
     except (pl.exceptions.PolarsError, OSError) as exc:

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, Vote
+from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
-from rulecli.search.progress import OnRule
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
@@ -47,28 +47,16 @@ DEFAULTS = ("majority", "none")
 
 
 @dataclass(frozen=True, kw_only=True)
-class AQParams:
-    beam_width: int = 5
-    max_error: float = 0.01
-    vote: str = "one"
-    default: str = "majority"
-    max_rules: int | None = None
-    max_rule_length: int | None = None
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.beam_width < 1:
-            raise ParamError(f"--beam-width must be at least 1, got {self.beam_width}")
-        if not 0.0 <= self.max_error < 1.0:
-            raise ParamError(f"--max-error must be in [0, 1), got {self.max_error}")
-        if self.vote not in VOTES:
-            raise ParamError(f"--vote must be one of {', '.join(VOTES)}, got '{self.vote}'")
-        if self.default not in DEFAULTS:
-            raise ParamError(f"--default must be one of {', '.join(DEFAULTS)}, got '{self.default}'")
-        if self.max_rules is not None and self.max_rules < 0:
-            raise ParamError(f"--max-rules must be >= 0, got {self.max_rules}")
-        if self.max_rule_length is not None and self.max_rule_length < 1:
-            raise ParamError(f"--max-rule-length must be at least 1, got {self.max_rule_length}")
+class AQParams(Params):
+    beam_width: int = param(5, "Star size: partial rules kept per step.", ge=1)
+    max_error: float = param(0.01, "Allowed share of counterexamples among covered rows.", ge=0.0, lt=1.0)
+    vote: str = param(
+        "one", "one (rule, vote) or support (weighted by the training rows a rule gets right).", choices=tuple(VOTES)
+    )
+    default: str = param("majority", "Rows no rule matches: majority class, or none (unclassified).", choices=DEFAULTS)
+    max_rules: int | None = max_rules_param()
+    max_rule_length: int | None = max_rule_length_param()
+    seed: int = seed_param()
 
 
 @dataclass(frozen=True)
@@ -199,7 +187,7 @@ def _conditions(enc: Encoded, partial: _Partial) -> tuple[Condition, ...]:
     return tuple(out)
 
 
-def fit_aq(ds: Dataset, params: AQParams, *, on_rule: OnRule | None = None) -> RuleSet:
+def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -> RuleSet:
     """Learn an AQ rule set.
 
     Examples
@@ -229,15 +217,25 @@ def fit_aq(ds: Dataset, params: AQParams, *, on_rule: OnRule | None = None) -> R
             continue
         cls = int(enc.y[seed])
         raw.append(Rule(_conditions(enc, best), enc.classes[cls]))
-        if on_rule is not None:
-            on_rule(len(raw))
+        if progress is not None:
+            progress(len(raw))
         covered |= best.mask & (enc.y == cls)
     rules = set_rule_stats(enc, raw, laplace_weights=False)
     default = set_default_rule(enc, rules) if params.default == "majority" else None
     info = ModelInfo(
         algorithm="aq",
-        params=dataclasses.asdict(params),
+        params=params.record(),
         schema=ds.schema,
         training=training_summary(ds, rules),
     )
     return RuleSet(ds.target, ds.classes, tuple(rules), default, VOTES[params.vote], info)
+
+
+LEARNER = Learner(
+    name="aq",
+    params=AQParams,
+    fit=fit_aq,
+    summary=rules_summary("aq"),
+    help="Learn AQ rules (Michalski) by seed-and-star covering: an unordered, voting rule set.",
+    examples=("rulecli aq sample_data/house.csv -y value --default none",),
+)

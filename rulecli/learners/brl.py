@@ -29,53 +29,42 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.discretize import METHODS
 from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Rule, RuleStats
+from rulecli.params import Params, bins_param, discretize_param, param, seed_param
 from rulecli.schema import Schema
 from rulecli.search import bits
 from rulecli.search.cells import feature_cells
 from rulecli.search.patterns import Items, Patterns, mine
 
-OnStep = Callable[[int], None]
 PROGRESS_EVERY = 250
 
 
 @dataclass(frozen=True, kw_only=True)
-class BRLParams:
-    min_support: float = 0.1
-    max_length: int = 2
-    lam: float = 3.0
-    eta: float = 1.0
-    alpha: float = 1.0
-    chains: int = 3
-    iterations: int = 10_000
-    burn_in: int | None = None  # default: half the iterations
-    discretize: str = "equal-frequency"
-    bins: int = 3
-    seed: int = 0
+class BRLParams(Params):
+    min_support: float = param(0.1, "Mine patterns held by at least this share of rows.", gt=0.0, le=1.0)
+    max_length: int = param(2, "Conditions per mined pattern, at most.", ge=1)
+    lam: float = param(3.0, "Prior expected list length (truncated Poisson).", flag="lambda", gt=0)
+    eta: float = param(1.0, "Prior expected conditions per rule (truncated Poisson).", gt=0)
+    alpha: float = param(1.0, "Dirichlet pseudo-count per class.", gt=0)
+    chains: int = param(3, "Independent Metropolis-Hastings chains.", ge=1)
+    iterations: int = param(10_000, "Iterations per chain.", ge=1)
+    burn_in: int | None = param(None, "Iterations per chain left out of R-hat (default: half).", ge=0)
+    discretize: str = discretize_param("equal-frequency")
+    bins: int = bins_param(3)
+    seed: int = seed_param()
 
-    def __post_init__(self) -> None:
-        if not 0 < self.min_support <= 1:
-            raise ParamError(f"--min-support must be in (0, 1], got {self.min_support}")
-        if self.max_length < 1:
-            raise ParamError(f"--max-length must be at least 1, got {self.max_length}")
-        for name, value in (("--lambda", self.lam), ("--eta", self.eta), ("--alpha", self.alpha)):
-            if not value > 0:
-                raise ParamError(f"{name} must be positive, got {value}")
-        if self.chains < 1:
-            raise ParamError(f"--chains must be at least 1, got {self.chains}")
-        if self.iterations < 1:
-            raise ParamError(f"--iterations must be at least 1, got {self.iterations}")
-        if self.burn_in is not None and not 0 <= self.burn_in < self.iterations:
-            raise ParamError(f"--burn-in must be in [0, --iterations), got {self.burn_in}")
-        if self.discretize not in METHODS:
-            raise ParamError(f"--discretize must be one of {', '.join(METHODS)}, got '{self.discretize}'")
+    def check(self) -> None:
+        if self.burn_in is not None and self.burn_in >= self.iterations:
+            raise ParamError(
+                f"must be less than the iterations ({self.iterations}), got {self.burn_in}", param="burn_in"
+            )
 
     @property
     def burn(self) -> int:
@@ -277,7 +266,7 @@ def gelman_rubin(traces: list[np.ndarray]) -> float | None:
 # ------------------------------------------------------------------------------- fit
 
 
-def fit_brl(ds: Dataset, params: BRLParams, *, on_step: OnStep | None = None) -> DecisionList:
+def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None) -> DecisionList:
     table = _items(ds, params)
     min_count = max(1, math.ceil(params.min_support * ds.n_rows))
     patterns = mine(table.items, min_count, params.max_length)
@@ -287,8 +276,8 @@ def fit_brl(ds: Dataset, params: BRLParams, *, on_step: OnStep | None = None) ->
 
     def tick() -> None:
         done[0] += 1
-        if on_step is not None and done[0] % PROGRESS_EVERY == 0:
-            on_step(done[0])
+        if progress is not None and done[0] % PROGRESS_EVERY == 0:
+            progress(done[0])
 
     results = [run_chain(post, params.iterations, np.random.default_rng(s), tick) for s in seeds]
     best = max((r.best for r in results), key=lambda s: s.log_posterior)  # first chain wins ties
@@ -306,7 +295,7 @@ def fit_brl(ds: Dataset, params: BRLParams, *, on_step: OnStep | None = None) ->
     }
     info = ModelInfo(
         algorithm="brl",
-        params=asdict(params),
+        params=params.record(),
         schema=table.schema,
         training=training,
     )
@@ -329,3 +318,34 @@ def _decision_list(
         rules.append(_rule(conditions, state.counts[position], ds.classes, alpha))
     default = _rule((), state.counts[-1], ds.classes, alpha)
     return DecisionList(ds.target, ds.classes, tuple(rules), default, info)
+
+
+def _summary(model: DecisionList) -> str:
+    t = model.info.training
+    rhat = t["rhat"]
+    rhat_text = f"{rhat:.3f}" if isinstance(rhat, float) else "n/a"
+    return (
+        f"brl: {len(model.rules)} rules from {t['patterns']} mined patterns; "
+        f"log posterior {t['log_posterior']:.2f}; R-hat {rhat_text}"
+    )
+
+
+def _warnings(model: DecisionList) -> list[str]:
+    rhat = model.info.training["rhat"]
+    if isinstance(rhat, float) and rhat > 1.1:
+        return [f"chains disagree (R-hat {rhat:.2f} > 1.1): raise --iterations or check the list is stable"]
+    return []
+
+
+LEARNER = Learner(
+    name="brl",
+    params=BRLParams,
+    fit=fit_brl,
+    summary=_summary,
+    warnings=_warnings,
+    help="Learn a Bayesian Rule List (Letham et al. 2015) from pre-mined frequent patterns by "
+    "Metropolis-Hastings; each rule carries its posterior class probabilities.",
+    examples=("rulecli brl sample_data/labor.csv --min-support 0.1 --seed 1 -o labor.brl.json",),
+    steps=lambda params: params.chains * params.iterations,
+    unit="iterations",
+)

@@ -37,11 +37,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
+from rulecli.params import Params, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
-from rulecli.search.progress import OnRule
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
 
@@ -49,32 +49,24 @@ QUALITIES = ("entropy", "laplace", "accuracy")
 
 
 @dataclass(frozen=True, kw_only=True)
-class CN2Params:
-    ordered: bool = True
-    beam_width: int = 5
-    min_support: int = 1
-    quality: str | None = None  # entropy for ordered lists, laplace for unordered sets
-    alpha: float = 0.05
-    vote: Vote = Vote.DISTRIBUTION
-    max_rule_length: int = 5
-    max_rules: int | None = None
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.beam_width < 1:
-            raise ParamError(f"--beam-width must be at least 1, got {self.beam_width}")
-        if self.min_support < 1:
-            raise ParamError(f"--min-support must be at least 1, got {self.min_support}")
-        if self.quality is not None and self.quality not in QUALITIES:
-            raise ParamError(f"--quality must be one of {', '.join(QUALITIES)}, got '{self.quality}'")
-        if not 0.0 < self.alpha <= 1.0:
-            raise ParamError(f"--alpha must be in (0, 1], got {self.alpha}")
-        if self.max_rule_length < 1:
-            raise ParamError(f"--max-rule-length must be at least 1, got {self.max_rule_length}")
-        if self.max_rules is not None and self.max_rules < 0:
-            raise ParamError(f"--max-rules must be >= 0, got {self.max_rules}")
-        if not isinstance(self.vote, Vote):
-            raise ParamError(f"--vote must be one of {', '.join(v.value for v in Vote)}, got '{self.vote}'")
+class CN2Params(Params):
+    ordered: bool = param(
+        True, "A decision list (Clark & Niblett) or a rule set per class (Clark & Boswell).", negative="unordered"
+    )
+    beam_width: int = param(5, "Complexes kept at each step of the search.", ge=1)
+    min_support: int = param(1, "Drop complexes covering fewer rows.", ge=1)
+    quality: str | None = param(
+        None, "entropy (default for --ordered), laplace (default for --unordered) or accuracy.", choices=QUALITIES
+    )
+    alpha: float = param(0.05, "Significance level of the likelihood-ratio test (1 = no test).", gt=0.0, le=1.0)
+    vote: str = param(
+        "distribution",
+        "--unordered only: distribution (sum class counts) or best (most accurate rule).",
+        choices=(Vote.DISTRIBUTION.value, Vote.BEST.value),
+    )
+    max_rule_length: int = param(5, "At most this many conditions per rule.", ge=1)
+    max_rules: int | None = max_rules_param()
+    seed: int = seed_param()
 
     @property
     def measure(self) -> str:
@@ -242,7 +234,7 @@ def _text(conditions: tuple[Condition, ...]) -> str:
     return " AND ".join(f"{c.column}{c.op.value}{c.value}" for c in conditions)
 
 
-def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: OnRule | None) -> tuple[list[Rule], str]:
+def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) -> tuple[list[Rule], str]:
     search = _Search(enc, params, None)
     rows = np.arange(enc.n_rows)
     rules: list[Rule] = []
@@ -258,7 +250,7 @@ def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: OnRule | None) -> t
     return rules, enc.classes[int(np.argmax(np.bincount(remaining, minlength=enc.n_classes)))]
 
 
-def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: OnRule | None) -> list[Rule]:
+def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) -> list[Rule]:
     rules: list[Rule] = []
     for cls in range(enc.n_classes):
         search = _Search(enc, params, cls)
@@ -275,7 +267,7 @@ def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: OnRule | None) ->
     return rules
 
 
-def fit_cn2(ds: Dataset, params: CN2Params, *, on_rule: OnRule | None = None) -> DecisionList | RuleSet:
+def fit_cn2(ds: Dataset, params: CN2Params, *, progress: Progress | None = None) -> DecisionList | RuleSet:
     """Learn an ordered CN2 decision list, or an unordered CN2 rule set.
 
     Examples
@@ -288,15 +280,25 @@ def fit_cn2(ds: Dataset, params: CN2Params, *, on_rule: OnRule | None = None) ->
     ([('u', 'a')], 'b')
     """
     enc = Encoded.from_dataset(ds)
-    info = ModelInfo(algorithm="cn2", params=dataclasses.asdict(params), schema=ds.schema)
+    info = ModelInfo(algorithm="cn2", params=params.record(), schema=ds.schema)
     if params.ordered:
-        raw, default = _learn_ordered(enc, params, on_rule)
+        raw, default = _learn_ordered(enc, params, progress)
         listed, default_rule = list_rule_stats(enc, raw, default)
         model: DecisionList | RuleSet = DecisionList(ds.target, ds.classes, tuple(listed), default_rule, info)
     else:
-        raw = _learn_unordered(enc, params, on_rule)
+        raw = _learn_unordered(enc, params, progress)
         rules = set_rule_stats(enc, raw, laplace_weights=params.vote in (Vote.BEST, Vote.WEIGHTED))
         default = set_default_rule(enc, rules)
-        model = RuleSet(ds.target, ds.classes, tuple(rules), default, params.vote, info)
+        model = RuleSet(ds.target, ds.classes, tuple(rules), default, Vote(params.vote), info)
     training = {**training_summary(ds, model.rules), "quality": params.measure}
     return dataclasses.replace(model, info=dataclasses.replace(info, training=training))
+
+
+LEARNER = Learner(
+    name="cn2",
+    params=CN2Params,
+    fit=fit_cn2,
+    summary=rules_summary("cn2"),
+    help="Learn CN2 rules (Clark & Niblett 1989; Clark & Boswell 1991) by beam search.",
+    examples=("rulecli cn2 sample_data/penguins.csv -y species --unordered -o penguins.cn2.json",),
+)

@@ -26,39 +26,49 @@ the same for any number of worker processes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
-from rulecli.learners.tree import TreeParams, grow_tree
+from rulecli.learners import Learner, Progress
+from rulecli.learners.tree import TreeGrowth, grow_tree
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
+from rulecli.params import param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import GrowParams
 
 PD_FLOOR = 1e-3
 SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
-OnTree = Callable[[int], None]
 
 
 @dataclass(frozen=True, kw_only=True)
-class ForestParams:
-    trees: int = 100
-    max_features: str = "auto"  # auto | sqrt | third | all | an integer | a fraction in (0, 1]
-    tree: TreeParams = field(default_factory=TreeParams)
-    seed: int = 0
+class ForestParams(TreeGrowth):
+    trees: int = param(100, "Number of bootstrap trees.", short="B", ge=1)
+    max_features: str = param(
+        "auto",
+        "Features tried per node: auto (sqrt for classes, third for numbers), sqrt, third, all, a count or a fraction.",
+        short="m",
+    )
+    jobs: int = param(1, "Worker processes (the forest is the same for any value).", short="j", ge=1, record=False)
+    importance: str = param(
+        "impurity",
+        "impurity (D_j, always saved) or permutation (OOB rows, also saved).",
+        choices=("impurity", "permutation"),
+        record=False,
+    )
+    seed: int = seed_param()
 
-    def __post_init__(self) -> None:
-        if self.trees < 1:
-            raise ParamError(f"--trees must be at least 1, got {self.trees}")
-        if self.tree.ccp_alpha:
-            raise ParamError("--ccp-alpha applies to a single tree, not a forest")
+    def check(self) -> None:
         self.features_per_node(1, regression=False)
+
+    def record(self) -> dict[str, object]:
+        # forests never prune; the key stays so that model files read as they always have
+        return super().record() | {"ccp_alpha": 0.0}
 
     def features_per_node(self, d: int, regression: bool) -> int:
         text = self.max_features.strip().lower()
@@ -74,13 +84,16 @@ class ForestParams:
             value = float(text)
         except ValueError:
             raise ParamError(
-                f"--max-features must be auto, sqrt, third, all, a count or a fraction, got '{self.max_features}'"
+                f"must be auto, sqrt, third, all, a count or a fraction, got '{self.max_features}'",
+                param="max_features",
             ) from None
         if value.is_integer() and value >= 1:
             return min(d, int(value))
         if 0 < value < 1:
             return max(1, int(value * d))
-        raise ParamError(f"--max-features must be a count >= 1 or a fraction in (0, 1), got '{self.max_features}'")
+        raise ParamError(
+            f"must be a count >= 1 or a fraction in (0, 1), got '{self.max_features}'", param="max_features"
+        )
 
 
 def bootstrap_weights(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -174,35 +187,26 @@ def permutation_importance(
     return out
 
 
-def fit_forest(
-    ds: Dataset,
-    params: ForestParams,
-    *,
-    jobs: int = 1,
-    permutation: bool = False,
-    on_tree: OnTree | None = None,
-) -> Forest:
-    if jobs < 1:
-        raise ParamError(f"--jobs must be at least 1, got {jobs}")
-    data = Binned.from_dataset(ds, params.tree.max_bins)
+def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None = None) -> Forest:
+    data = Binned.from_dataset(ds, params.max_bins)
     m = params.features_per_node(data.n_features, ds.regression)
-    grow = params.tree.grow_params(ds, max_features=m)
+    grow = params.grow_params(ds, max_features=m)
     seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     trees: list[TreeNodes] = []
     # starting worker processes costs more than growing a small forest in this one
-    if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
+    if params.jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
         _init_worker(data, ds, grow)
         for seed in seeds:
             trees.append(_grow_one(seed))
-            if on_tree is not None:
-                on_tree(len(trees))
+            if progress is not None:
+                progress(len(trees))
         _SHARED.clear()
     else:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(data, ds, grow)) as pool:
+        with ProcessPoolExecutor(max_workers=params.jobs, initializer=_init_worker, initargs=(data, ds, grow)) as pool:
             for nodes in pool.map(_grow_one, seeds):
                 trees.append(nodes)
-                if on_tree is not None:
-                    on_tree(len(trees))
+                if progress is not None:
+                    progress(len(trees))
     draft = Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), ModelInfo(schema=ds.schema))
     batch = training_columns(ds)
     oob = out_of_bag(draft, ds, batch, seeds)
@@ -216,11 +220,11 @@ def fit_forest(
         "importance": impurity_importance(draft),
         "leaves": int(sum(t.leaves.size for t in trees)),
     }
-    if permutation:
+    if params.importance == "permutation":
         training["permutation_importance"] = permutation_importance(draft, ds, batch, seeds, oob_error, params.seed)
     info = ModelInfo(
         algorithm="random-forest",
-        params={"trees": params.trees, "max_features": params.max_features, "seed": params.seed, **asdict(params.tree)},
+        params=params.record(),
         schema=ds.schema,
         training=training,
     )
@@ -232,7 +236,7 @@ def partial_dependence(
 ) -> tuple[list[float | str], list[float]]:
     """The seed's f^{y0,j}(t) (or the mean prediction, regression) over a grid of t."""
     if feature not in forest.features:
-        raise ParamError(f"--partial-dependence: '{feature}' is not a feature of the forest")
+        raise ParamError(f"'{feature}' is not a feature of the forest", param="partial_dependence")
     j = forest.features.index(feature)
     kind = ds.schema.feature(feature)
     batch = training_columns(ds)
@@ -258,3 +262,22 @@ def partial_dependence(
         logp = np.log(np.maximum(p, PD_FLOOR))
         values.append(float((logp[:, class_index] - logp.mean(axis=1)).sum()))
     return grid, values
+
+
+def _summary(model: Forest) -> str:
+    t = model.info.training
+    return f"forest: {t['trees']} trees, {t['leaves']} leaves"
+
+
+LEARNER = Learner(
+    name="forest",
+    params=ForestParams,
+    fit=fit_forest,
+    summary=_summary,
+    help="Grow a random forest (Breiman 2001): bootstrap trees, m random features per node, OOB error, "
+    "importances, partial dependence.",
+    examples=("rulecli forest sample_data/penguins.csv -y species --trees 200 --jobs 2 -o penguins.forest.json",),
+    steps=lambda params: params.trees,
+    unit="trees",
+    numeric_target=True,
+)

@@ -25,10 +25,12 @@ import numpy as np
 import polars as pl
 
 from rulecli.dataset import Dataset, stratified_holdout
-from rulecli.discretize import METHODS, compute_cuts, interval_codes
+from rulecli.discretize import compute_cuts, interval_codes
 from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress
 from rulecli.model.compile import predict_expr
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleStats, interval_conditions
+from rulecli.params import Params, bins_param, discretize_param, param, seed_param
 from rulecli.schema import Cuts, Kind, Schema
 from rulecli.stats import chi2_independence
 
@@ -36,25 +38,13 @@ TIES = ("first", "chi2")
 
 
 @dataclass(frozen=True, kw_only=True)
-class OneRParams:
-    min_bucket: int = 6
-    discretize: str = "min-bucket"
-    bins: int = 5
-    ties: str = "first"
-    validation_fraction: float = 0.0
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.min_bucket < 1:
-            raise ParamError(f"--min-bucket must be at least 1, got {self.min_bucket}")
-        if self.discretize not in METHODS:
-            raise ParamError(f"--discretize must be one of {', '.join(METHODS)}, got '{self.discretize}'")
-        if self.bins < 1:
-            raise ParamError(f"--bins must be at least 1, got {self.bins}")
-        if self.ties not in TIES:
-            raise ParamError(f"--ties must be one of {', '.join(TIES)}, got '{self.ties}'")
-        if not 0.0 <= self.validation_fraction < 1.0:
-            raise ParamError(f"--validation-fraction must be in [0, 1), got {self.validation_fraction}")
+class OneRParams(Params):
+    min_bucket: int = param(6, "Holte/Weka minimum bucket size for numeric features.", ge=1)
+    discretize: str = discretize_param("min-bucket")
+    bins: int = bins_param(5)
+    ties: str = param("first", "Equal errors: 'first' feature or smallest 'chi2' p-value.", choices=TIES)
+    validation_fraction: float = param(0.0, "Choose the feature by errors on this held-out share.", ge=0.0, lt=1.0)
+    seed: int = seed_param()
 
 
 @dataclass(frozen=True)
@@ -128,7 +118,7 @@ def _score_features(ds: Dataset, params: OneRParams) -> dict[str, tuple[int, int
         return scores
     train_rows, held_rows = stratified_holdout(ds.y, params.validation_fraction, params.seed)
     if held_rows.size == 0 or train_rows.size == 0:
-        raise ParamError("--validation-fraction leaves no rows to learn from or to validate on")
+        raise ParamError("leaves no rows to learn from or to validate on", param="validation_fraction")
     train, held = ds.subset(train_rows), ds.subset(held_rows)
     truth = held.frame.get_column(ds.target)
     scores = {}
@@ -151,7 +141,7 @@ def _choose(scores: dict[str, tuple[int, int, float]], ties: str) -> str:
     return tied[0]
 
 
-def fit_oner(ds: Dataset, params: OneRParams) -> DecisionList:
+def fit_oner(ds: Dataset, params: OneRParams, *, progress: Progress | None = None) -> DecisionList:
     """Learn a OneR decision list: one rule per value (or interval) of the best feature.
 
     Examples
@@ -168,7 +158,7 @@ def fit_oner(ds: Dataset, params: OneRParams) -> DecisionList:
     features = tuple(dataclasses.replace(f, cuts=part.cuts) if f.name == chosen else f for f in ds.schema.features)
     info = ModelInfo(
         algorithm="oner",
-        params=dataclasses.asdict(params),
+        params=params.record(),
         schema=Schema(features, ds.schema.target),
         training={
             "rows": ds.n_rows,
@@ -180,3 +170,21 @@ def fit_oner(ds: Dataset, params: OneRParams) -> DecisionList:
         },
     )
     return dataclasses.replace(_list(ds, rules), info=info)
+
+
+def _summary(model: DecisionList) -> str:
+    training = model.info.training
+    chosen = training["feature"]
+    errors = training["errors"]
+    assert isinstance(errors, dict)
+    return f"oner: chose '{chosen}' with {errors[chosen]}/{training['judged_rows']} errors"
+
+
+LEARNER = Learner(
+    name="oner",
+    params=OneRParams,
+    fit=fit_oner,
+    summary=_summary,
+    help="Learn OneR rules: one rule per value of the single best feature (Holte 1993).",
+    examples=("rulecli oner sample_data/house.csv -y value -o house.json",),
+)

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.discretize import METHODS
 from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
+from rulecli.params import Params, bins_param, discretize_param, max_rules_param, param, seed_param
 from rulecli.schema import Schema
 from rulecli.search.cells import feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
@@ -33,39 +34,51 @@ ORDERS = ("given", "random", "significance")
 SHORTEN_BUDGET = 500_000_000
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReductParams:
-    method: str = "elimination"
-    order: str = "given"
-    n_reducts: int = 1
-    all_reducts: bool = False
-    discretize: str = "mdlp"
-    bins: int = 5
-    min_accuracy: float = 1.0
-    vote: str = "one"
-    default: str = "majority"
-    rules: bool = True
-    analysis: bool = True  # the core and the approximations (d + 1 more group-bys)
-    max_rules: int | None = 10_000  # distinct descriptions of a reduct beyond which rules are refused
-    seed: int = 0
+PRINTS = ("rules", "reducts", "core", "gamma", "approximations")
 
-    def __post_init__(self) -> None:
-        if self.method not in METHOD_CHOICES:
-            raise ParamError(f"--method must be elimination or quick, got '{self.method}'")
-        if self.order not in ORDERS:
-            raise ParamError(f"--order must be one of {', '.join(ORDERS)}, got '{self.order}'")
-        if self.max_rules is not None and self.max_rules < 1:
-            raise ParamError(f"--max-rules must be at least 1, got {self.max_rules}")
-        if self.n_reducts < 1:
-            raise ParamError(f"--n-reducts must be at least 1, got {self.n_reducts}")
-        if self.discretize not in METHODS:
-            raise ParamError(f"--discretize must be one of {', '.join(METHODS)}, got '{self.discretize}'")
-        if not 0 < self.min_accuracy <= 1:
-            raise ParamError(f"--min-accuracy must be in (0, 1], got {self.min_accuracy}")
-        if self.vote not in ("one", "support"):
-            raise ParamError(f"--vote must be one or support, got '{self.vote}'")
-        if self.default not in ("majority", "none"):
-            raise ParamError(f"--default must be majority or none, got '{self.default}'")
+
+@dataclass(frozen=True, kw_only=True)
+class ReductParams(Params):
+    method: str = param(
+        "elimination",
+        "elimination (drop attributes while γ holds) or quick (greedy forward by γ).",
+        choices=METHOD_CHOICES,
+    )
+    order: str = param("given", "Attribute order: given, random (seeded) or significance.", choices=ORDERS)
+    n_reducts: int = param(1, "Reducts from this many orders (the first as --order says).", ge=1)
+    all_reducts: bool = param(False, "Every reduct (discernibility matrix; small attribute counts only).", flag="all")
+    discretize: str = discretize_param("mdlp")
+    bins: int = bins_param(5)
+    min_accuracy: float = param(1.0, "Shorten certain rules while accuracy stays this high.", gt=0, le=1.0)
+    vote: str = param(
+        "one",
+        "one (rule, vote) or support (weighted by the training rows a rule gets right).",
+        choices=("one", "support"),
+    )
+    default: str = param(
+        "majority", "Rows no rule matches: majority class, or none (unclassified).", choices=("majority", "none")
+    )
+    max_rules: int | None = max_rules_param(10_000, "Refuse a reduct with more distinct descriptions (rules).", ge=1)
+    show: str = param(
+        "rules",
+        "What stdout gets: rules (the model), reducts (one per line), core, gamma, or approximations (CSV).",
+        flag="print",
+        choices=PRINTS,
+        record=False,
+    )
+    seed: int = seed_param()
+
+    @property
+    def rules(self) -> bool:
+        return self.show == "rules"
+
+    @property
+    def analysis(self) -> bool:
+        """The core and the approximations (d + 1 more group-bys) are wanted."""
+        return self.show in ("rules", "core", "approximations")
+
+    def record(self) -> dict[str, object]:
+        return super().record() | {"rules": self.rules, "analysis": self.analysis}
 
 
 @dataclass(frozen=True)
@@ -170,7 +183,7 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
     return rules
 
 
-def fit_reduct(ds: Dataset, params: ReductParams) -> RuleSet:
+def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None = None) -> RuleSet:
     encoded = _encode(ds, params)
     table = encoded.table
     rs = RoughSets(table)
@@ -204,7 +217,7 @@ def fit_reduct(ds: Dataset, params: ReductParams) -> RuleSet:
     vote = Vote.ONE if params.vote == "one" else Vote.WEIGHTED
     info = ModelInfo(
         algorithm="reduct",
-        params={k: getattr(params, k) for k in params.__dataclass_fields__},
+        params=params.record(),
         schema=encoded.schema,
         training=training,
     )
@@ -222,3 +235,53 @@ def _as_rules(pooled: dict[RuleKey, np.ndarray], encoded: _Encoded, ds: Dataset,
             Rule(conditions, ds.classes[cls], RuleStats(covered, correct, tuple(int(c) for c in counts)), weight)
         )
     return out
+
+
+def analysis_text(model: RuleSet, what: str) -> str:
+    """What ``--print`` asks for, as text: reducts one per line, the core, γ, or the
+    approximations as CSV (class, lower, upper, boundary, accuracy = lower/upper)."""
+    t = model.info.training
+    if what == "reducts":
+        return "".join(",".join(r) + "\n" for r in t["reducts"])  # type: ignore[union-attr]
+    if what == "core":
+        return ",".join(t["core"]) + "\n"  # type: ignore[arg-type]
+    if what == "gamma":
+        return f"{t['gamma']!r}\n"
+    lines = ["class,lower,upper,boundary,accuracy"]
+    for cls, a in t["approximations"].items():  # type: ignore[union-attr]
+        accuracy = a["lower"] / a["upper"] if a["upper"] else 0.0
+        lines.append(f"{cls},{a['lower']},{a['upper']},{a['boundary']},{accuracy!r}")
+    return "\n".join(lines) + "\n"
+
+
+def _summary(model: RuleSet) -> str:
+    t = model.info.training
+    reducts = t["reducts"]
+    assert isinstance(reducts, list)
+    core = f", core {{{', '.join(t['core'])}}}" if "core" in t else ""  # type: ignore[arg-type]
+    return (
+        f"reduct: γ = {t['gamma']:.4f}, {len(reducts)} reduct(s), first {{{', '.join(reducts[0])}}}{core}, "
+        f"{len(model.rules)} rules"
+    )
+
+
+def _warnings(model: RuleSet) -> list[str]:
+    t = model.info.training
+    if t["consistent"]:
+        return []
+    return [
+        f"the table is inconsistent: {t['inconsistent_rows']} rows share their description with rows of "
+        f"another decision, so γ = {t['gamma']:.4f} < 1; certain rules come from the lower approximations, "
+        "possible rules (accuracy < 1) from the upper ones"
+    ]
+
+
+LEARNER = Learner(
+    name="reduct",
+    params=ReductParams,
+    fit=fit_reduct,
+    summary=_summary,
+    warnings=_warnings,
+    help="Rough-set reducts (Pawlak), the core, approximations and γ, and rules from reducts.",
+    examples=("rulecli reduct sample_data/house.csv -y value --all --print reducts",),
+)

@@ -33,44 +33,32 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
+from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search import bits
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
-from rulecli.search.progress import OnRule
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 
 PRUNE_METRICS = ("jrip", "cohen")
 
 
 @dataclass(frozen=True, kw_only=True)
-class RipperParams:
-    folds: int = 3
-    min_weight: float = 2.0
-    optimizations: int = 2
-    pruning: bool = True
-    check_error_rate: bool = True
-    dl_slack: float = 64.0
-    prune_metric: str = "jrip"
-    unordered: bool = False
-    max_rules: int | None = None
-    max_rule_length: int | None = None
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.folds < 2:
-            raise ParamError(f"--folds must be at least 2, got {self.folds}")
-        if self.min_weight < 0:
-            raise ParamError(f"--min-weight must be >= 0, got {self.min_weight}")
-        if self.optimizations < 0:
-            raise ParamError(f"--optimizations must be >= 0, got {self.optimizations}")
-        if self.prune_metric not in PRUNE_METRICS:
-            raise ParamError(f"--prune-metric must be one of {', '.join(PRUNE_METRICS)}, got '{self.prune_metric}'")
-        if self.max_rules is not None and self.max_rules < 0:
-            raise ParamError(f"--max-rules must be >= 0, got {self.max_rules}")
-        if self.max_rule_length is not None and self.max_rule_length < 1:
-            raise ParamError(f"--max-rule-length must be at least 1, got {self.max_rule_length}")
+class RipperParams(Params):
+    folds: int = param(3, "1/FOLDS of the rows prune, the rest grow (Weka -F).", ge=2)
+    min_weight: float = param(2.0, "Minimum positives a condition must keep (Weka -N).", ge=0)
+    optimizations: int = param(2, "Optimisation passes (Weka -O).", short="k", ge=0)
+    pruning: bool = param(True, "Grow/prune split and pruning (Weka -P).", negative="no-pruning")
+    check_error_rate: bool = param(True, "Stop at a rule with >= 50% errors (Weka -E).", negative="no-check-error-rate")
+    dl_slack: float = param(64.0, "Stop when the description length exceeds the minimum by this many bits.", ge=0)
+    prune_metric: str = param(
+        "jrip", "Rule worth when pruning: jrip (p+1)/(p+n+2), or cohen (p-n)/(p+n).", choices=PRUNE_METRICS
+    )
+    unordered: bool = param(False, "Rules for every class, voting by confidence, instead of a list.")
+    max_rules: int | None = max_rules_param()
+    max_rule_length: int | None = max_rule_length_param()
+    seed: int = seed_param()
 
 
 Conds = tuple[Condition, ...]
@@ -140,7 +128,7 @@ class _ClassLearner:
         exp_fp: float,
         params: RipperParams,
         rng: np.random.Generator,
-        on_rule: OnRule | None = None,
+        on_rule: Progress | None = None,
     ) -> None:
         self.enc, self.cls, self.data, self.exp_fp, self.params, self.rng = enc, cls, data, exp_fp, params, rng
         self.on_rule = on_rule
@@ -478,7 +466,7 @@ def _class_order(enc: Encoded) -> list[int]:
 
 
 def _learn_ordered(
-    enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: OnRule | None
+    enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: Progress | None
 ) -> tuple[list[Rule], int]:
     order = _class_order(enc)
     counts = np.bincount(enc.y, minlength=enc.n_classes)
@@ -500,7 +488,7 @@ def _learn_ordered(
 
 
 def _learn_unordered(
-    enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: OnRule | None
+    enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: Progress | None
 ) -> list[Rule]:
     """Every class against all the others on all rows (the seeds' unordered RIPPER)."""
     counts = np.bincount(enc.y, minlength=enc.n_classes)
@@ -517,7 +505,7 @@ def _learn_unordered(
     return rules
 
 
-def fit_ripper(ds: Dataset, params: RipperParams, *, on_rule: OnRule | None = None) -> DecisionList | RuleSet:
+def fit_ripper(ds: Dataset, params: RipperParams, *, progress: Progress | None = None) -> DecisionList | RuleSet:
     """Learn a RIPPER rule list (or, with ``unordered``, a rule set voting by confidence).
 
     Examples
@@ -531,15 +519,25 @@ def fit_ripper(ds: Dataset, params: RipperParams, *, on_rule: OnRule | None = No
     """
     enc = Encoded.from_dataset(ds)
     rng = np.random.default_rng(params.seed)
-    info = ModelInfo(algorithm="ripper", params=dataclasses.asdict(params), schema=ds.schema)
+    info = ModelInfo(algorithm="ripper", params=params.record(), schema=ds.schema)
     if params.unordered:
-        raw = _learn_unordered(enc, params, rng, on_rule)
+        raw = _learn_unordered(enc, params, rng, progress)
         rule_set = set_rule_stats(enc, raw, laplace_weights=True)
         default = set_default_rule(enc, raw)
         model: DecisionList | RuleSet = RuleSet(ds.target, ds.classes, tuple(rule_set), default, Vote.BEST, info)
     else:
-        raw, default_class = _learn_ordered(enc, params, rng, on_rule)
+        raw, default_class = _learn_ordered(enc, params, rng, progress)
         listed, default = list_rule_stats(enc, raw, enc.classes[default_class])
         model = DecisionList(ds.target, ds.classes, tuple(listed), default, info)
     training = training_summary(ds, model.rules)
     return dataclasses.replace(model, info=dataclasses.replace(info, training=training))
+
+
+LEARNER = Learner(
+    name="ripper",
+    params=RipperParams,
+    fit=fit_ripper,
+    summary=rules_summary("ripper"),
+    help="Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first.",
+    examples=("rulecli ripper sample_data/penguins.csv -y species -o penguins.ripper.json",),
+)

@@ -11,49 +11,58 @@ to be split); the seeds' S_min â€” stop when every leaf has at most S_min rows â
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Tree, TreeNodes
+from rulecli.params import Params, param
 from rulecli.search.binned import Binned
 from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
 
-CLASSIFICATION_CRITERIA = ("gini", "entropy", "misclassification")
+TREE = "Tree growth"
 
 
 @dataclass(frozen=True, kw_only=True)
-class TreeParams:
-    criterion: str | None = None  # gini for classes, mse for a numeric target
-    max_depth: int | None = None
-    max_leaf_nodes: int | None = None
-    min_samples_split: float = 2.0
-    min_samples_leaf: float = 1.0
-    min_impurity_decrease: float = 0.0
-    ccp_alpha: float = 0.0
-    max_bins: int = 255
+class TreeGrowth(Params):
+    """The growth limits a tree and a forest's trees share."""
 
-    def __post_init__(self) -> None:
-        if self.criterion is not None and self.criterion not in CRITERIA:
-            raise ParamError(f"--criterion must be one of {', '.join(CRITERIA)}, got '{self.criterion}'")
-        if self.ccp_alpha < 0:
-            raise ParamError(f"--ccp-alpha must be at least 0, got {self.ccp_alpha}")
-        if not 2 <= self.max_bins <= 65535:
-            raise ParamError(f"--max-bins must be in [2, 65535], got {self.max_bins}")
+    criterion: str | None = param(
+        None,
+        "gini, entropy or misclassification (classes; default gini); mse (numeric target, the default).",
+        choices=CRITERIA,
+        panel=TREE,
+    )
+    max_depth: int | None = param(None, "Split no deeper.", ge=0, panel=TREE)
+    max_leaf_nodes: int | None = param(
+        None, "Stop at this many leaves (splits go best-first by F_r).", ge=2, panel=TREE
+    )
+    min_samples_split: float = param(
+        2.0, "A node needs this many rows to be split (the seeds' S_min + 1).", ge=2, panel=TREE
+    )
+    min_samples_leaf: float = param(1.0, "Each child keeps at least this many rows.", ge=1, panel=TREE)
+    min_impurity_decrease: float = param(
+        0.0, "Split only where F_r = G_r |I_r| / |I_1| reaches this.", ge=0, panel=TREE
+    )
+    max_bins: int = param(
+        255, "Numeric features with more distinct values are cut at this many quantiles.", ge=2, le=65535, panel=TREE
+    )
 
     def criterion_for(self, ds: Dataset) -> str:
         if self.criterion is None:
             return "mse" if ds.regression else "gini"
         if ds.regression and self.criterion != "mse":
             raise ParamError(
-                f"--criterion {self.criterion} needs classes, but '{ds.target}' is numeric "
-                "(use mse, or --target-bins K / --categorical to make classes)"
+                f"{self.criterion} needs classes, but '{ds.target}' is numeric "
+                "(use mse, or --target-bins K / --categorical to make classes)",
+                param="criterion",
             )
         if not ds.regression and self.criterion == "mse":
-            raise ParamError(f"--criterion mse needs a numeric target, but '{ds.target}' has classes")
+            raise ParamError(f"mse needs a numeric target, but '{ds.target}' has classes", param="criterion")
         return self.criterion
 
     def grow_params(self, ds: Dataset, max_features: int | None = None) -> GrowParams:
@@ -66,6 +75,11 @@ class TreeParams:
             min_impurity_decrease=self.min_impurity_decrease,
             max_features=max_features,
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeParams(TreeGrowth):
+    ccp_alpha: float = param(0.0, "Minimal cost-complexity pruning strength (0: none).", ge=0, panel=TREE)
 
 
 def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) -> TreeNodes:
@@ -198,13 +212,30 @@ def training_summary(nodes: TreeNodes) -> dict[str, object]:
     return {"nodes": nodes.n_nodes, "leaves": int(nodes.leaves.size), "depth": nodes.depth()}
 
 
-def fit_tree(ds: Dataset, params: TreeParams) -> Tree:
+def fit_tree(ds: Dataset, params: TreeParams, *, progress: Progress | None = None) -> Tree:
     data = Binned.from_dataset(ds, params.max_bins)
     nodes = prune(grow_tree(data, ds, params.grow_params(ds)), params.ccp_alpha)
     info = ModelInfo(
         algorithm="cart",
-        params=asdict(params) | {"criterion": params.criterion_for(ds)},
+        params=params.record() | {"criterion": params.criterion_for(ds)},
         schema=ds.schema,
         training={"rows": ds.n_rows, **training_summary(nodes)},
     )
     return Tree(ds.target, ds.classes, ds.schema.feature_names, nodes, info)
+
+
+def _summary(model: Tree) -> str:
+    t = model.info.training
+    return f"tree: {t['leaves']} leaves, depth {t['depth']}"
+
+
+LEARNER = Learner(
+    name="tree",
+    params=TreeParams,
+    fit=fit_tree,
+    summary=_summary,
+    help="Grow a CART tree (classification, or regression for a numeric target); shown as a tree and saved as "
+    "one rule per leaf.",
+    examples=("rulecli tree sample_data/penguins.csv -y species --max-depth 3 -o penguins.tree.json",),
+    numeric_target=True,
+)

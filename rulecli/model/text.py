@@ -38,7 +38,7 @@ from rulecli.model.core import (
     Scalar,
     Vote,
 )
-from rulecli.model.tree import Tree, leaf_rules, single_test
+from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 KEYWORDS = frozenset(
@@ -531,3 +531,39 @@ def render_tree(tree: Tree, prefix: str = "") -> str:
         stack.append((int(nodes.right[node]), depth + 1, right))
         stack.append((int(nodes.left[node]), depth + 1, left))
     return "\n".join(lines) + "\n"
+
+
+BAR_WIDTH = 40  # characters of the longest bar
+
+
+def bars(values: dict[str, float], width: int = BAR_WIDTH) -> list[str]:
+    """Ranked horizontal bars, largest first: ``name  value  ████``."""
+    if not values:
+        return []
+    ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
+    top = max(abs(v) for _, v in ranked) or 1.0
+    name_width = max(len(k) for k, _ in ranked)
+    return [f"{k:<{name_width}}  {v:10.6f}  {'█' * round(width * max(v, 0.0) / top)}" for k, v in ranked]
+
+
+def forest_summary(model: Forest) -> list[str]:
+    """Lines describing a forest: size, OOB estimate, importances as bars."""
+    t = model.info.training
+    kind = "mean squared error" if model.regression else "error rate"
+    oob = t.get("oob_mse" if model.regression else "oob_error")
+    lines = [
+        f"random forest for {model.target}: {len(model.trees)} trees, {t.get('max_features')} features tried per node, "
+        f"{t.get('leaves')} leaves",
+        f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)"
+        if isinstance(oob, float)
+        else "OOB: no out-of-bag rows",
+        "importance D_j (mean over trees of F_r at splits on j):",
+    ]
+    importance = t.get("importance")
+    if isinstance(importance, dict):
+        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in importance.items()})]
+    permutation = t.get("permutation_importance")
+    if isinstance(permutation, dict):
+        lines.append("permutation importance (rise of the OOB error when shuffled):")
+        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in permutation.items()})]
+    return lines

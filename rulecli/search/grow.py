@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rulecli.errors import ParamError
 from rulecli.search.binned import Binned
 
 CRITERIA = ("gini", "entropy", "misclassification", "mse")
@@ -46,6 +45,8 @@ _PURE = 1e-12
 
 @dataclass(frozen=True, kw_only=True)
 class GrowParams:
+    """Growth limits, already checked where the user gave them (``rulecli.learners.tree``)."""
+
     criterion: str = "gini"
     max_depth: int | None = None
     max_leaf_nodes: int | None = None
@@ -53,22 +54,6 @@ class GrowParams:
     min_samples_leaf: float = 1.0
     min_impurity_decrease: float = 0.0
     max_features: int | None = None  # random features per node (forests); None = all
-
-    def __post_init__(self) -> None:
-        if self.criterion not in CRITERIA:
-            raise ParamError(f"--criterion must be one of {', '.join(CRITERIA)}, got '{self.criterion}'")
-        if self.max_depth is not None and self.max_depth < 0:
-            raise ParamError(f"--max-depth must be at least 0, got {self.max_depth}")
-        if self.max_leaf_nodes is not None and self.max_leaf_nodes < 2:
-            raise ParamError(f"--max-leaf-nodes must be at least 2, got {self.max_leaf_nodes}")
-        if self.min_samples_split < 2:
-            raise ParamError(f"--min-samples-split must be at least 2, got {self.min_samples_split}")
-        if self.min_samples_leaf < 1:
-            raise ParamError(f"--min-samples-leaf must be at least 1, got {self.min_samples_leaf}")
-        if self.min_impurity_decrease < 0:
-            raise ParamError(f"--min-impurity-decrease must be at least 0, got {self.min_impurity_decrease}")
-        if self.max_features is not None and self.max_features < 1:
-            raise ParamError(f"--max-features must be at least 1, got {self.max_features}")
 
     @property
     def regression(self) -> bool:

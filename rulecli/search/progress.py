@@ -4,5 +4,5 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-OnRule = Callable[[int], None]
-"""Called with the number of rules learned so far, each time a rule is added."""
+Progress = Callable[[int], None]
+"""Called with the work done so far: rules grown, or steps (trees, iterations) out of a known total."""

@@ -1,4 +1,5 @@
-"""The installed command, end to end, through `python -m rulecli` in a subprocess."""
+"""The command end to end: in-process through Typer's CliRunner, and a few runs of the real
+entry point (`python -m rulecli`) in a subprocess for the entry point itself and its pipes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import polars as pl
 import pytest
 
 from rulecli import __version__
-from tests.conftest import SAMPLE, run_cli
+from tests.conftest import SAMPLE, run_cli, run_subprocess
 
 HOUSE = str(SAMPLE / "house.csv")
 PENGUINS = str(SAMPLE / "penguins.csv")
@@ -23,12 +24,12 @@ ELSE value = 'medium'  (covers 0, correct 0)
 
 
 def test_version():
-    result = run_cli("--version")
+    result = run_subprocess("--version")
     assert result.code == 0 and result.stdout == f"rulecli {__version__}\n"
 
 
 def test_oner_house_prints_the_rules_and_stays_quiet_off_a_terminal():
-    result = run_cli("oner", HOUSE, "-y", "value")
+    result = run_subprocess("oner", HOUSE, "-y", "value")
     assert result.code == 0, result.stderr
     assert result.stdout == HOUSE_RULES
     assert result.stderr == ""
@@ -83,10 +84,10 @@ def test_predict_writes_parquet_and_handles_unseen_and_missing(tmp_path: Path):
 
 
 def test_pipes_model_from_stdin_and_data_from_stdin(tmp_path: Path):
-    rules = run_cli("oner", HOUSE).stdout
-    by_model = run_cli("predict", "-", HOUSE, stdin=rules)
+    rules = run_subprocess("oner", HOUSE).stdout
+    by_model = run_subprocess("predict", "-", HOUSE, stdin=rules)
     assert by_model.code == 0, by_model.stderr
-    by_data = run_cli("oner", "-", "-y", "value", stdin=Path(HOUSE).read_text())
+    by_data = run_subprocess("oner", "-", "-y", "value", stdin=Path(HOUSE).read_text())
     assert by_data.stdout == HOUSE_RULES
     both = run_cli("predict", "-", "-", stdin="x")
     assert both.code == 2 and "cannot both come from stdin" in both.stderr

@@ -67,7 +67,7 @@ def test_same_seed_same_model_bytes_for_every_covering_learner(tmp_path: Path):
     ("args", "message"),
     [
         (["ripper", PENGUINS, "--prune-metric", "x"], "--prune-metric must be one of"),
-        (["cn2", PENGUINS, "--vote", "one"], "--vote must be distribution or best"),
+        (["cn2", PENGUINS, "--vote", "one"], "--vote must be one of distribution, best"),
         (["aq", PENGUINS, "--default", "first"], "--default must be one of"),
     ],
 )

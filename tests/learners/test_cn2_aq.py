@@ -138,12 +138,12 @@ def test_aq_unclassified_rows_are_counted_when_there_is_no_default():
 @pytest.mark.parametrize(
     ("make", "option"),
     [
-        (lambda: CN2Params(beam_width=0), "--beam-width"),
-        (lambda: CN2Params(alpha=0.0), "--alpha"),
-        (lambda: CN2Params(quality="gini"), "--quality"),
-        (lambda: AQParams(max_error=1.0), "--max-error"),
-        (lambda: AQParams(vote="sum"), "--vote"),
-        (lambda: AQParams(default="first"), "--default"),
+        (lambda: CN2Params(beam_width=0), "beam_width"),
+        (lambda: CN2Params(alpha=0.0), "alpha"),
+        (lambda: CN2Params(quality="gini"), "quality"),
+        (lambda: AQParams(max_error=1.0), "max_error"),
+        (lambda: AQParams(vote="sum"), "vote"),
+        (lambda: AQParams(default="first"), "default"),
     ],
 )
 def test_bad_parameters(make, option):

@@ -112,12 +112,12 @@ def test_same_input_same_bytes():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"min_bucket": 0}, "--min-bucket"),
-        ({"discretize": "magic"}, "--discretize"),
-        ({"ties": "random"}, "--ties"),
-        ({"validation_fraction": 1.0}, "--validation-fraction"),
+        ({"min_bucket": 0}, "min_bucket"),
+        ({"discretize": "magic"}, "discretize"),
+        ({"ties": "random"}, "ties"),
+        ({"validation_fraction": 1.0}, "validation_fraction"),
     ],
 )
-def test_bad_parameters_name_the_option(kwargs, message):
+def test_bad_parameters_name_the_parameter(kwargs, message):
     with pytest.raises(ParamError, match=message):
         OneRParams(**kwargs)

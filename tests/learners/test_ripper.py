@@ -94,9 +94,9 @@ def test_no_pruning_grows_pure_rules():
 @pytest.mark.parametrize(
     ("kwargs", "option"),
     [
-        ({"folds": 1}, "--folds"),
-        ({"prune_metric": "x"}, "--prune-metric"),
-        ({"max_rule_length": 0}, "--max-rule-length"),
+        ({"folds": 1}, "folds"),
+        ({"prune_metric": "x"}, "prune_metric"),
+        ({"max_rule_length": 0}, "max_rule_length"),
     ],
 )
 def test_bad_parameters(kwargs, option):

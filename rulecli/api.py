@@ -1,0 +1,388 @@
+"""rulecli's Python API: everything a command does, callable from Python.
+
+>>> import rulecli
+>>> model = rulecli.fit("oner", "sample_data/house.csv", target="value")
+>>> rulecli.predict(model, "sample_data/house.csv")["prediction"].to_list()[:3]
+['low', 'high', 'high']
+>>> round(rulecli.evaluate(model, "sample_data/house.csv")["accuracy"], 2)
+0.7
+
+Data may be a path (any format rulecli reads), a Polars ``DataFrame`` or a prepared
+:class:`~rulecli.dataset.Dataset`; models are the objects ``fit`` and ``load`` return.
+The commands are thin layers over these functions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rulecli import io, learners
+from rulecli.dataset import Dataset, DataSpec, prepare_dataset
+from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
+from rulecli.errors import InputError, ModelFormatError, ParamError
+from rulecli.learners.forest import partial_dependence as _partial_dependence
+from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports, violations
+from rulecli.model.compile import Predictor, check_data, prediction_frame, read_dtypes_for
+from rulecli.model.core import DecisionList, RuleSet
+from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
+from rulecli.model.serde import dumps, loads
+from rulecli.model.text import forest_summary, parse_text, render_text, render_tree
+from rulecli.model.tree import Forest, Tree, decision_list
+from rulecli.params import Params
+from rulecli.schema import Cuts, is_numeric_dtype
+from rulecli.search.progress import Progress
+from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
+
+Data = str | Path | pl.DataFrame | Dataset
+DATA_KEYS = ("target", "features", "exclude", "categorical", "numeric", "target_bins")
+READ_KEYS = ("input_format", "null_values")
+
+
+def source_label(path: str | Path) -> str:
+    return "<stdin>" if str(path) == io.STDIO else str(path)
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def read_table(
+    path: str | Path,
+    *,
+    input_format: str | None = None,
+    null_values: Sequence[str] = (),
+    text_columns: Sequence[str] = (),
+) -> pl.DataFrame:
+    """A whole table, read as ``rulecli`` reads training data (``text_columns`` kept as text)."""
+    overrides: dict[str, pl.DataType] = {c: pl.String() for c in text_columns}
+    lf = io.scan_table(str(path), input_format=input_format, null_values=tuple(null_values), schema_overrides=overrides)
+    return io.collect(lf, source_label(path))
+
+
+def prepare(
+    data: Data,
+    *,
+    target: str | None = None,
+    features: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
+    target_bins: int | None = None,
+    input_format: str | None = None,
+    null_values: Sequence[str] = (),
+    numeric_target: bool = False,
+) -> Dataset:
+    """A training table typed and labelled; its ``warnings`` say what was skipped and why."""
+    if isinstance(data, Dataset):
+        return data
+    spec = DataSpec(
+        target=target,
+        features=tuple(features),
+        exclude=tuple(exclude),
+        categorical=tuple(categorical),
+        numeric=tuple(numeric),
+        target_bins=target_bins,
+        numeric_target=numeric_target,
+    )
+    if isinstance(data, pl.DataFrame):
+        return prepare_dataset(data, spec)
+    df = read_table(data, input_format=input_format, null_values=null_values, text_columns=spec.categorical)
+    return prepare_dataset(df, spec, source=source_label(data))
+
+
+# ---------------------------------------------------------------------------- learning
+
+
+def make_params(learner: str, **values: Any) -> Params:
+    """The learner's parameters from keyword values (unknown names are an error)."""
+    spec = learners.get(learner)
+    known = set(spec.params.__dataclass_fields__)
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ParamError(f"{learner} has no parameter '{unknown[0]}' (it has: {', '.join(sorted(known))})")
+    return spec.params(**values)
+
+
+def fit(learner: str, data: Data, *, progress: Progress | None = None, **options: Any) -> Predictor:
+    """Fit ``learner`` (a registry name such as ``"ripper"``) on ``data``.
+
+    ``options`` holds the data options (``target``, ``features``, ``exclude``,
+    ``categorical``, ``numeric``, ``target_bins``, ``input_format``, ``null_values``)
+    and the learner's parameters (e.g. ``folds=3`` for ripper).
+    """
+    data_options = {k: options.pop(k) for k in (*DATA_KEYS, *READ_KEYS) if k in options}
+    spec = learners.get(learner)
+    ds = prepare(data, numeric_target=spec.numeric_target, **data_options)
+    return spec.fit(ds, make_params(learner, **options), progress=progress)
+
+
+@dataclass
+class Training:
+    """A fitted model and what was measured on the way (``cv``, ``test`` metrics)."""
+
+    model: Predictor
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+def train(
+    learner: str,
+    ds: Dataset,
+    params: Params,
+    *,
+    cv: int | None = None,
+    cv_seed: int = 0,
+    test: Data | None = None,
+    input_format: str | None = None,
+    null_values: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> Training:
+    """What a learner command does: ``cv``-fold cross-validation, the final fit, scoring on ``test``."""
+    spec = learners.get(learner)
+    training = Training(model=None)  # type: ignore[arg-type]
+    if cv is not None:
+        result = cross_validate(ds, lambda part: spec.fit(part, params), cv, cv_seed)
+        training.report["cv"] = result.as_dict()
+    training.model = spec.fit(ds, params, progress=progress)
+    if test is not None:
+        lf, label = scan_for(training.model, test, input_format=input_format, null_values=null_values)
+        if training.model.target not in lf.collect_schema():
+            raise InputError(f"{label}: target column '{training.model.target}' is not in the test data")
+        training.report["test"] = evaluate(training.model, lf, per_rule=False)
+    return training
+
+
+def partial_dependence(
+    model: Forest, ds: Dataset, feature: str, cls: str | None = None, grid_points: int = 20
+) -> tuple[list[float | str], str, list[float]]:
+    """A forest's partial dependence on ``feature``: grid, the curve's name and its values."""
+    class_index = None
+    if not model.regression:
+        label = cls if cls is not None else model.classes[0]
+        if label not in model.classes:
+            raise ParamError(f"--class '{label}' is not one of the classes: {', '.join(model.classes)}")
+        class_index = model.classes.index(label)
+    grid, values = _partial_dependence(model, ds, feature, class_index, grid_points)
+    column = "mean_prediction" if model.regression else f"f_{model.classes[class_index or 0]}"
+    return grid, column, values
+
+
+# ---------------------------------------------------------------------------- models
+
+
+def loads_model(text: str, source: str = "<model>") -> Predictor:
+    """A JSON or text model from its text (chosen by content: JSON starts with '{')."""
+    if text.lstrip().startswith("{"):
+        return loads(text, source)
+    if not text.strip():
+        raise ModelFormatError(f"{source}: model file is empty")
+    return parse_text(text, source)
+
+
+def load(path: str | Path) -> Predictor:
+    """Load a JSON model or a text rule file."""
+    return loads_model(io.read_text(str(path)), source_label(path))
+
+
+def rules_text(model: Predictor) -> str:
+    """The model in the text rule format; a tree is its leaf rules, drawn above as comments.
+
+    Regression trees and forests have no text rule form (their predictions are numbers or
+    averages): their text is a commented summary, and they are saved as JSON.
+    """
+    if isinstance(model, Tree):
+        drawing = render_tree(model, prefix="# ")
+        return drawing if model.regression else drawing + render_text(decision_list(model))
+    if isinstance(model, Forest):
+        return "".join(f"# {line}\n" for line in forest_summary(model))
+    return render_text(model)
+
+
+def model_text(model: Predictor, path: str | Path) -> str:
+    """The model as the file ``path`` will hold it: JSON for ``.json``, rules for ``.txt``/``.rules``."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        return dumps(model)
+    if suffix in (".txt", ".rules"):
+        if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
+            raise ParamError(
+                f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json"
+            )
+        return rules_text(model)
+    raise ParamError(f"{path}: a model file must end in .json or .txt (or .rules)")
+
+
+def save(model: Predictor, path: str | Path) -> None:
+    """Save atomically: a complete file or the old one, never a partial one."""
+    io.write_text(str(path), model_text(model, path))
+
+
+# ---------------------------------------------------------------------------- scoring
+
+
+def scan_for(model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, **read: Any) -> tuple[pl.LazyFrame, str]:
+    """The table ``model`` will score, read the way the model compares its columns, checked."""
+    if isinstance(data, pl.DataFrame | pl.LazyFrame):
+        lf, label = data.lazy(), "<data>"
+    else:
+        null_values = tuple(read.get("null_values") or ())
+        lf = io.scan_table(
+            str(data),
+            input_format=read.get("input_format"),
+            null_values=null_values,
+            schema_overrides=read_dtypes_for(model),
+        )
+        label = source_label(data)
+    check_data(model, lf.collect_schema(), label)
+    return lf, label
+
+
+def prediction_plan(
+    model: Predictor,
+    data: str | Path | pl.DataFrame | pl.LazyFrame,
+    *,
+    keep: Sequence[str] = (),
+    proba: bool = False,
+    explain: bool = False,
+    **read: Any,
+) -> tuple[pl.LazyFrame, str]:
+    """The lazy prediction table (streams when sunk to a file) and the data's label."""
+    lf, label = scan_for(model, data, **read)
+    columns = lf.collect_schema()
+    for name in keep:
+        if name not in columns:
+            raise InputError(f"{label}: --keep column '{name}' is not in the data")
+    return prediction_frame(model, lf, keep=tuple(keep), proba=proba, explain=explain), label
+
+
+def predict(model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, **options: Any) -> pl.DataFrame:
+    """Predictions (``prediction``, plus ``keep`` columns, ``proba``/``explain`` columns) as a frame."""
+    plan, label = prediction_plan(model, data, **options)
+    return io.collect(plan, label)
+
+
+def _polars_failure(label: str, exc: Exception) -> InputError:
+    return InputError(f"{label}: {str(exc).strip().splitlines()[0]}")
+
+
+def evaluate(
+    model: Predictor,
+    data: str | Path | pl.DataFrame | pl.LazyFrame,
+    *,
+    target: str | None = None,
+    per_rule: bool = True,
+    gates: Sequence[Gate] = (),
+    violations_out: str | None = None,
+    **read: Any,
+) -> dict[str, Any]:
+    """Metrics of ``model`` on labelled data; with ``per_rule`` each rule's statistics; with
+    ``gates`` a ``gates`` entry (``passed``, ``failures``); with ``violations_out`` the rows
+    a rule covers but gets wrong written to that file."""
+    lf, label = scan_for(model, data, **read)
+    target_name = target or model.target
+    if target_name not in lf.collect_schema():
+        raise InputError(f"{label}: target column '{target_name}' is not in the data (pass -y COLUMN)")
+    truth = truth_expr(model, target)
+    regression = is_regression(model)
+    _check_gates(gates, regression)
+    with_rules = per_rule and (
+        isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
+    )
+    try:
+        metrics = evaluate_model(model, lf, truth)
+        rules = (
+            []
+            if not with_rules
+            else leaf_reports(model, lf, truth)
+            if isinstance(model, Tree)
+            else rule_reports(model, lf, truth)
+        )  # type: ignore[arg-type]
+        if violations_out is not None:
+            io.write_table(violations(model, lf, truth), violations_out)
+    except pl.exceptions.PolarsError as exc:
+        raise _polars_failure(label, exc) from exc
+    payload = {**metrics, "rules": [r.as_dict(metrics["rows"]) for r in rules]} if with_rules else dict(metrics)
+    if gates:
+        failures = gate_failures(metrics, list(gates))
+        payload["gates"] = {"passed": not failures, "failures": failures}
+    return payload
+
+
+REGRESSION_GATES = ("rmse", "mae", "r2")
+
+
+def _check_gates(gates: Sequence[Gate], regression: bool) -> None:
+    wrong = [g for g in gates if g.threshold is not None and (g.metric in REGRESSION_GATES) != regression]
+    if wrong:
+        kind = "a number (regression)" if regression else "classes"
+        raise ParamError(f"{wrong[0].option} does not apply: this model predicts {kind}")
+
+
+def metrics_json(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+# ---------------------------------------------------------------------------- discretize and export
+
+
+@dataclass(frozen=True)
+class Discretized:
+    frame: pl.LazyFrame
+    cuts: list[Cuts]
+    target: str | None  # the class column the cuts were learned with
+
+
+def discretize(
+    df: pl.DataFrame,
+    *,
+    method: str = "equal-frequency",
+    bins: int = 5,
+    target: str | None = None,
+    columns: Sequence[str] = (),
+    cuts: list[Cuts] | None = None,
+    source: str = "<data>",
+    cuts_source: str = "the cuts",
+) -> Discretized:
+    """``df`` with numeric columns replaced by interval labels, the cuts used and the target.
+
+    Given ``cuts`` (saved earlier), they are applied; otherwise they are learned on
+    ``columns`` (default: every numeric column but the target). ``mdlp`` and
+    ``min-bucket`` use the target (default: the last column).
+    """
+    if method not in METHODS:
+        raise ParamError(f"must be one of {', '.join(METHODS)}, got '{method}'", param="method")
+    if cuts is not None:
+        for c in cuts:
+            if c.column not in df.columns:
+                raise InputError(f"{source}: column '{c.column}' named in {cuts_source} is not in the data")
+    else:
+        if target is None and method in SUPERVISED:
+            target = df.columns[-1]
+        if target is not None and target not in df.columns:
+            raise InputError(f"{source}: target column '{target}' is not in the data")
+        chosen = list(columns) or [c for c in df.columns if c != target and is_numeric_dtype(df.schema[c])]
+        for name in chosen:
+            if name not in df.columns:
+                raise InputError(f"{source}: column '{name}' is not in the data")
+            if not is_numeric_dtype(df.schema[name]):
+                raise InputError(f"{source}: column '{name}' is not numeric ({df.schema[name]})")
+        cuts = learn_cuts(df, chosen, method, bins=bins, target=target)
+    return Discretized(df.lazy().with_columns([label_expr(c) for c in cuts]), cuts, target)
+
+
+def export(
+    model: Predictor, to: str = "sql", *, dialect: str = "duckdb", table: str | None = None, name: str = "predict"
+) -> str:
+    """The model as source text: ``sql`` (one CASE, or a SELECT over ``table``), ``python``
+    (a function ``name(row)``) or ``polars`` (one expression)."""
+    if to not in TARGETS:
+        raise ParamError(f"must be one of {', '.join(TARGETS)}, got '{to}'", param="to")
+    if to == "sql":
+        return to_sql(model, dialect, table)
+    if to == "python":
+        return to_python(model, name)
+    return to_polars(model)

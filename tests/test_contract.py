@@ -1,0 +1,150 @@
+"""One contract for every registered learner: what the registry promises, checked on each.
+
+A learner added to the registry is tested here without a line of its own: its parameters
+are declared once (API keywords, checks and command options agree), its models round-trip
+through JSON and text, predict the same through the API and the command, export, and come
+out byte-identical for the same data and seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+import rulecli
+from rulecli import api, learners
+from rulecli.cli.app import _build as build_command
+from rulecli.cli.options import flag, flags_of
+from rulecli.errors import ParamError
+from rulecli.model.tree import Forest, Tree
+from rulecli.params import fields_of, spec_of
+from tests.conftest import SAMPLE, run_cli
+
+PENGUINS = str(SAMPLE / "penguins.csv")
+# keep the slow learners quick; every other parameter stays at its default
+QUICK: dict[str, dict[str, object]] = {"forest": {"trees": 5}, "brl": {"iterations": 400}}
+NAMES = learners.names()
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def fitted(request: pytest.FixtureRequest) -> tuple[str, object]:
+    name = request.param
+    return name, rulecli.fit(name, PENGUINS, target="species", **_options(name))
+
+
+def _options(name: str) -> dict[str, object]:
+    seeded = "seed" in learners.get(name).params.__dataclass_fields__
+    return {**QUICK.get(name, {}), **({"seed": 3} if seeded else {})}
+
+
+def test_every_registry_entry_is_a_learner_module():
+    for name in NAMES:
+        learner = learners.get(name)
+        assert learner.name == name and learner.help and learner.examples
+        assert dataclasses.is_dataclass(learner.params)
+        assert learner.params().record() is not None  # the defaults are valid
+
+
+def test_unknown_learners_and_parameters_are_refused():
+    with pytest.raises(ParamError, match="unknown learner 'jrip'"):
+        learners.get("jrip")
+    with pytest.raises(ParamError, match="oner has no parameter 'folds'"):
+        rulecli.fit("oner", PENGUINS, folds=3)
+
+
+def _violations(field: dataclasses.Field[object]) -> list[object]:
+    """Values the field's own declaration forbids."""
+    s = spec_of(field)
+    assert s is not None
+    bad: list[object] = []
+    if s.choices is not None:
+        bad.append("no-such-choice")
+    for bound, step in ((s.ge, -1), (s.gt, 0), (s.le, 1), (s.lt, 0)):
+        if bound is not None:
+            bad.append(bound + step if step else bound)
+    return bad
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_constraints_are_enforced_and_name_the_parameter(name: str):
+    learner = learners.get(name)
+    checked = 0
+    for field in fields_of(learner.params):
+        for value in _violations(field):
+            with pytest.raises(ParamError) as caught:
+                learner.params(**{field.name: value})
+            assert caught.value.param == field.name and str(caught.value).startswith(field.name)
+            checked += 1
+    assert checked, f"{name} declares no constraint at all"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_command_has_one_option_per_parameter_with_its_default(name: str):
+    options = {p.opts[0]: p for p in build_command(name).params}
+    for field in fields_of(learners.get(name).params):
+        option = options[flag(field)]
+        if field.name != "seed":  # --seed is shared by every learner command
+            assert option.default == field.default and option.help == spec_of(field).help  # type: ignore[union-attr]
+    assert run_cli(name, "--help").code == 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_bad_value_on_the_command_line_names_the_flag(name: str):
+    learner = learners.get(name)
+    field = next(f for f in fields_of(learner.params) if spec_of(f).choices)  # type: ignore[union-attr]
+    result = run_cli(name, PENGUINS, "-y", "species", flag(field), "no-such-choice")
+    assert result.code == 2
+    assert (
+        result.stderr
+        == f"Error: {flags_of(learner.params)[field.name]} must be one of "
+        + ", ".join(
+            spec_of(field).choices  # type: ignore[union-attr,arg-type]
+        )
+        + ", got 'no-such-choice'\n"
+    )
+
+
+def test_fit_is_deterministic_and_round_trips(fitted: tuple[str, object], tmp_path: Path):
+    name, model = fitted
+    again = rulecli.fit(name, PENGUINS, target="species", **_options(name))
+    assert api.model_text(again, "m.json") == api.model_text(model, "m.json")
+    expected = rulecli.predict(model, PENGUINS, proba=not isinstance(model, Tree) or not model.regression)
+    rulecli.save(model, tmp_path / "m.json")
+    assert rulecli.predict(rulecli.load(tmp_path / "m.json"), PENGUINS, proba=True).equals(expected)
+    if not isinstance(model, Forest):
+        rulecli.save(model, tmp_path / "m.txt")
+        text_model = rulecli.load(tmp_path / "m.txt")
+        assert rulecli.predict(text_model, PENGUINS)["prediction"].equals(expected["prediction"])
+
+
+def test_the_command_and_the_api_make_the_same_model(fitted: tuple[str, object], tmp_path: Path):
+    name, model = fitted
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in QUICK.get(name, {}).items()]
+    out = tmp_path / "m.json"
+    result = run_cli(name, PENGUINS, "-y", "species", "--seed", "3", *args, "-o", str(out), "-q")
+    assert result.code == 0, result.stderr
+    assert out.read_text() == api.model_text(model, out)
+
+
+def test_every_model_but_a_forest_exports_to_python_that_predicts_the_same(fitted: tuple[str, object]):
+    _, model = fitted
+    if isinstance(model, Forest):
+        pytest.skip("forests have no single rule form to export")
+    namespace: dict[str, object] = {}
+    exec(rulecli.export(model, "python"), namespace)
+    frame = rulecli.read_table(PENGUINS)
+    expected = rulecli.predict(model, frame)["prediction"].to_list()
+    got = [namespace["predict"](row) for row in frame.to_dicts()]  # type: ignore[operator]
+    assert got == expected
+
+
+def test_evaluate_and_cross_validation_through_the_api(fitted: tuple[str, object]):
+    name, model = fitted
+    metrics = rulecli.evaluate(model, PENGUINS)
+    assert 0.4 < metrics["accuracy"] <= 1.0 and metrics["rows"] == 344
+    ds = api.prepare(PENGUINS, target="species", numeric_target=learners.get(name).numeric_target)
+    params = api.make_params(name, **QUICK.get(name, {}))
+    training = api.train(name, ds, params, cv=3, cv_seed=1)
+    assert len(training.report["cv"]["folds"]) == 3
