@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 API = (
     "fit",
     "train",
+    "make_params",
     "prepare",
     "read_table",
     "predict",

@@ -6,7 +6,7 @@ missing cannot be learned from; they are left out and counted in a warning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,6 +58,8 @@ class Dataset:
     y: np.ndarray
     source: str = "<data>"
     warnings: tuple[str, ...] = field(default=())
+    # columns as arrays, made once per dataset whichever learner (or analysis) asks first
+    _arrays: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n_rows(self) -> int:
@@ -79,14 +81,26 @@ class Dataset:
         return np.bincount(self.y, minlength=len(self.classes))
 
     def numeric(self, name: str) -> np.ndarray:
-        """A numeric feature as float64 with NaN for missing."""
-        return self.frame.get_column(name).to_numpy().astype(np.float64, copy=False)
+        """A numeric feature as float64 with NaN for missing (read-only, shared)."""
+        return self._array("numeric", name, lambda: self.frame.get_column(name).to_numpy().astype(np.float64))
 
     def codes(self, name: str) -> np.ndarray:
-        """A categorical feature as level codes; missing is ``len(levels)``."""
-        levels = self.schema.feature(name).levels
-        codes = self.frame.get_column(name).cast(pl.Enum(list(levels))).to_physical()
-        return codes.fill_null(len(levels)).to_numpy().astype(np.int64)
+        """A categorical feature as level codes; missing is ``len(levels)`` (read-only, shared)."""
+
+        def encode() -> np.ndarray:
+            levels = self.schema.feature(name).levels
+            codes = self.frame.get_column(name).cast(pl.Enum(list(levels))).to_physical()
+            return codes.fill_null(len(levels)).to_numpy().astype(np.int64)
+
+        return self._array("codes", name, encode)
+
+    def _array(self, kind: str, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        key = (kind, name)
+        if key not in self._arrays:
+            array = make()
+            array.setflags(write=False)  # shared by every caller: nobody may change it
+            self._arrays[key] = array
+        return self._arrays[key]
 
     def subset(self, rows: np.ndarray) -> Dataset:
         """The same schema over a subset of rows (for validation splits and CV folds)."""
@@ -197,6 +211,32 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
     target_name = spec.target if spec.target is not None else df.columns[-1]
     _check_columns(df, [target_name], source, "--target")
     warnings: list[str] = []
+    df = _drop_missing_target(df, target_name, source, warnings)
+    labels, target = _prepare_target(df, target_name, spec, source)
+    if not target.regression and len(target.classes) < 2:
+        raise InputError(
+            f"{source}: target column '{target_name}' has a single class "
+            f"({target.classes[0]!r}); there is nothing to learn"
+        )
+    prepared = [
+        _prepare_feature(df, name, spec, source, warnings) for name in _feature_names(df, target_name, spec, source)
+    ]
+    kept = [p for p in prepared if p is not None]
+    if not kept:
+        hint = ""
+        if df.width == 1 and any(sep in target_name for sep in ";|"):
+            hint = " (is the file separated by ';' or '|'? rulecli reads ',' for CSV and tabs for TSV)"
+        raise InputError(f"{source}: no usable feature columns besides the target '{target_name}'{hint}")
+    if target.regression:
+        codes = labels.to_numpy().astype(np.float64)
+    else:
+        codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
+    frame = pl.DataFrame([*(series for series, _ in kept), labels.alias(target_name)])
+    return Dataset(frame, Schema(tuple(feature for _, feature in kept), target), codes, source, tuple(warnings))
+
+
+def _drop_missing_target(df: pl.DataFrame, target_name: str, source: str, warnings: list[str]) -> pl.DataFrame:
+    """Rows without a target value cannot be learned from: left out, with a warning."""
     target_column = df.get_column(target_name)
     missing_target = target_column.is_null()
     if target_column.dtype.is_float():
@@ -206,58 +246,44 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         raise InputError(f"{source}: target column '{target_name}' has no values")
     if n_missing:
         warnings.append(f"{source}: {n_missing} rows with a missing '{target_name}' are left out")
-        df = df.filter(~missing_target)
-    labels, target = _prepare_target(df, target_name, spec, source)
-    if not target.regression and len(target.classes) < 2:
-        raise InputError(
-            f"{source}: target column '{target_name}' has a single class "
-            f"({target.classes[0]!r}); there is nothing to learn"
-        )
-    columns: list[pl.Series] = []
-    features: list[Feature] = []
-    for name in _feature_names(df, target_name, spec, source):
-        kind = infer_kind(df.schema[name])
-        if name in spec.categorical:
-            kind = Kind.CATEGORICAL
-        elif name in spec.numeric:
-            kind = Kind.NUMERIC
-        if kind == Kind.NUMERIC:
-            series = _to_numeric(df, name, source).alias(name)
-            levels: tuple[str, ...] = ()
-        else:
-            series = df.select(categorical_expr(name)).to_series()
-            levels = _sorted_labels(df.get_column(name))
-            stray = _stray_text_in_numbers(series)
-            if stray is not None:
-                warnings.append(
-                    f"{source}: column '{name}' looks numeric but holds {stray!r}; it is read as categorical "
-                    f"(pass --numeric {name} to refuse such values, or --null-values {stray} if it marks a missing one)"
-                )
-        n_distinct = series.drop_nulls().n_unique()
-        if n_distinct == 0:
-            warnings.append(f"{source}: column '{name}' has no values; skipped")
-            continue
-        if n_distinct == 1 and series.null_count() == 0:
-            warnings.append(f"{source}: column '{name}' is constant; skipped")
-            continue
-        if kind == Kind.CATEGORICAL and n_distinct == series.len() and series.len() >= ID_LIKE_MIN_ROWS:
-            warnings.append(
-                f"{source}: column '{name}' has a different value on every row (an ID?); "
-                f"rules on it will overfit — consider --exclude {name}"
-            )
-        columns.append(series)
-        features.append(Feature(name, kind, levels))
-    if not features:
-        hint = ""
-        if df.width == 1 and any(sep in target_name for sep in ";|"):
-            hint = " (is the file separated by ';' or '|'? rulecli reads ',' for CSV and tabs for TSV)"
-        raise InputError(f"{source}: no usable feature columns besides the target '{target_name}'{hint}")
-    if target.regression:
-        codes = labels.to_numpy().astype(np.float64)
+        return df.filter(~missing_target)
+    return df
+
+
+def _prepare_feature(
+    df: pl.DataFrame, name: str, spec: DataSpec, source: str, warnings: list[str]
+) -> tuple[pl.Series, Feature] | None:
+    """A feature column typed for learning, or None (with a warning) when it is of no use."""
+    kind = infer_kind(df.schema[name])
+    if name in spec.categorical:
+        kind = Kind.CATEGORICAL
+    elif name in spec.numeric:
+        kind = Kind.NUMERIC
+    if kind == Kind.NUMERIC:
+        series = _to_numeric(df, name, source).alias(name)
+        levels: tuple[str, ...] = ()
     else:
-        codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
-    frame = pl.DataFrame([*columns, labels.alias(target_name)])
-    return Dataset(frame, Schema(tuple(features), target), codes, source, tuple(warnings))
+        series = df.select(categorical_expr(name)).to_series()
+        levels = _sorted_labels(df.get_column(name))
+        stray = _stray_text_in_numbers(series)
+        if stray is not None:
+            warnings.append(
+                f"{source}: column '{name}' looks numeric but holds {stray!r}; it is read as categorical "
+                f"(pass --numeric {name} to refuse such values, or --null-values {stray} if it marks a missing one)"
+            )
+    n_distinct = series.drop_nulls().n_unique()
+    if n_distinct == 0:
+        warnings.append(f"{source}: column '{name}' has no values; skipped")
+        return None
+    if n_distinct == 1 and series.null_count() == 0:
+        warnings.append(f"{source}: column '{name}' is constant; skipped")
+        return None
+    if kind == Kind.CATEGORICAL and n_distinct == series.len() and series.len() >= ID_LIKE_MIN_ROWS:
+        warnings.append(
+            f"{source}: column '{name}' has a different value on every row (an ID?); "
+            f"rules on it will overfit — consider --exclude {name}"
+        )
+    return series, Feature(name, kind, levels)
 
 
 def target_label_expr(target: Target) -> pl.Expr:

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import polars as pl
 
@@ -114,56 +114,62 @@ def scan_table(
     if path != STDIO:
         _check_readable(path)
     fmt, gzipped = detect_format(path, input_format)
-    overrides = dict(schema_overrides or {})
     try:
         if fmt in ("csv", "tsv"):
             options = {
                 "separator": "\t" if fmt == "tsv" else ",",
                 "null_values": list(null_values) or None,
-                "schema_overrides": overrides or None,
+                "schema_overrides": dict(schema_overrides or {}) or None,
                 "infer_schema_length": None if infer_all_rows else 10_000,
                 "raise_if_empty": True,
             }
-            if path == STDIO or gzipped:
-                source: bytes | str = _read_stdin_bytes() if path == STDIO else _read_bytes(path, gzipped)
-                _check_header(source, options["separator"], label)
-                df = pl.read_csv(source, **options)  # type: ignore[arg-type]
-                extra = _text_overrides(df.schema, overrides)
-                if extra:
-                    options["schema_overrides"] = overrides | extra
-                    df = pl.read_csv(source, **options)  # type: ignore[arg-type]
-                return df.lazy()
-            with Path(path).open("rb") as handle:
-                _check_header(handle.readline(), options["separator"], label)
-            lf = pl.scan_csv(path, **options)  # type: ignore[arg-type]
-            extra = _text_overrides(lf.collect_schema(), overrides)
-            if extra:
-                options["schema_overrides"] = overrides | extra
-                lf = pl.scan_csv(path, **options)  # type: ignore[arg-type]
-                lf.collect_schema()
-            return lf
+            return _scan_csv(path, gzipped, options, label)
         if fmt == "arff":
             raw = _read_stdin_bytes() if path == STDIO else _read_bytes(path, gzipped)
             return read_arff(raw, label, null_values).lazy()
-        source_bytes: bytes | str = _read_stdin_bytes() if path == STDIO else path
-        if fmt == "parquet":
-            if isinstance(source_bytes, bytes):
-                return pl.read_parquet(io.BytesIO(source_bytes)).lazy()
-            lf = pl.scan_parquet(source_bytes)
-        elif fmt == "ipc":
-            if isinstance(source_bytes, bytes):
-                return pl.read_ipc(io.BytesIO(source_bytes)).lazy()
-            lf = pl.scan_ipc(source_bytes)
-        else:
-            if isinstance(source_bytes, bytes):
-                return pl.read_ndjson(io.BytesIO(source_bytes)).lazy()
-            lf = pl.scan_ndjson(source_bytes, infer_schema_length=None)
-        lf.collect_schema()
-        return lf
+        return _scan_binary(path, fmt)
     except InputError:
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputError(f"{label}: cannot read as {fmt.upper()}: {_first_line(exc)}") from exc
+
+
+def _scan_csv(path: str, gzipped: bool, options: dict[str, Any], label: str) -> pl.LazyFrame:
+    """CSV/TSV: scanned lazily from a plain file, read eagerly from stdin or gzip. Columns
+    typed as text by the overrides' rule (``_text_overrides``) are read again as text."""
+    overrides = options["schema_overrides"] or {}
+    if path == STDIO or gzipped:
+        source: bytes | str = _read_stdin_bytes() if path == STDIO else _read_bytes(path, gzipped)
+        _check_header(source, options["separator"], label)
+        df = pl.read_csv(source, **options)
+        extra = _text_overrides(df.schema, overrides)
+        if extra:
+            df = pl.read_csv(source, **(options | {"schema_overrides": overrides | extra}))
+        return df.lazy()
+    with Path(path).open("rb") as handle:
+        _check_header(handle.readline(), options["separator"], label)
+    lf = pl.scan_csv(path, **options)
+    extra = _text_overrides(lf.collect_schema(), overrides)
+    if extra:
+        lf = pl.scan_csv(path, **(options | {"schema_overrides": overrides | extra}))
+        lf.collect_schema()
+    return lf
+
+
+def _scan_binary(path: str, fmt: str) -> pl.LazyFrame:
+    """Parquet, IPC and NDJSON: scanned lazily from a file, read whole from stdin."""
+    if path == STDIO:
+        raw = io.BytesIO(_read_stdin_bytes())
+        read = {"parquet": pl.read_parquet, "ipc": pl.read_ipc}.get(fmt, pl.read_ndjson)
+        return read(raw).lazy()
+    if fmt == "parquet":
+        lf = pl.scan_parquet(path)
+    elif fmt == "ipc":
+        lf = pl.scan_ipc(path)
+    else:
+        lf = pl.scan_ndjson(path, infer_schema_length=None)
+    lf.collect_schema()
+    return lf
 
 
 HEADER_BYTES = 1 << 20

@@ -230,10 +230,6 @@ def _ranked(quality: np.ndarray, support: np.ndarray, tiebreak: np.ndarray, top:
     yield from np.lexsort((tiebreak, -support, -quality))
 
 
-def _text(conditions: tuple[Condition, ...]) -> str:
-    return " AND ".join(f"{c.column}{c.op.value}{c.value}" for c in conditions)
-
-
 def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) -> tuple[list[Rule], str]:
     search = _Search(enc, params, None)
     rows = np.arange(enc.n_rows)

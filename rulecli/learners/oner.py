@@ -25,13 +25,13 @@ import numpy as np
 import polars as pl
 
 from rulecli.dataset import Dataset, stratified_holdout
-from rulecli.discretize import compute_cuts, interval_codes
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.compile import predict_expr
-from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleStats, interval_conditions
+from rulecli.model.core import DecisionList, ModelInfo, Rule, RuleStats
 from rulecli.params import Params, bins_param, discretize_param, param, seed_param
-from rulecli.schema import Cuts, Kind, Schema
+from rulecli.schema import Schema
+from rulecli.search.cells import FeatureCells, cells_of
 from rulecli.stats import chi2_independence
 
 TIES = ("first", "chi2")
@@ -47,47 +47,22 @@ class OneRParams(Params):
     seed: int = seed_param()
 
 
-@dataclass(frozen=True)
-class _Partition:
-    """A feature's cells: each row's cell code, and what defines the cells.
-
-    Cells are the feature's levels (categorical) or intervals between ``cuts`` (numeric),
-    then one cell for missing values. Conditions are built only for the chosen feature.
-    """
-
-    name: str
-    codes: np.ndarray
-    n_cells: int
-    levels: tuple[str, ...] = ()
-    cuts: Cuts | None = None
-
-    def conditions(self) -> list[Condition]:
-        if self.cuts is None:
-            cells = [Condition(self.name, Op.EQ, level) for level in self.levels]
-        else:
-            cells = interval_conditions(self.name, self.cuts)
-        return [*cells, Condition(self.name, Op.MISSING)]
-
-
-def _partition(ds: Dataset, name: str, params: OneRParams) -> _Partition:
-    feature = ds.schema.feature(name)
-    if feature.kind == Kind.CATEGORICAL:
-        return _Partition(name, ds.codes(name), len(feature.levels) + 1, levels=feature.levels)
-    x = ds.numeric(name)
+def _partition(ds: Dataset, name: str, params: OneRParams) -> FeatureCells:
+    """The feature's cells: its levels or intervals, then missing as one more value."""
     bins = params.min_bucket if params.discretize == "min-bucket" else params.bins
-    cuts = compute_cuts(name, x, params.discretize, bins=bins, y=ds.y, n_classes=len(ds.classes))
-    return _Partition(name, interval_codes(cuts, x), len(cuts.edges) + 2, cuts=cuts)
+    return cells_of(ds, ds.schema.feature(name), params.discretize, bins)
 
 
-def _cross_table(part: _Partition, y: np.ndarray, n_classes: int) -> np.ndarray:
-    flat = np.bincount(part.codes * n_classes + y, minlength=part.n_cells * n_classes)
-    return flat.reshape(part.n_cells, n_classes)
+def _cross_table(part: FeatureCells, y: np.ndarray, n_classes: int) -> np.ndarray:
+    n_cells = len(part.conditions)
+    flat = np.bincount(part.codes * n_classes + y, minlength=n_cells * n_classes)
+    return flat.reshape(n_cells, n_classes)
 
 
-def _rules_for(ds: Dataset, part: _Partition) -> list[Rule]:
+def _rules_for(ds: Dataset, part: FeatureCells) -> list[Rule]:
     """One rule per non-empty cell of the feature, predicting the cell's majority class."""
     table = _cross_table(part, ds.y, len(ds.classes))
-    conditions = part.conditions()
+    conditions = part.conditions
     rules = []
     for cell in np.flatnonzero(table.sum(axis=1)):
         counts = table[cell]
@@ -155,7 +130,7 @@ def fit_oner(ds: Dataset, params: OneRParams, *, progress: Progress | None = Non
     chosen = _choose(scores, params.ties)
     part = _partition(ds, chosen, params)
     rules = _rules_for(ds, part)
-    features = tuple(dataclasses.replace(f, cuts=part.cuts) if f.name == chosen else f for f in ds.schema.features)
+    features = tuple(part.feature if f.name == chosen else f for f in ds.schema.features)
     info = ModelInfo(
         algorithm="oner",
         params=params.record(),

@@ -173,6 +173,12 @@ def prune(nodes: TreeNodes, alpha: float) -> TreeNodes:
                 subtree_cost[up] += delta_cost
                 leaves[up] -= delta_leaves
                 up = parent[up]
+    return _without(nodes, removed, collapsed)
+
+
+def _without(nodes: TreeNodes, removed: np.ndarray, collapsed: np.ndarray) -> TreeNodes:
+    """The tree less its ``removed`` nodes, the ``collapsed`` ones turned into leaves."""
+    n = nodes.n_nodes
     keep = np.flatnonzero(~removed)
     new_id = np.full(n, -1, dtype=np.int64)
     new_id[keep] = np.arange(keep.size)

@@ -14,7 +14,9 @@ import numpy as np
 import polars as pl
 
 from rulecli.errors import InputError, ModelFormatError, ParamError
-from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
+from rulecli.model import ops
+from rulecli.model.core import Closed, Condition, DecisionList, Model, Rule, RuleSet, Vote
+from rulecli.model.ops import OPS, Shape, class_votes, is_numeric
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import (
     Columns,
@@ -39,54 +41,39 @@ DEFAULT_RULE = "default"
 FIRST_MATCH = "__rulecli_first_match"
 
 
-def _is_numeric_condition(cond: Condition) -> bool:
-    if cond.op in (Op.LT, Op.LE, Op.GT, Op.GE, Op.INTERVAL):
-        return True
-    if isinstance(cond.value, tuple):
-        return all(isinstance(v, float) for v in cond.value)
-    return isinstance(cond.value, float)
-
-
 def condition_expr(cond: Condition) -> pl.Expr:
     """Boolean expression for one condition; never null.
 
     Examples
     --------
+    >>> from rulecli.model.core import Op
     >>> df = pl.DataFrame({"size": ["big", None, "small"]})
     >>> df.select(condition_expr(Condition("size", Op.EQ, "big"))).to_series().to_list()
     [True, False, False]
     """
-    if cond.op == Op.MISSING:
-        return pl.col(cond.column).is_null()
-    if cond.op == Op.PRESENT:
-        return pl.col(cond.column).is_not_null()
-    numeric = _is_numeric_condition(cond)
+    spec = OPS[cond.op]
+    if spec.shape == Shape.MISSING:
+        return getattr(pl.col(cond.column), spec.polars)()
+    numeric = is_numeric(cond)
     # NaN was read as missing when the frame was opened (normalize_missing); casting a
     # Float64 column is free, while another fill_nan here would copy it once per condition.
     x = pl.col(cond.column).cast(pl.Float64) if numeric else categorical_expr(cond.column)
     value = cond.value
-    if cond.op in (Op.IN, Op.NOT_IN):
+    if spec.shape == Shape.SET:
         assert isinstance(value, tuple)
         members = pl.Series(
             values=list(value) if numeric else [str(v) for v in value],
             dtype=pl.Float64 if numeric else pl.String,
         )
         test = x.is_in(members.implode())
-        expr = test if cond.op == Op.IN else ~test
-    elif cond.op == Op.INTERVAL:
+        expr = ~test if spec.negated else test
+    elif spec.shape == Shape.INTERVAL:
         assert isinstance(value, tuple)
         low, high = value
         expr = x.is_between(low, high, closed=Closed(cond.closed).value)
     else:
-        literal = pl.lit(value if numeric else str(value))
-        expr = {
-            Op.EQ: x == literal,
-            Op.NE: x != literal,
-            Op.LT: x < literal,
-            Op.LE: x <= literal,
-            Op.GT: x > literal,
-            Op.GE: x >= literal,
-        }[cond.op]
+        assert spec.apply is not None
+        expr = spec.apply(x, pl.lit(value if numeric else str(value)))
     return expr.fill_null(cond.or_missing)
 
 
@@ -167,45 +154,22 @@ def predict_expr(model: Model, index: pl.Expr | None = None) -> pl.Expr:
     return _vote_expr(model).alias(PREDICTION)
 
 
-def _rule_weight(rule: Rule, vote: Vote) -> float:
-    if vote == Vote.ONE:
-        return 1.0
-    if rule.weight is not None:
-        return rule.weight
-    if rule.stats is not None:
-        return float(rule.stats.correct)
-    return 1.0
-
-
 def _scores(model: RuleSet, vote: Vote) -> list[pl.Expr]:
     """One score expression per class: the summed votes of matching rules."""
     per_class: list[list[pl.Expr]] = [[] for _ in model.classes]
-    index = {c: i for i, c in enumerate(model.classes)}
     for rule in model.rules:
         fires = rule_expr(rule)
-        if vote == Vote.DISTRIBUTION:
-            if rule.stats is None or rule.stats.class_counts is None:
-                raise ModelFormatError("distribution voting needs class counts on every rule")
-            for k, count in enumerate(rule.stats.class_counts):
-                if count:
-                    per_class[k].append(pl.when(fires).then(pl.lit(float(count))).otherwise(0.0))
-        else:
-            weight = _rule_weight(rule, vote)
-            per_class[index[rule.prediction]].append(pl.when(fires).then(pl.lit(weight)).otherwise(0.0))
+        for k, score in enumerate(class_votes(rule, model.classes, vote)):
+            if score:
+                per_class[k].append(pl.when(fires).then(pl.lit(score)).otherwise(0.0))
     combine = pl.max_horizontal if vote == Vote.BEST else pl.sum_horizontal
     return [_combine(exprs, combine) if exprs else pl.lit(0.0) for exprs in per_class]
-
-
-def _any_rule_expr(model: RuleSet) -> pl.Expr:
-    if not model.rules:
-        return pl.lit(False)
-    return _combine([rule_expr(r) for r in model.rules], pl.any_horizontal)
 
 
 def _vote_expr(model: RuleSet) -> pl.Expr:
     winner = _lookup(pl.concat_list(_scores(model, model.vote)).list.arg_max(), list(model.classes), pl.String())
     fallback = pl.lit(model.default.prediction if model.default else None, dtype=pl.String)
-    return pl.when(_any_rule_expr(model)).then(winner).otherwise(fallback)
+    return pl.when(decided_expr(model)).then(winner).otherwise(fallback)
 
 
 def proba_exprs(model: Model, index: pl.Expr | None = None) -> list[pl.Expr]:
@@ -246,7 +210,7 @@ def rule_id_expr(model: Model, index: pl.Expr | None = None) -> pl.Expr:
         else pl.lit("")
     )
     fallback = pl.lit(DEFAULT_RULE if model.default is not None else None, dtype=pl.String)
-    return pl.when(_any_rule_expr(model)).then(joined).otherwise(fallback).alias(RULE)
+    return pl.when(decided_expr(model)).then(joined).otherwise(fallback).alias(RULE)
 
 
 def rule_text_expr(model: Model, index: pl.Expr | None = None) -> pl.Expr:
@@ -293,7 +257,6 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
     row_of = np.full(len(model.features), -1, dtype=np.int64)
     row_of[[index[name] for name in used]] = np.arange(len(used))
     prepared = walkers(model, row_of)
-    d = len(used)
     regression = model.regression
     names = [f"proba_{c}" for c in model.classes]
     fields: dict[str, pl.DataType] = {PREDICTION: pl.Float64() if regression else pl.String()}
@@ -307,21 +270,7 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
         fields |= {RULE: pl.String(), RULE_TEXT: pl.String()}
 
     def score(frame: pl.DataFrame) -> pl.DataFrame:
-        n = frame.height
-        numeric = np.full((d, n), np.nan)
-        codes = np.full((d, n), -1, dtype=np.int32)
-        for row, name in enumerate(used):
-            column = frame.get_column(name)
-            if kinds[name]:
-                numeric[row] = column.cast(pl.Float64).fill_nan(None).to_numpy()
-            else:
-                codes[row] = (
-                    column.cast(pl.String)
-                    .replace_strict(levels[index[name]], default=-1, return_dtype=pl.Int32)
-                    .fill_null(-1)
-                    .to_numpy()
-                )
-        batch = Columns(numeric, codes, n)
+        batch = _walk_input(frame, used, kinds, [levels[index[name]] for name in used])
         out = average_output(model, prepared, batch)
         columns: dict[str, object] = {}
         if regression:
@@ -343,6 +292,25 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
 
     source = pl.struct(used) if used else pl.struct(pl.lit(0).alias("_"))
     return source.map_batches(batches, return_dtype=pl.Struct(fields), is_elementwise=True).alias(WALK)
+
+
+def _walk_input(frame: pl.DataFrame, used: list[str], kinds: dict[str, bool], levels: list[dict[str, int]]) -> Columns:
+    """A batch of rows as tree-walk input: numbers (NaN missing) and level codes (-1 unseen or missing)."""
+    n = frame.height
+    numeric = np.full((len(used), n), np.nan)
+    codes = np.full((len(used), n), -1, dtype=np.int32)
+    for row, name in enumerate(used):
+        column = frame.get_column(name)
+        if kinds[name]:
+            numeric[row] = column.cast(pl.Float64).fill_nan(None).to_numpy()
+        else:
+            codes[row] = (
+                column.cast(pl.String)
+                .replace_strict(levels[row], default=-1, return_dtype=pl.Int32)
+                .fill_null(-1)
+                .to_numpy()
+            )
+    return Columns(numeric, codes, n)
 
 
 def prediction_frame(
@@ -382,16 +350,7 @@ def column_kinds(model: Predictor) -> dict[str, bool]:
     """Each column the model reads, with True where it is compared as a number."""
     if isinstance(model, Tree | Forest):
         return feature_kinds(model)
-    kinds: dict[str, bool] = {}
-    for rule in model.rules:
-        for cond in rule.conditions:
-            if cond.op in (Op.MISSING, Op.PRESENT):
-                kinds.setdefault(cond.column, False)
-            elif _is_numeric_condition(cond):
-                kinds[cond.column] = True
-            else:
-                kinds.setdefault(cond.column, False)
-    return kinds
+    return ops.column_kinds(c for rule in model.rules for c in rule.conditions)
 
 
 def read_dtypes_for(model: Predictor) -> dict[str, pl.DataType]:

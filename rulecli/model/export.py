@@ -10,11 +10,11 @@ without one) where no rule matches. Forests are not exported.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from rulecli.errors import ParamError
-from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, Vote
+from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
+from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 
 DIALECTS = ("duckdb", "postgres", "spark")
@@ -33,34 +33,6 @@ class _Plan:
     numeric: dict[str, bool]
 
 
-def _rule_weights(rule: Rule, classes: tuple[str, ...], vote: Vote) -> list[float]:
-    scores = [0.0] * len(classes)
-    if vote == Vote.DISTRIBUTION:
-        assert rule.stats is not None and rule.stats.class_counts is not None
-        return [float(c) for c in rule.stats.class_counts]
-    if vote == Vote.ONE:
-        weight = 1.0
-    elif rule.weight is not None:
-        weight = rule.weight
-    else:
-        weight = float(rule.stats.correct) if rule.stats is not None else 1.0
-    scores[classes.index(rule.prediction)] = weight
-    return scores
-
-
-def _kinds(conditions: list[Condition]) -> dict[str, bool]:
-    kinds: dict[str, bool] = {}
-    for cond in conditions:
-        numeric = cond.op in (Op.LT, Op.LE, Op.GT, Op.GE, Op.INTERVAL) or isinstance(
-            cond.value[0] if isinstance(cond.value, tuple) and cond.value else cond.value, float
-        )
-        if cond.op in (Op.MISSING, Op.PRESENT):
-            kinds.setdefault(cond.column, False)
-        else:
-            kinds[cond.column] = kinds.get(cond.column, False) or numeric
-    return kinds
-
-
 def plan(model: Model | Tree | Forest) -> _Plan:
     if isinstance(model, Forest):
         raise ParamError("export writes decision lists, rule sets and single trees; a forest has no such form")
@@ -68,13 +40,13 @@ def plan(model: Model | Tree | Forest) -> _Plan:
         if not model.regression:
             return plan(decision_list(model))
         pairs = [(c, float(model.nodes.value[leaf, 0])) for leaf, c in leaf_rules(model.nodes, model.features)]
-        kinds = _kinds([c for conds, _ in pairs for c in conds])
+        kinds = column_kinds(c for conds, _ in pairs for c in conds)
         return _Plan(pairs, None, None, (), [], kinds)
-    kinds = _kinds([c for r in model.rules for c in r.conditions])
+    kinds = column_kinds(c for r in model.rules for c in r.conditions)
     default = model.default.prediction if model.default is not None else None
     if isinstance(model, DecisionList):
         return _Plan([(r.conditions, r.prediction) for r in model.rules], default, None, model.classes, [], kinds)
-    weights = [_rule_weights(r, model.classes, model.vote) for r in model.rules]
+    weights = [class_votes(r, model.classes, model.vote) for r in model.rules]
     pairs = [(r.conditions, r.prediction) for r in model.rules]
     return _Plan(pairs, default, model.vote, model.classes, weights, kinds)
 
@@ -115,26 +87,24 @@ class _Sql:
 
 def _sql_condition(sql: _Sql, cond: Condition, numeric: bool) -> str:
     x = sql.column(cond.column, numeric)
-    if cond.op == Op.MISSING:
-        return f"{x} IS NULL"
-    if cond.op == Op.PRESENT:
-        return f"{x} IS NOT NULL"
-    if cond.op in (Op.IN, Op.NOT_IN):
+    spec = OPS[cond.op]
+    if spec.shape == Shape.MISSING:
+        return f"{x} {spec.sql}"
+    if spec.shape == Shape.SET:
         assert isinstance(cond.value, tuple)
         members = ", ".join(sql.literal(v) for v in cond.value)
-        test = f"{x} {'IN' if cond.op == Op.IN else 'NOT IN'} ({members})"
-    elif cond.op == Op.INTERVAL:
+        test = f"{x} {spec.sql} ({members})"
+    elif spec.shape == Shape.INTERVAL:
         assert isinstance(cond.value, tuple)
         low, high = cond.value
-        closed = Closed(cond.closed)
-        lo = ">=" if closed in (Closed.LEFT, Closed.BOTH) else ">"
-        hi = "<=" if closed in (Closed.RIGHT, Closed.BOTH) else "<"
+        with_low, with_high = ends(Closed(cond.closed))
+        lo = OPS[Op.GE if with_low else Op.GT].sql
+        hi = OPS[Op.LE if with_high else Op.LT].sql
         test = f"({x} {lo} {sql.literal(low)} AND {x} {hi} {sql.literal(high)})"
     else:
         assert cond.value is not None and not isinstance(cond.value, tuple)
-        op = {Op.EQ: "=", Op.NE: "<>"}.get(cond.op, cond.op.value)
-        test = f"{x} {op} {sql.literal(cond.value)}"
-    return f"({test} OR {x} IS NULL)" if cond.or_missing else test
+        test = f"{x} {spec.sql} {sql.literal(cond.value)}"
+    return f"({test} OR {x} {OPS[Op.MISSING].sql})" if cond.or_missing else test
 
 
 def _sql_rule(sql: _Sql, conditions: tuple[Condition, ...], kinds: dict[str, bool]) -> str:
@@ -187,26 +157,24 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
 
 
 def _py_condition(cond: Condition, var: str) -> str:
-    if cond.op == Op.MISSING:
-        return f"{var} is None"
-    if cond.op == Op.PRESENT:
-        return f"{var} is not None"
-    if cond.op in (Op.IN, Op.NOT_IN):
+    spec = OPS[cond.op]
+    if spec.shape == Shape.MISSING:
+        return f"{var} {spec.python}"
+    if spec.shape == Shape.SET:
         assert isinstance(cond.value, tuple)
         members = "{" + ", ".join(repr(v) for v in cond.value) + ("," if len(cond.value) == 1 else "") + "}"
-        test = f"{var} {'in' if cond.op == Op.IN else 'not in'} {members}"
-    elif cond.op == Op.INTERVAL:
+        test = f"{var} {spec.python} {members}"
+    elif spec.shape == Shape.INTERVAL:
         assert isinstance(cond.value, tuple)
         low, high = cond.value
-        closed = Closed(cond.closed)
-        lo = "<=" if closed in (Closed.LEFT, Closed.BOTH) else "<"
-        hi = "<=" if closed in (Closed.RIGHT, Closed.BOTH) else "<"
+        with_low, with_high = ends(Closed(cond.closed))
+        lo = OPS[Op.LE if with_low else Op.LT].python
+        hi = OPS[Op.LE if with_high else Op.LT].python
         test = f"{low!r} {lo} {var} {hi} {high!r}"
     else:
-        op = {Op.EQ: "==", Op.NE: "!="}.get(cond.op, cond.op.value)
-        test = f"{var} {op} {cond.value!r}"
-    present = f"({var} is not None and {test})"
-    return f"({var} is None or {test})" if cond.or_missing else present
+        test = f"{var} {spec.python} {cond.value!r}"
+    present = f"({var} {OPS[Op.PRESENT].python} and {test})"
+    return f"({var} {OPS[Op.MISSING].python} or {test})" if cond.or_missing else present
 
 
 def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
@@ -270,22 +238,20 @@ def _pl_column(name: str, numeric: bool) -> str:
 
 def _pl_condition(cond: Condition, numeric: bool) -> str:
     x = _pl_column(cond.column, numeric)
-    if cond.op == Op.MISSING:
-        return f"{x}.is_null()"
-    if cond.op == Op.PRESENT:
-        return f"{x}.is_not_null()"
-    if cond.op in (Op.IN, Op.NOT_IN):
+    spec = OPS[cond.op]
+    if spec.shape == Shape.MISSING:
+        return f"{x}.{spec.polars}()"
+    if spec.shape == Shape.SET:
         assert isinstance(cond.value, tuple)
-        test = f"{x}.is_in({list(cond.value)!r})"
-        if cond.op == Op.NOT_IN:
+        test = f"{x}.{spec.polars}({list(cond.value)!r})"
+        if spec.negated:
             test = f"~{test}"
-    elif cond.op == Op.INTERVAL:
+    elif spec.shape == Shape.INTERVAL:
         assert isinstance(cond.value, tuple)
         low, high = cond.value
-        test = f"{x}.is_between({low!r}, {high!r}, closed={Closed(cond.closed).value!r})"
+        test = f"{x}.{spec.polars}({low!r}, {high!r}, closed={Closed(cond.closed).value!r})"
     else:
-        op = {Op.EQ: "==", Op.NE: "!="}.get(cond.op, cond.op.value)
-        test = f"({x} {op} {cond.value!r})"
+        test = f"({x} {spec.polars} {cond.value!r})"
     return f"({test}).fill_null({cond.or_missing})"
 
 
@@ -317,6 +283,3 @@ def to_polars(model: Model | Tree | Forest) -> str:
     winner = f"pl.lit(pl.Series({list(p.classes)!r})).gather(pl.concat_list([{', '.join(per_class)}]).list.arg_max())"
     otherwise = f"pl.repeat({p.default!r}, pl.len(), dtype=pl.String)"
     return f"pl.when({any_rule}).then({winner}).otherwise({otherwise})\n"
-
-
-EXPORTERS: dict[str, Callable[..., str]] = {"sql": to_sql, "python": to_python, "polars": to_polars}

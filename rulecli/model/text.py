@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.core import (
+    NUMERIC_OPS,
     Closed,
     Condition,
     DecisionList,
@@ -38,12 +39,14 @@ from rulecli.model.core import (
     Scalar,
     Vote,
 )
+from rulecli.model.ops import OPS, Shape
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 KEYWORDS = frozenset(
     {"if", "then", "and", "or", "else", "in", "not", "is", "missing", "true", "ruleset", "vote", "classes"}
 )
+_COMPARISONS = {spec.text: op for op, spec in OPS.items() if spec.shape == Shape.COMPARE}
 _OPEN = {Closed.RIGHT: "(", Closed.LEFT: "[", Closed.BOTH: "[", Closed.NONE: "("}
 _CLOSE = {Closed.RIGHT: "]", Closed.LEFT: ")", Closed.BOTH: "]", Closed.NONE: ")"}
 
@@ -88,21 +91,22 @@ def render_condition(cond: Condition) -> str:
 
 def _render_test(cond: Condition) -> str:
     name = render_name(cond.column)
-    if cond.op in (Op.MISSING, Op.PRESENT):
-        return f"{name} {cond.op.value}"
-    if cond.op in (Op.IN, Op.NOT_IN):
+    spec = OPS[cond.op]
+    if spec.shape == Shape.MISSING:
+        return f"{name} {spec.text}"
+    if spec.shape == Shape.SET:
         assert isinstance(cond.value, tuple)
         members = ", ".join(render_value(v) for v in cond.value)
-        return f"{name} {cond.op.value} {{{members}}}"
-    if cond.op == Op.INTERVAL:
+        return f"{name} {spec.text} {{{members}}}"
+    if spec.shape == Shape.INTERVAL:
         assert isinstance(cond.value, tuple)
         low, high = cond.value
         assert isinstance(low, float) and isinstance(high, float)
         closed = Closed(cond.closed)
         bounds = f"{render_number(low)}, {render_number(high)}"
-        return f"{name} in {_OPEN[closed]}{bounds}{_CLOSE[closed]}"
+        return f"{name} {spec.text} {_OPEN[closed]}{bounds}{_CLOSE[closed]}"
     assert isinstance(cond.value, str | float)
-    return f"{name} {cond.op.value} {render_value(cond.value)}"
+    return f"{name} {spec.text} {render_value(cond.value)}"
 
 
 def render_conditions(conditions: tuple[Condition, ...]) -> str:
@@ -343,9 +347,9 @@ def _parse_condition(line: _Line) -> Condition | None:
 def _parse_condition_tail(line: _Line, column: str) -> Condition:
     token = line.next("an operator")
     if token.kind == "op":
-        op = Op(token.text)
+        op = _COMPARISONS[token.text]
         value = _parse_value(line)
-        if op in (Op.LT, Op.LE, Op.GT, Op.GE) and not isinstance(value, float):
+        if op in NUMERIC_OPS and not isinstance(value, float):
             line.fail(token.column, f"'{op.value}' compares with a number, found a text value")
         return Condition(column, op, value)
     if token.keyword == "is":

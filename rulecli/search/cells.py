@@ -27,16 +27,18 @@ class FeatureCells:
 
 def feature_cells(ds: Dataset, method: str, bins: int) -> list[FeatureCells]:
     """Each feature of ``ds`` as cells; numeric ones cut by ``method`` (supervised ones use the class)."""
-    out = []
-    for feature in ds.schema.features:
-        if feature.kind == Kind.CATEGORICAL:
-            values = [Condition(feature.name, Op.EQ, v) for v in feature.levels]
-            codes = ds.codes(feature.name)
-        else:
-            x = ds.numeric(feature.name)
-            cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes))
-            values = interval_conditions(feature.name, cuts)
-            codes = interval_codes(cuts, x)
-            feature = Feature(feature.name, feature.kind, feature.levels, cuts)
-        out.append(FeatureCells(feature, codes, (*values, Condition(feature.name, Op.MISSING))))
-    return out
+    return [cells_of(ds, feature, method, bins) for feature in ds.schema.features]
+
+
+def cells_of(ds: Dataset, feature: Feature, method: str, bins: int) -> FeatureCells:
+    """One feature as cells (see :func:`feature_cells`)."""
+    if feature.kind == Kind.CATEGORICAL:
+        values = [Condition(feature.name, Op.EQ, v) for v in feature.levels]
+        codes = ds.codes(feature.name)
+    else:
+        x = ds.numeric(feature.name)
+        cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes))
+        values = interval_conditions(feature.name, cuts)
+        codes = interval_codes(cuts, x)
+        feature = Feature(feature.name, feature.kind, feature.levels, cuts)
+    return FeatureCells(feature, codes, (*values, Condition(feature.name, Op.MISSING)))

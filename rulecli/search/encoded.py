@@ -17,6 +17,7 @@ import numpy as np
 
 from rulecli.dataset import Dataset
 from rulecli.model.core import Closed, Condition, Op
+from rulecli.model.ops import OPS, Shape, ends
 from rulecli.schema import Kind
 
 
@@ -90,41 +91,26 @@ class Encoded:
         """Rows satisfying ``cond``; a missing value satisfies only ``is missing``."""
         j = self.index(cond.column)
         column = self.columns[j]
-        if self.kinds[j] == Kind.CATEGORICAL:
-            missing = column == len(self.levels[j])
+        spec = OPS[cond.op]
+        categorical = self.kinds[j] == Kind.CATEGORICAL
+        missing = column == len(self.levels[j]) if categorical else np.isnan(column)
+        if spec.shape == Shape.MISSING:
+            return ~missing if spec.negated else missing
+        if categorical:
             lookup = self.level_codes[j]
-            if cond.op == Op.MISSING:
-                return missing
-            if cond.op == Op.PRESENT:
-                return ~missing
             values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
-            codes = [lookup[str(v)] for v in values if str(v) in lookup]
-            inside = np.isin(column, codes)
-            if cond.op in (Op.EQ, Op.IN):
-                return inside
-            return ~inside & ~missing
-        missing = np.isnan(column)
-        if cond.op == Op.MISSING:
-            return missing
-        if cond.op == Op.PRESENT:
-            return ~missing
+            inside = np.isin(column, [lookup[str(v)] for v in values if str(v) in lookup])
+            return ~inside & ~missing if spec.negated or cond.op == Op.NE else inside
         with np.errstate(invalid="ignore"):
-            if cond.op == Op.INTERVAL:
+            if spec.shape == Shape.INTERVAL:
                 assert isinstance(cond.value, tuple)
                 low, high = float(cond.value[0]), float(cond.value[1])
-                closed = Closed(cond.closed)
-                left = column >= low if closed in (Closed.LEFT, Closed.BOTH) else column > low
-                right = column <= high if closed in (Closed.RIGHT, Closed.BOTH) else column < high
+                with_low, with_high = ends(Closed(cond.closed))
+                left = column >= low if with_low else column > low
+                right = column <= high if with_high else column < high
                 return left & right
-            value = float(cond.value)  # type: ignore[arg-type]
-            return {
-                Op.LE: column <= value,
-                Op.LT: column < value,
-                Op.GE: column >= value,
-                Op.GT: column > value,
-                Op.EQ: column == value,
-                Op.NE: (column != value) & ~missing,
-            }[cond.op]
+            assert spec.apply is not None
+            return spec.apply(column, float(cond.value)) & ~missing  # type: ignore[arg-type]
 
     def rule_mask(self, conditions: tuple[Condition, ...], rows: np.ndarray | None = None) -> np.ndarray:
         """Rows (of ``rows``, or of all rows) satisfying every condition."""

@@ -433,6 +433,20 @@ class Grower:
         categorical: int | None,
     ) -> None:
         """Evaluate the cut after every cell of every node (cells sorted by node, then order)."""
+        cuts = self._cut_gains(cell_node, cell_sums, missing_sums, node_stats, node_impurity)
+        if cuts is not None:
+            _record_winners(best, j, cuts, cell_node, cell_bin, node_stats.shape[0], categorical)
+
+    def _cut_gains(
+        self,
+        cell_node: np.ndarray,
+        cell_sums: np.ndarray,
+        missing_sums: np.ndarray,
+        node_stats: np.ndarray,
+        node_impurity: np.ndarray,
+    ) -> _Cuts | None:
+        """The gain of the cut after each cell (-inf where a child would be too small), with
+        the side missing values take; None when no cut is allowed."""
         criterion = self.params.criterion
         first = np.empty(cell_node.size, dtype=bool)
         first[0] = True
@@ -459,44 +473,67 @@ class Grower:
         msl = self.params.min_samples_leaf
         valid &= (wl >= msl) & (wr >= msl)
         if not valid.any():
-            return
+            return None
         total = wl + wr
         gain = (
             node_impurity[cell_node]
             - (wl / total) * impurity(left, criterion, wl)
             - (wr / total) * impurity(right, criterion, wr)
         )
-        gain = np.where(valid, gain, -np.inf)
-        seg_max = np.maximum.reduceat(gain, starts)
-        node_max = np.full(node_stats.shape[0], -np.inf)
-        nodes_here = cell_node[starts]
-        node_max[nodes_here] = seg_max
-        # the first cell reaching its node's maximum: the lowest threshold among ties
-        hits = np.flatnonzero((gain == node_max[cell_node]) & np.isfinite(gain))
-        hit_node = cell_node[hits]
-        # cells are sorted by node: the first hit of each node is where the node changes
-        new_node = np.empty(hit_node.size, dtype=bool)
-        new_node[:1] = True
-        np.not_equal(hit_node[1:], hit_node[:-1], out=new_node[1:])
-        firsts_node = hit_node[new_node]
-        winner_cell = hits[new_node]
-        so_far = best.gain[firsts_node]
-        known = np.isfinite(so_far)
-        margin = 1e-12 * np.maximum(1.0, np.abs(np.where(known, so_far, 0.0)))
-        better = ~known | (node_max[firsts_node] > np.where(known, so_far, 0.0) + margin)
-        nodes_won = firsts_node[better]
-        cells_won = winner_cell[better]
-        best.gain[nodes_won] = gain[cells_won]
-        best.feature[nodes_won] = j
-        best.bin[nodes_won] = cell_bin[cells_won]
-        best.missing_left[nodes_won] = miss_left[cells_won]
-        for node, cell in zip(nodes_won.tolist(), cells_won.tolist(), strict=True):
-            if categorical is None:
-                best.left_codes.pop(node, None)
-                best.right_codes.pop(node, None)
-                continue
-            seg = segment[cell]
-            start = starts[seg]
-            end = starts[seg + 1] if seg + 1 < starts.size else cell_node.size
-            best.left_codes[node] = tuple(sorted(cell_bin[start : cell + 1].tolist()))
-            best.right_codes[node] = tuple(sorted(cell_bin[cell + 1 : end].tolist()))
+        return _Cuts(np.where(valid, gain, -np.inf), miss_left, starts, segment)
+
+
+@dataclass(frozen=True)
+class _Cuts:
+    """Per cell: the gain of cutting after it and whether missing values go left; the cells'
+    node segments (first cell of each, segment of each cell)."""
+
+    gain: np.ndarray
+    miss_left: np.ndarray
+    starts: np.ndarray
+    segment: np.ndarray
+
+
+def _record_winners(
+    best: _Best,
+    j: int,
+    cuts: _Cuts,
+    cell_node: np.ndarray,
+    cell_bin: np.ndarray,
+    n_nodes: int,
+    categorical: int | None,
+) -> None:
+    """Keep, per node, feature ``j``'s best cut where it beats the best found so far."""
+    gain, starts, segment = cuts.gain, cuts.starts, cuts.segment
+    seg_max = np.maximum.reduceat(gain, starts)
+    node_max = np.full(n_nodes, -np.inf)
+    node_max[cell_node[starts]] = seg_max
+    # the first cell reaching its node's maximum: the lowest threshold among ties
+    hits = np.flatnonzero((gain == node_max[cell_node]) & np.isfinite(gain))
+    hit_node = cell_node[hits]
+    # cells are sorted by node: the first hit of each node is where the node changes
+    new_node = np.empty(hit_node.size, dtype=bool)
+    new_node[:1] = True
+    np.not_equal(hit_node[1:], hit_node[:-1], out=new_node[1:])
+    firsts_node = hit_node[new_node]
+    winner_cell = hits[new_node]
+    so_far = best.gain[firsts_node]
+    known = np.isfinite(so_far)
+    margin = 1e-12 * np.maximum(1.0, np.abs(np.where(known, so_far, 0.0)))
+    better = ~known | (node_max[firsts_node] > np.where(known, so_far, 0.0) + margin)
+    nodes_won = firsts_node[better]
+    cells_won = winner_cell[better]
+    best.gain[nodes_won] = gain[cells_won]
+    best.feature[nodes_won] = j
+    best.bin[nodes_won] = cell_bin[cells_won]
+    best.missing_left[nodes_won] = cuts.miss_left[cells_won]
+    for node, cell in zip(nodes_won.tolist(), cells_won.tolist(), strict=True):
+        if categorical is None:
+            best.left_codes.pop(node, None)
+            best.right_codes.pop(node, None)
+            continue
+        seg = segment[cell]
+        start = starts[seg]
+        end = starts[seg + 1] if seg + 1 < starts.size else cell_node.size
+        best.left_codes[node] = tuple(sorted(cell_bin[start : cell + 1].tolist()))
+        best.right_codes[node] = tuple(sorted(cell_bin[cell + 1 : end].tolist()))

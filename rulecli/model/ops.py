@@ -1,0 +1,105 @@
+"""Rule semantics in one table: each condition operator, how every form writes it, and votes.
+
+Prediction (``compile``), the text form (``text``) and every export (``export``: SQL,
+Python, Polars) read the entries below, so an operator or a target language is added in
+one place. The shared meaning: a missing value satisfies no test but ``is missing`` (and
+a test marked ``or missing``); a column is compared as a number when any condition on it
+is numeric, as text otherwise.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from rulecli.errors import ModelFormatError
+from rulecli.model.core import NUMERIC_OPS, Closed, Condition, Op, Rule, Vote
+
+
+class Shape(StrEnum):
+    """What an operator's value is: one value, a set, an interval, or nothing."""
+
+    COMPARE = "compare"
+    SET = "set"
+    INTERVAL = "interval"
+    MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One operator. ``text``: its keyword in rule files; ``python``/``sql``/``polars``: its
+    operator in that language (for sets the membership word, for missing tests the test);
+    ``apply``: the comparison itself, which works on Python values and Polars expressions
+    alike; ``negated``: the set or missing test is the complement (``not in``, ``is not missing``)."""
+
+    shape: Shape
+    text: str
+    python: str
+    sql: str
+    polars: str
+    apply: Callable[[Any, Any], Any] | None = None
+    negated: bool = False
+
+
+OPS: dict[Op, OpSpec] = {
+    Op.EQ: OpSpec(Shape.COMPARE, "=", "==", "=", "==", operator.eq),
+    Op.NE: OpSpec(Shape.COMPARE, "!=", "!=", "<>", "!=", operator.ne),
+    Op.LT: OpSpec(Shape.COMPARE, "<", "<", "<", "<", operator.lt),
+    Op.LE: OpSpec(Shape.COMPARE, "<=", "<=", "<=", "<=", operator.le),
+    Op.GT: OpSpec(Shape.COMPARE, ">", ">", ">", ">", operator.gt),
+    Op.GE: OpSpec(Shape.COMPARE, ">=", ">=", ">=", ">=", operator.ge),
+    Op.IN: OpSpec(Shape.SET, "in", "in", "IN", "is_in"),
+    Op.NOT_IN: OpSpec(Shape.SET, "not in", "not in", "NOT IN", "is_in", negated=True),
+    Op.INTERVAL: OpSpec(Shape.INTERVAL, "in", "", "", "is_between"),
+    Op.MISSING: OpSpec(Shape.MISSING, "is missing", "is None", "IS NULL", "is_null"),
+    Op.PRESENT: OpSpec(Shape.MISSING, "is not missing", "is not None", "IS NOT NULL", "is_not_null", negated=True),
+}
+
+
+def ends(closed: Closed) -> tuple[bool, bool]:
+    """Whether an interval holds its low and its high end."""
+    return closed in (Closed.LEFT, Closed.BOTH), closed in (Closed.RIGHT, Closed.BOTH)
+
+
+def is_numeric(cond: Condition) -> bool:
+    """True when the condition compares its column as a number."""
+    if cond.op in NUMERIC_OPS:
+        return True
+    if isinstance(cond.value, tuple):
+        return all(isinstance(v, float) for v in cond.value)
+    return isinstance(cond.value, float)
+
+
+def column_kinds(conditions: Iterable[Condition]) -> dict[str, bool]:
+    """Each column the conditions read, True where any of them compares it as a number."""
+    kinds: dict[str, bool] = {}
+    for cond in conditions:
+        numeric = OPS[cond.op].shape != Shape.MISSING and is_numeric(cond)
+        kinds[cond.column] = kinds.get(cond.column, False) or numeric
+    return kinds
+
+
+def rule_weight(rule: Rule, vote: Vote) -> float:
+    """What a matching rule adds to its class's score (``one``, ``weighted``, ``best``)."""
+    if vote == Vote.ONE:
+        return 1.0
+    if rule.weight is not None:
+        return rule.weight
+    if rule.stats is not None:
+        return float(rule.stats.correct)
+    return 1.0
+
+
+def class_votes(rule: Rule, classes: tuple[str, ...], vote: Vote) -> list[float]:
+    """A matching rule's score for each class: its class counts (``distribution``), else
+    :func:`rule_weight` for its own class."""
+    if vote == Vote.DISTRIBUTION:
+        if rule.stats is None or rule.stats.class_counts is None:
+            raise ModelFormatError("distribution voting needs class counts on every rule")
+        return [float(c) for c in rule.stats.class_counts]
+    scores = [0.0] * len(classes)
+    scores[classes.index(rule.prediction)] = rule_weight(rule, vote)
+    return scores
