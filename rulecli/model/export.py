@@ -11,6 +11,7 @@ without one) where no rule matches. Forests are not exported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
@@ -51,12 +52,48 @@ def plan(model: Model | Tree | Forest) -> _Plan:
     return _Plan(pairs, default, model.vote, model.classes, weights, kinds)
 
 
+# ------------------------------------------------------------------- one condition
+
+
+class _Language(Protocol):
+    """How one target language writes the parts of a condition on ``x`` (a column
+    expression or variable); the operators' spellings come from :data:`OPS`."""
+
+    name: str  # the OpSpec field with this language's spelling
+
+    def compare(self, x: str, word: str, value: str | float) -> str: ...
+    def members(self, x: str, word: str, values: tuple[str | float, ...], negated: bool) -> str: ...
+    def interval(self, x: str, low: float, high: float, closed: Closed) -> str: ...
+    def guard(self, x: str, test: str, or_missing: bool) -> str: ...
+
+
+def _source(lang: _Language, cond: Condition, x: str) -> str:
+    """``cond`` as source text in ``lang``, with rulecli's missing-value semantics."""
+    spec = OPS[cond.op]
+    word = getattr(spec, lang.name)
+    if spec.shape == Shape.MISSING:
+        return f"{x}.{word}()" if lang.name == "polars" else f"{x} {word}"
+    if spec.shape == Shape.SET:
+        assert isinstance(cond.value, tuple)
+        test = lang.members(x, word, cond.value, spec.negated)
+    elif spec.shape == Shape.INTERVAL:
+        assert isinstance(cond.value, tuple)
+        low, high = cond.value
+        assert isinstance(low, float) and isinstance(high, float)
+        test = lang.interval(x, low, high, Closed(cond.closed))
+    else:
+        assert cond.value is not None and not isinstance(cond.value, tuple)
+        test = lang.compare(x, word, cond.value)
+    return lang.guard(x, test, cond.or_missing)
+
+
 # ----------------------------------------------------------------------------- SQL
 
 
 @dataclass(frozen=True)
 class _Sql:
     dialect: str
+    name: str = "sql"
 
     def ident(self, name: str) -> str:
         if self.dialect == "spark":
@@ -84,33 +121,25 @@ class _Sql:
         # an exponent makes the literal a double in every dialect (42.35 alone is a DECIMAL)
         return text if "e" in text else f"{text}e0"
 
+    def members(self, x: str, word: str, values: tuple[str | float, ...], negated: bool) -> str:
+        return f"{x} {word} ({', '.join(self.literal(v) for v in values)})"
 
-def _sql_condition(sql: _Sql, cond: Condition, numeric: bool) -> str:
-    x = sql.column(cond.column, numeric)
-    spec = OPS[cond.op]
-    if spec.shape == Shape.MISSING:
-        return f"{x} {spec.sql}"
-    if spec.shape == Shape.SET:
-        assert isinstance(cond.value, tuple)
-        members = ", ".join(sql.literal(v) for v in cond.value)
-        test = f"{x} {spec.sql} ({members})"
-    elif spec.shape == Shape.INTERVAL:
-        assert isinstance(cond.value, tuple)
-        low, high = cond.value
-        with_low, with_high = ends(Closed(cond.closed))
-        lo = OPS[Op.GE if with_low else Op.GT].sql
-        hi = OPS[Op.LE if with_high else Op.LT].sql
-        test = f"({x} {lo} {sql.literal(low)} AND {x} {hi} {sql.literal(high)})"
-    else:
-        assert cond.value is not None and not isinstance(cond.value, tuple)
-        test = f"{x} {spec.sql} {sql.literal(cond.value)}"
-    return f"({test} OR {x} {OPS[Op.MISSING].sql})" if cond.or_missing else test
+    def compare(self, x: str, word: str, value: str | float) -> str:
+        return f"{x} {word} {self.literal(value)}"
+
+    def interval(self, x: str, low: float, high: float, closed: Closed) -> str:
+        with_low, with_high = ends(closed)
+        above, below = OPS[Op.GE if with_low else Op.GT].sql, OPS[Op.LE if with_high else Op.LT].sql
+        return f"({x} {above} {self.literal(low)} AND {x} {below} {self.literal(high)})"
+
+    def guard(self, x: str, test: str, or_missing: bool) -> str:
+        return f"({test} OR {x} {OPS[Op.MISSING].sql})" if or_missing else test
 
 
 def _sql_rule(sql: _Sql, conditions: tuple[Condition, ...], kinds: dict[str, bool]) -> str:
     if not conditions:
         return "TRUE"
-    return " AND ".join(_sql_condition(sql, c, kinds.get(c.column, False)) for c in conditions)
+    return " AND ".join(_source(sql, c, sql.column(c.column, kinds.get(c.column, False))) for c in conditions)
 
 
 def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | None = None) -> str:
@@ -156,25 +185,27 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
 # -------------------------------------------------------------------------- Python
 
 
-def _py_condition(cond: Condition, var: str) -> str:
-    spec = OPS[cond.op]
-    if spec.shape == Shape.MISSING:
-        return f"{var} {spec.python}"
-    if spec.shape == Shape.SET:
-        assert isinstance(cond.value, tuple)
-        members = "{" + ", ".join(repr(v) for v in cond.value) + ("," if len(cond.value) == 1 else "") + "}"
-        test = f"{var} {spec.python} {members}"
-    elif spec.shape == Shape.INTERVAL:
-        assert isinstance(cond.value, tuple)
-        low, high = cond.value
-        with_low, with_high = ends(Closed(cond.closed))
-        lo = OPS[Op.LE if with_low else Op.LT].python
-        hi = OPS[Op.LE if with_high else Op.LT].python
-        test = f"{low!r} {lo} {var} {hi} {high!r}"
-    else:
-        test = f"{var} {spec.python} {cond.value!r}"
-    present = f"({var} {OPS[Op.PRESENT].python} and {test})"
-    return f"({var} {OPS[Op.MISSING].python} or {test})" if cond.or_missing else present
+class _Python:
+    name = "python"
+
+    def members(self, x: str, word: str, values: tuple[str | float, ...], negated: bool) -> str:
+        return f"{x} {word} {{" + ", ".join(repr(v) for v in values) + ("," if len(values) == 1 else "") + "}"
+
+    def compare(self, x: str, word: str, value: str | float) -> str:
+        return f"{x} {word} {value!r}"
+
+    def interval(self, x: str, low: float, high: float, closed: Closed) -> str:
+        with_low, with_high = ends(closed)
+        after, before = OPS[Op.LE if with_low else Op.LT].python, OPS[Op.LE if with_high else Op.LT].python
+        return f"{low!r} {after} {x} {before} {high!r}"
+
+    def guard(self, x: str, test: str, or_missing: bool) -> str:
+        if or_missing:
+            return f"({x} {OPS[Op.MISSING].python} or {test})"
+        return f"({x} {OPS[Op.PRESENT].python} and {test})"
+
+
+PYTHON = _Python()
 
 
 def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
@@ -203,7 +234,7 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
         lines.append(f"    {var[column]} = {reader}(row.get({column!r}))")
 
     def test(conds: tuple[Condition, ...]) -> str:
-        return " and ".join(_py_condition(c, var[c.column]) for c in conds) if conds else "True"
+        return " and ".join(_source(PYTHON, c, var[c.column]) for c in conds) if conds else "True"
 
     if p.vote is None:
         for conds, value in p.rules:
@@ -236,23 +267,24 @@ def _pl_column(name: str, numeric: bool) -> str:
     return f"pl.col({name!r}).cast(pl.String)"
 
 
-def _pl_condition(cond: Condition, numeric: bool) -> str:
-    x = _pl_column(cond.column, numeric)
-    spec = OPS[cond.op]
-    if spec.shape == Shape.MISSING:
-        return f"{x}.{spec.polars}()"
-    if spec.shape == Shape.SET:
-        assert isinstance(cond.value, tuple)
-        test = f"{x}.{spec.polars}({list(cond.value)!r})"
-        if spec.negated:
-            test = f"~{test}"
-    elif spec.shape == Shape.INTERVAL:
-        assert isinstance(cond.value, tuple)
-        low, high = cond.value
-        test = f"{x}.{spec.polars}({low!r}, {high!r}, closed={Closed(cond.closed).value!r})"
-    else:
-        test = f"({x} {spec.polars} {cond.value!r})"
-    return f"({test}).fill_null({cond.or_missing})"
+class _Polars:
+    name = "polars"
+
+    def compare(self, x: str, word: str, value: str | float) -> str:
+        return f"({x} {word} {value!r})"
+
+    def members(self, x: str, word: str, values: tuple[str | float, ...], negated: bool) -> str:
+        test = f"{x}.{word}({list(values)!r})"
+        return f"~{test}" if negated else test
+
+    def interval(self, x: str, low: float, high: float, closed: Closed) -> str:
+        return f"{x}.{OPS[Op.INTERVAL].polars}({low!r}, {high!r}, closed={closed.value!r})"
+
+    def guard(self, x: str, test: str, or_missing: bool) -> str:
+        return f"({test}).fill_null({or_missing})"
+
+
+POLARS = _Polars()
 
 
 def to_polars(model: Model | Tree | Forest) -> str:
@@ -262,7 +294,8 @@ def to_polars(model: Model | Tree | Forest) -> str:
     def rule(conds: tuple[Condition, ...]) -> str:
         if not conds:
             return "pl.lit(True)"
-        return "pl.all_horizontal([" + ", ".join(_pl_condition(c, p.numeric.get(c.column, False)) for c in conds) + "])"
+        tests = (_source(POLARS, c, _pl_column(c.column, p.numeric.get(c.column, False))) for c in conds)
+        return "pl.all_horizontal([" + ", ".join(tests) + "])"
 
     if p.vote is None:
         dtype = "pl.Float64" if p.rules and isinstance(p.rules[0][1], float) else "pl.String"
