@@ -14,41 +14,45 @@ from rulecli.metrics import Gate
 from . import common, console
 
 
+def _gate(flag: str, help: str, **bounds: float) -> Any:
+    return Annotated[float | None, typer.Option(flag, help=help, rich_help_panel="Gates (exit 1)", **bounds)]
+
+
+ModelPath = Annotated[str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file.")]
+DataPath = Annotated[str, typer.Argument(help="Labelled table ('-' = stdin).")]
+Target = Annotated[str | None, typer.Option("--target", "-y", help="True-label column (default: the model's target).")]
+MinAccuracy = _gate("--min-accuracy", "Exit 1 if accuracy is lower.", min=0, max=1)
+MinF1 = _gate("--min-f1", "Exit 1 if macro F1 is lower.", min=0, max=1)
+MinCoverage = _gate("--min-coverage", "Exit 1 if fewer rows are decided by a non-default rule.", min=0, max=1)
+MaxRmse = _gate("--max-rmse", "Numeric target: exit 1 if the RMSE is higher.", min=0)
+MaxMae = _gate("--max-mae", "Numeric target: exit 1 if the MAE is higher.", min=0)
+MinR2 = _gate("--min-r2", "Numeric target: exit 1 if R² is lower.")
+PerRule = Annotated[bool, typer.Option("--per-rule/--no-per-rule", help="Show per-rule statistics on this data.")]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print all metrics as JSON on stdout.")]
+Output = Annotated[str | None, typer.Option("--output", "-o", help="Also write the JSON metrics to this file.")]
+Violations = Annotated[
+    str | None,
+    typer.Option(
+        "--violations",
+        help="Write the rows a rule covers but gets wrong (with the rules they contradict) to this file.",
+    ),
+]
+
+
 def evaluate(
-    model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file.")],
-    data: Annotated[str, typer.Argument(help="Labelled table ('-' = stdin).")],
-    target: Annotated[
-        str | None, typer.Option("--target", "-y", help="True-label column (default: the model's target).")
-    ] = None,
-    min_accuracy: Annotated[
-        float | None, typer.Option("--min-accuracy", min=0, max=1, help="Exit 1 if accuracy is lower.")
-    ] = None,
-    min_f1: Annotated[float | None, typer.Option("--min-f1", min=0, max=1, help="Exit 1 if macro F1 is lower.")] = None,
-    min_coverage: Annotated[
-        float | None,
-        typer.Option("--min-coverage", min=0, max=1, help="Exit 1 if fewer rows are decided by a non-default rule."),
-    ] = None,
-    max_rmse: Annotated[
-        float | None, typer.Option("--max-rmse", min=0, help="Numeric target: exit 1 if the RMSE is higher.")
-    ] = None,
-    max_mae: Annotated[
-        float | None, typer.Option("--max-mae", min=0, help="Numeric target: exit 1 if the MAE is higher.")
-    ] = None,
-    min_r2: Annotated[float | None, typer.Option("--min-r2", help="Numeric target: exit 1 if R² is lower.")] = None,
-    per_rule: Annotated[
-        bool, typer.Option("--per-rule/--no-per-rule", help="Show per-rule statistics on this data.")
-    ] = True,
-    json_out: Annotated[bool, typer.Option("--json", help="Print all metrics as JSON on stdout.")] = False,
-    output: Annotated[
-        str | None, typer.Option("--output", "-o", help="Also write the JSON metrics to this file.")
-    ] = None,
-    violations_out: Annotated[
-        str | None,
-        typer.Option(
-            "--violations",
-            help="Write the rows a rule covers but gets wrong (with the rules they contradict) to this file.",
-        ),
-    ] = None,
+    model_path: ModelPath,
+    data: DataPath,
+    target: Target = None,
+    min_accuracy: MinAccuracy = None,
+    min_f1: MinF1 = None,
+    min_coverage: MinCoverage = None,
+    max_rmse: MaxRmse = None,
+    max_mae: MaxMae = None,
+    min_r2: MinR2 = None,
+    per_rule: PerRule = True,
+    json_out: JsonOut = False,
+    output: Output = None,
+    violations_out: Violations = None,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
 ) -> None:
