@@ -40,7 +40,7 @@ from rulecli.search.progress import Progress
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
 
 Data = str | Path | pl.DataFrame | Dataset
-DATA_KEYS = ("target", "features", "exclude", "categorical", "numeric", "target_bins")
+DATA_KEYS = ("target", "features", "exclude", "categorical", "numeric", "target_bins", "target_type")
 READ_KEYS = ("input_format", "null_values")
 
 
@@ -73,11 +73,16 @@ def prepare(
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
     target_bins: int | None = None,
+    target_type: str | None = None,
     input_format: str | None = None,
     null_values: Sequence[str] = (),
     numeric_target: bool = False,
 ) -> Dataset:
-    """A training table typed and labelled; its ``warnings`` say what was skipped and why."""
+    """A training table typed and labelled; its ``warnings`` say what was skipped and why.
+
+    ``target_type`` forces ``"classification"`` or ``"regression"``; by default a float
+    target, or integers with more than 50 distinct values, is a number (for the learners
+    that predict numbers: tree, forest) and any other target holds classes."""
     if isinstance(data, Dataset):
         return data
     spec = DataSpec(
@@ -88,6 +93,7 @@ def prepare(
         numeric=tuple(numeric),
         target_bins=target_bins,
         numeric_target=numeric_target,
+        target_type=target_type,
     )
     if isinstance(data, pl.DataFrame):
         return prepare_dataset(data, spec)

@@ -26,6 +26,7 @@ from rulecli.schema import (
 )
 
 MAX_NUMERIC_CLASSES = 50
+TARGET_TYPES = (None, "classification", "regression")
 ID_LIKE_MIN_ROWS = 20
 
 
@@ -39,8 +40,10 @@ class DataSpec:
     categorical: tuple[str, ...] = ()
     numeric: tuple[str, ...] = ()
     target_bins: int | None = None
-    # a numeric target is predicted as a number (regression) unless binned or --categorical
+    # the learner can predict a number (trees, forests); which targets it does: TARGET_TYPES
     numeric_target: bool = False
+    # force the target's type: "classification" or "regression" (None: by the typing rule)
+    target_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,14 +131,35 @@ def _sorted_labels(series: pl.Series) -> tuple[str, ...]:
     return tuple(sorted(distinct.cast(pl.String).to_list()))
 
 
+def is_number_target(column: pl.Series, spec: DataSpec) -> bool:
+    """The typing rule every command shares: a float target, or integers with more than
+    ``MAX_NUMERIC_CLASSES`` distinct values, is a number; any other target (integer codes
+    such as 0/1 or ratings 1-5, text, booleans) holds classes. ``--regression`` /
+    ``--classification`` (and ``--categorical``) decide instead."""
+    if spec.target_type is not None:
+        return spec.target_type == "regression"
+    if spec.target_bins is not None or column.name in spec.categorical or not is_numeric_dtype(column.dtype):
+        return False
+    return column.dtype.is_float() or column.drop_nulls().n_unique() > MAX_NUMERIC_CLASSES
+
+
 def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) -> tuple[pl.Series, Target]:
     column = df.get_column(name)
-    if (
-        spec.numeric_target
-        and spec.target_bins is None
-        and name not in spec.categorical
-        and is_numeric_dtype(column.dtype)
-    ):
+    if spec.target_type not in TARGET_TYPES:
+        raise ParamError(f"the target type must be one of {', '.join(TARGET_TYPES[1:])}, got '{spec.target_type}'")
+    if spec.target_type == "regression" and not spec.numeric_target:
+        raise ParamError("--regression: this learner predicts classes (tree and forest predict numbers)")
+    if spec.target_type == "regression" and not is_numeric_dtype(column.dtype):
+        raise InputError(f"{source}: --regression needs a numeric target, but '{name}' is {column.dtype}")
+    if is_number_target(column, spec) and spec.target_bins is None:
+        if not spec.numeric_target:
+            n_distinct = column.drop_nulls().n_unique()
+            kind = "a float" if column.dtype.is_float() else f"numeric with {n_distinct} distinct values"
+            raise InputError(
+                f"{source}: target '{name}' is {kind}, a number this learner cannot predict; pass "
+                f"--target-bins K to bin it into K classes, --classification to read its values as classes, "
+                f"or use tree / forest"
+            )
         values = _to_numeric(df, name, source)
         if values.drop_nulls().n_unique() < 2:
             raise InputError(f"{source}: target column '{name}' has a single value; there is nothing to learn")
@@ -150,13 +174,6 @@ def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) ->
         labels = df.select(label_expr(cuts)).to_series()
         classes = tuple(c for c in interval_labels(cuts) if c in set(labels.drop_nulls().to_list()))
         return labels, Target(name, classes, cuts)
-    if is_numeric_dtype(column.dtype) and name not in spec.categorical:
-        n_distinct = column.drop_nulls().n_unique()
-        if n_distinct > MAX_NUMERIC_CLASSES:
-            raise InputError(
-                f"{source}: target '{name}' is numeric with {n_distinct} distinct values; "
-                f"pass --target-bins K to bin it into K classes (or --categorical {name})"
-            )
     labels = df.select(categorical_expr(name)).to_series()
     return labels, Target(name, _sorted_labels(column))
 

@@ -57,6 +57,16 @@ TargetBins = Annotated[
         "--target-bins", min=2, help="Bin a numeric target into K quantile classes first.", rich_help_panel=DATA
     ),
 ]
+TargetType = Annotated[
+    bool | None,
+    typer.Option(
+        "--regression/--classification",
+        help="Predict the target as a number (trees, forests) or as classes; default: floats and integers "
+        "with more than 50 values are numbers, anything else holds classes.",
+        rich_help_panel=DATA,
+        show_default=False,
+    ),
+]
 Seed = Annotated[int, typer.Option("--seed", help="Random seed, recorded in the model.", rich_help_panel=OUTPUT)]
 OutputPath = Annotated[
     str | None,
@@ -110,6 +120,7 @@ class DataOptions:
     categorical: list[str] | None = None
     numeric: list[str] | None = None
     target_bins: int | None = None
+    regression: bool | None = None
     null_values: list[str] | None = None
     input_format: str | None = None
 
@@ -137,6 +148,7 @@ def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_t
         categorical=split_list(opts.categorical),
         numeric=split_list(opts.numeric),
         target_bins=opts.target_bins,
+        target_type=None if opts.regression is None else ("regression" if opts.regression else "classification"),
         input_format=opts.input_format,
         null_values=split_list(opts.null_values),
         numeric_target=numeric_target,

@@ -42,6 +42,7 @@ DATA_OPTIONS = (
     ("categorical", common.Categorical, None),
     ("numeric", common.Numeric, None),
     ("target_bins", common.TargetBins, None),
+    ("regression", common.TargetType, None),
     ("null_values", common.NullValues, None),
     ("input_format", common.InputFormat, None),
 )
@@ -120,8 +121,13 @@ def _learn(
         ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
         if ds.regression:
             console.info(
-                f"'{ds.target}' is numeric: predicting it as a number "
-                f"(pass --categorical {ds.target} or --target-bins K for classes)",
+                f"'{ds.target}' is a number: predicting its value (--classification or --target-bins K for classes)",
+                quiet=run.quiet,
+            )
+        elif learner.numeric_target and all(c.lstrip("-").isdigit() for c in ds.classes):
+            console.info(
+                f"'{ds.target}' holds {len(ds.classes)} integer codes: predicting them as classes "
+                "(--regression to predict a number)",
                 quiet=run.quiet,
             )
         training = api.train(
