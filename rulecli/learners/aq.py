@@ -155,9 +155,8 @@ class _Star:
                     children.setdefault(child.key(), child)
             if not children:
                 # nothing in x* separates it from y (identical descriptions, or x* missing where
-                # they differ): keep the best rule so far, unless it is still the all-* rule
-                best = max(star, key=lambda p: self._score(p, is_pos))
-                return best if best.length else None
+                # they differ): no rule within the error bound covers the seed, so it gets none
+                return None
             ranked = sorted(children.values(), key=lambda p: self._score(p, is_pos), reverse=True)
             star = ranked[: self.params.beam_width]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import polars as pl
 import pytest
 
 from tests.conftest import SAMPLE, run_cli
@@ -74,3 +76,24 @@ def test_same_seed_same_model_bytes_for_every_covering_learner(tmp_path: Path):
 def test_bad_options_are_one_line_errors(args: list[str], message: str):
     result = run_cli(*args)
     assert result.code == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_aq_on_inconsistent_data_keeps_every_rule_within_its_error_bound(tmp_path: Path):
+    """Many rows share a description but not a class (a titanic-like table): a seed nothing
+    separates from its counterexamples gets no rule, rather than one past --max-error."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    status = rng.choice(["first", "second", "third", "crew"], n, p=[0.15, 0.13, 0.32, 0.4])
+    sex = rng.choice(["male", "female"], n, p=[0.79, 0.21])
+    survived = np.where(rng.random(n) < 0.2 + 0.5 * (sex == "female") + 0.15 * (status == "first"), "yes", "no")
+    data = tmp_path / "titanic.csv"
+    pl.DataFrame({"status": status, "sex": sex, "survived": survived}).write_csv(data)
+    out = tmp_path / "aq.json"
+    assert run_cli("aq", str(data), "-o", str(out), "-q").code == 0
+    model = json.loads(out.read_text())
+    for rule in model["rules"]:
+        stats = rule["stats"]
+        assert stats["covered"] - stats["correct"] <= 0.01 * stats["covered"], rule
+    scored = json.loads(run_cli("evaluate", str(out), str(data), "--json").stdout)
+    majority = max(np.mean(survived == "yes"), np.mean(survived == "no"))
+    assert scored["accuracy"] >= majority
