@@ -93,7 +93,13 @@ def reference_predict(model: Model, row: dict[str, object]) -> str | None:
         else:
             scores[rule.prediction] += 1
     top = max(scores.values())
-    return next(c for c in model.classes if scores[c] == top)
+    tied = [c for c in model.classes if scores[c] == top]
+    support = {c: sum(float(r.stats.correct) for r in matching if r.prediction == c and r.stats) for c in tied}
+    best = max(support.values())
+    counts = model.info.training.get("class_counts") or [0] * len(model.classes)
+    prior = dict(zip(model.classes, counts, strict=True))
+    # equal votes: the larger support of the matching rules, then the more frequent class, then class order
+    return min((c for c in tied if support[c] == best), key=lambda c: (-prior[c], model.classes.index(c)))
 
 
 LEARNERS = {

@@ -198,6 +198,7 @@ def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None =
         "consistent": positive == table.n_rows,
         "inconsistent_rows": table.n_rows - positive,
         "reducts": [[names[j] for j in r] for r in reducts],
+        "class_counts": [int(c) for c in ds.class_counts()],
     }
     if params.analysis:
         training["core"] = [names[j] for j in rs.core()]
@@ -267,13 +268,19 @@ def _summary(model: RuleSet) -> str:
 
 def _warnings(model: RuleSet) -> list[str]:
     t = model.info.training
-    if t["consistent"]:
-        return []
-    return [
-        f"the table is inconsistent: {t['inconsistent_rows']} rows share their description with rows of "
-        f"another decision, so γ = {t['gamma']:.4f} < 1; certain rules come from the lower approximations, "
-        "possible rules (accuracy < 1) from the upper ones"
-    ]
+    out = []
+    if not t["consistent"]:
+        out.append(
+            f"the table is inconsistent: {t['inconsistent_rows']} rows share their description with rows of "
+            f"another decision, so γ = {t['gamma']:.4f} < 1; certain rules come from the lower approximations, "
+            "possible rules (accuracy < 1) from the upper ones"
+        )
+    if [] in t["reducts"]:  # type: ignore[operator]
+        out.append(
+            "no attribute tells the decisions apart (γ = 0: the reduct is empty), so every row gets the "
+            "majority class; a finer --discretize (or --bins) may find attributes that do"
+        )
+    return out
 
 
 LEARNER = Learner(

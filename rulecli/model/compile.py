@@ -16,7 +16,7 @@ import polars as pl
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.model import ops
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Rule, RuleSet, Vote
-from rulecli.model.ops import OPS, Shape, class_votes, is_numeric
+from rulecli.model.ops import OPS, Shape, class_votes, is_numeric, rule_support, tie_order
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import (
     Columns,
@@ -166,14 +166,38 @@ def _scores(model: RuleSet, vote: Vote) -> list[pl.Expr]:
     return [_combine(exprs, combine) if exprs else pl.lit(0.0) for exprs in per_class]
 
 
+def _supports(model: RuleSet) -> list[pl.Expr]:
+    """Per class: the summed training support of the matching rules that predict it."""
+    per_class: list[list[pl.Expr]] = [[] for _ in model.classes]
+    for rule in model.rules:
+        support = rule_support(rule)
+        if support:
+            fires = rule_expr(rule)
+            per_class[model.classes.index(rule.prediction)].append(pl.when(fires).then(pl.lit(support)).otherwise(0.0))
+    return [_combine(exprs, pl.sum_horizontal) if exprs else pl.lit(0.0) for exprs in per_class]
+
+
+def _winner(model: RuleSet, scores: list[pl.Expr]) -> pl.Expr:
+    """The index of the class with the largest score; ties go to the larger support of the
+    matching rules, then to the class more frequent in training (:func:`ops.tie_order`)."""
+    supports = _supports(model)
+    best = _combine(scores, pl.max_horizontal)
+    tied = [score == best for score in scores]
+    top = _combine([pl.when(t).then(u).otherwise(-1.0) for t, u in zip(tied, supports, strict=True)], pl.max_horizontal)
+    order = tie_order(model.classes, model.info.training)
+    return pl.coalesce([pl.when(tied[k] & (supports[k] == top)).then(pl.lit(k, dtype=pl.UInt32)) for k in order])
+
+
 def _vote_expr(model: RuleSet) -> pl.Expr:
-    winner = _lookup(pl.concat_list(_scores(model, model.vote)).list.arg_max(), list(model.classes), pl.String())
+    winner = _lookup(_winner(model, _scores(model, model.vote)), list(model.classes), pl.String())
     fallback = pl.lit(model.default.prediction if model.default else None, dtype=pl.String)
     return pl.when(decided_expr(model)).then(winner).otherwise(fallback)
 
 
 def proba_exprs(model: Model, index: pl.Expr | None = None) -> list[pl.Expr]:
-    """One ``proba_<class>`` expression per class, from the rules' training class shares."""
+    """One ``proba_<class>`` expression per class: a decision list's deciding rule's training
+    class shares; a rule set's votes for each class as shares of all its votes (rows no rule
+    matches: the default rule's class shares)."""
     prior = _prior(model)
     if prior is None:
         raise ModelFormatError(
@@ -186,7 +210,8 @@ def proba_exprs(model: Model, index: pl.Expr | None = None) -> list[pl.Expr]:
         return [
             _by_rule(model, [row[k] for row in shares], pl.Float64(), index).alias(name) for k, name in enumerate(names)
         ]
-    scores = _scores(model, Vote.DISTRIBUTION)
+    # the model's own vote, so that the predicted class always has the largest probability
+    scores = _scores(model, model.vote)
     total = _combine(scores, pl.sum_horizontal)
     fallback = _shares(model.default, prior) if model.default is not None else None
     return [

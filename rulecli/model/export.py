@@ -10,12 +10,12 @@ without one) where no rule matches. Forests are not exported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
-from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends
+from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_order
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 
 DIALECTS = ("duckdb", "postgres", "spark")
@@ -32,6 +32,8 @@ class _Plan:
     classes: tuple[str, ...]
     weights: list[list[float]]  # rule sets: per rule, its score for each class
     numeric: dict[str, bool]
+    supports: list[float] = field(default_factory=list)  # rule sets: per rule, its training support
+    order: list[int] = field(default_factory=list)  # rule sets: classes by preference on a tie
 
 
 def plan(model: Model | Tree | Forest) -> _Plan:
@@ -49,7 +51,17 @@ def plan(model: Model | Tree | Forest) -> _Plan:
         return _Plan([(r.conditions, r.prediction) for r in model.rules], default, None, model.classes, [], kinds)
     weights = [class_votes(r, model.classes, model.vote) for r in model.rules]
     pairs = [(r.conditions, r.prediction) for r in model.rules]
-    return _Plan(pairs, default, model.vote, model.classes, weights, kinds)
+    supports = [rule_support(r) for r in model.rules]
+    order = tie_order(model.classes, model.info.training)
+    return _Plan(pairs, default, model.vote, model.classes, weights, kinds, supports, order)
+
+
+def _class_parts(p: _Plan, k: int, rules: list[str]) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """For class ``k``: the (rule, vote) and (rule, support) terms of its score and support."""
+    votes = [(r, w[k]) for r, w in zip(rules, p.weights, strict=True) if w[k]]
+    own = [p.classes.index(str(value)) == k for _, value in p.rules]
+    support = [(r, u) for r, u, mine in zip(rules, p.supports, own, strict=True) if mine and u]
+    return votes, support
 
 
 # ------------------------------------------------------------------- one condition
@@ -163,21 +175,30 @@ def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | N
 def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
     if not rules:
         return default
-    combine = "GREATEST" if p.vote == Vote.BEST else None
-    scores = []
-    for k in range(len(p.classes)):
-        parts = [f"CASE WHEN {r} THEN {w[k]!r} ELSE 0.0 END" for r, w in zip(rules, p.weights, strict=True) if w[k]]
+
+    def total(terms: list[tuple[str, float]], greatest: bool) -> str:
+        parts = [f"CASE WHEN {r} THEN {w!r} ELSE 0.0 END" for r, w in terms]
         if not parts:
-            scores.append("0.0")
-        elif combine:
-            scores.append(f"{combine}({', '.join(parts)})" if len(parts) > 1 else parts[0])
-        else:
-            scores.append("(" + " + ".join(parts) + ")")
+            return "0.0"
+        if greatest:
+            return f"GREATEST({', '.join(parts)})" if len(parts) > 1 else parts[0]
+        return "(" + " + ".join(parts) + ")"
+
+    scores, supports = [], []
+    for k in range(len(p.classes)):
+        votes, support = _class_parts(p, k, rules)
+        scores.append(total(votes, p.vote == Vote.BEST))
+        supports.append(total(support, False))
+    # classes in tie order: the first whose (score, support) no later class beats
+    order = p.order
     whens = []
-    for k, cls in enumerate(p.classes[:-1]):
-        beats = " AND ".join(f"{scores[k]} >= {scores[j]}" for j in range(k + 1, len(p.classes)))
-        whens.append(f"    WHEN {beats} THEN {sql.literal(cls)}")
-    winner = "CASE\n" + "\n".join(whens) + f"\n    ELSE {sql.literal(p.classes[-1])}\n  END"
+    for i, k in enumerate(order[:-1]):
+        beats = " AND ".join(
+            f"({scores[k]} > {scores[j]} OR ({scores[k]} = {scores[j]} AND {supports[k]} >= {supports[j]}))"
+            for j in order[i + 1 :]
+        )
+        whens.append(f"    WHEN {beats} THEN {sql.literal(p.classes[k])}")
+    winner = "CASE\n" + "\n".join(whens) + f"\n    ELSE {sql.literal(p.classes[order[-1]])}\n  END"
     any_rule = " OR ".join(f"({r})" for r in rules)
     return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
 
@@ -243,18 +264,25 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
         lines.append(f"    return {p.default!r}")
     else:
         lines.append(f"    scores = [0.0] * {len(p.classes)}")
+        lines.append(f"    support = [0.0] * {len(p.classes)}")
         lines.append("    matched = False")
-        for (conds, _), weights in zip(p.rules, p.weights, strict=True):
+        for (conds, value), weights, rule_support in zip(p.rules, p.weights, p.supports, strict=True):
             lines.append(f"    if {test(conds)}:")
             lines.append("        matched = True")
             for k, w in enumerate(weights):
                 if w:
                     update = f"max(scores[{k}], {w!r})" if p.vote == Vote.BEST else f"scores[{k}] + {w!r}"
                     lines.append(f"        scores[{k}] = {update}")
+            if rule_support:
+                own = p.classes.index(str(value))
+                lines.append(f"        support[{own}] = support[{own}] + {rule_support!r}")
         lines.append("    if not matched:")
         lines.append(f"        return {p.default!r}")
         lines.append(f"    classes = {list(p.classes)!r}")
-        lines.append("    return classes[scores.index(max(scores))]")
+        lines.append("    best = max(scores)")
+        lines.append("    top = max(u for s, u in zip(scores, support) if s == best)")
+        lines.append("    # equal votes: the larger support, then the class more frequent in training")
+        lines.append(f"    return next(classes[k] for k in {p.order!r} if scores[k] == best and support[k] == top)")
     return "\n".join(lines) + "\n"
 
 
@@ -303,16 +331,30 @@ def to_polars(model: Model | Tree | Forest) -> str:
         # repeat, not lit: one value per row even in a select
         last = f"pl.repeat({p.default!r}, pl.len(), dtype={dtype})"
         return "pl.coalesce([\n    " + ",\n    ".join([*whens, last]) + ",\n])\n"
-    per_class = []
-    combine = "pl.max_horizontal" if p.vote == Vote.BEST else "pl.sum_horizontal"
+
+    def total(terms: list[tuple[str, float]], combine: str) -> str:
+        parts = [f"pl.when({r}).then({w!r}).otherwise(0.0)" for r, w in terms]
+        return f"{combine}([{', '.join(parts)}])" if parts else "pl.lit(0.0)"
+
+    rules = [rule(c) for c, _ in p.rules]
+    scores, supports = [], []
     for k in range(len(p.classes)):
-        parts = [
-            f"pl.when({rule(c)}).then({w[k]!r}).otherwise(0.0)"
-            for (c, _), w in zip(p.rules, p.weights, strict=True)
-            if w[k]
-        ]
-        per_class.append(f"{combine}([{', '.join(parts)}])" if parts else "pl.lit(0.0)")
-    any_rule = "pl.any_horizontal([" + ", ".join(rule(c) for c, _ in p.rules) + "])" if p.rules else "pl.lit(False)"
-    winner = f"pl.lit(pl.Series({list(p.classes)!r})).gather(pl.concat_list([{', '.join(per_class)}]).list.arg_max())"
+        votes, support = _class_parts(p, k, rules)
+        scores.append(total(votes, "pl.max_horizontal" if p.vote == Vote.BEST else "pl.sum_horizontal"))
+        supports.append(total(support, "pl.sum_horizontal"))
+    any_rule = "pl.any_horizontal([" + ", ".join(rules) + "])" if p.rules else "pl.lit(False)"
+    best = f"pl.max_horizontal([{', '.join(scores)}])"
+    tied = [f"({score} == {best})" for score in scores]
+    top = (
+        "pl.max_horizontal(["
+        + ", ".join(f"pl.when({t}).then({u}).otherwise(-1.0)" for t, u in zip(tied, supports, strict=True))
+        + "])"
+    )
+    # equal votes: the larger support, then the class more frequent in training
+    winner = (
+        "pl.coalesce(["
+        + ", ".join(f"pl.when({tied[k]} & ({supports[k]} == {top})).then(pl.lit({p.classes[k]!r}))" for k in p.order)
+        + "])"
+    )
     otherwise = f"pl.repeat({p.default!r}, pl.len(), dtype=pl.String)"
     return f"pl.when({any_rule}).then({winner}).otherwise({otherwise})\n"

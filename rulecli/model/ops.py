@@ -103,3 +103,17 @@ def class_votes(rule: Rule, classes: tuple[str, ...], vote: Vote) -> list[float]
     scores = [0.0] * len(classes)
     scores[classes.index(rule.prediction)] = rule_weight(rule, vote)
     return scores
+
+
+def rule_support(rule: Rule) -> float:
+    """A rule's training support: the rows of its own class it covers (0 without statistics)."""
+    return float(rule.stats.correct) if rule.stats is not None else 0.0
+
+
+def tie_order(classes: tuple[str, ...], training: dict[str, object]) -> list[int]:
+    """The order in which classes whose votes and support tie are preferred: the more
+    frequent in training first (``training["class_counts"]``), then the class order."""
+    counts = training.get("class_counts")
+    if not (isinstance(counts, list) and len(counts) == len(classes)):
+        return list(range(len(classes)))
+    return sorted(range(len(classes)), key=lambda k: (-float(counts[k]), k))

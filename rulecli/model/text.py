@@ -4,6 +4,8 @@ Grammar (one rule per line; ``#`` starts a comment)::
 
     RULESET VOTE one|weighted|distribution|best optional; without it the file is a decision list
     CLASSES 'a', 'b', 'c'                      optional; the class order
+    PRIOR 120, 40, 8                           optional (rule sets); training rows per class, in
+                                               class order: equal votes go to the more frequent
     TARGET column                              optional; needed only by a file without rules
     IF cond [AND cond]... THEN target = value  [(covers N, correct N[, weight W])]
     ELSE target = value                        [(covers N, correct N)]
@@ -143,6 +145,9 @@ def render_text(model: Model) -> str:
         lines.append(f"RULESET VOTE {model.vote.value}")
     if list(model.classes) != _classes_from_rules(model):
         lines.append("CLASSES " + ", ".join(render_value(c) for c in model.classes))
+    prior = model.info.training.get("class_counts")
+    if isinstance(model, RuleSet) and isinstance(prior, list) and len(prior) == len(model.classes):
+        lines.append("PRIOR " + ", ".join(render_number(float(c)) for c in prior))
     if not model.rules and model.default is None:
         lines.append(f"TARGET {render_name(model.target)}")
     lines += [render_rule(r, model.target) + _probabilities(r, model.classes) for r in model.rules]
@@ -417,6 +422,7 @@ class _Draft:
     target: str | None = None
     rules: list[Rule] | None = None
     default: Rule | None = None
+    prior: tuple[float, ...] | None = None
 
 
 def parse_text(text: str, source: str = "<rules>") -> Model:
@@ -445,6 +451,12 @@ def parse_text(text: str, source: str = "<rules>") -> Model:
             values = _parse_values(line)
             line.done()
             draft.classes = tuple(str(v) for v in values)
+        elif head == "prior":
+            values = _parse_values(line)
+            line.done()
+            if not all(isinstance(v, float) and v >= 0 for v in values):
+                line.fail(0, "PRIOR lists the training rows of each class: numbers, 0 or more")
+            draft.prior = tuple(float(v) for v in values)
         elif head == "target":
             _set_target(draft, line, _parse_name(line))
             line.done()
@@ -464,7 +476,8 @@ def parse_text(text: str, source: str = "<rules>") -> Model:
             draft.default = Rule((), prediction, stats)
         else:
             line.fail(
-                line.tokens[0].column, f"expected IF, ELSE, RULESET, CLASSES or TARGET, found {line.tokens[0].text!r}"
+                line.tokens[0].column,
+                f"expected IF, ELSE, RULESET, CLASSES, PRIOR or TARGET, found {line.tokens[0].text!r}",
             )
     return _finish(draft, source)
 
@@ -488,6 +501,10 @@ def _finish(draft: _Draft, source: str) -> Model:
     if unknown:
         raise ModelFormatError(f"{source}: class {unknown[0]!r} is not listed in CLASSES")
     info = ModelInfo()
+    if draft.prior is not None:
+        if len(draft.prior) != len(classes):
+            raise ModelFormatError(f"{source}: PRIOR has {len(draft.prior)} counts for {len(classes)} classes")
+        info = ModelInfo(training={"class_counts": [int(c) if c.is_integer() else c for c in draft.prior]})
     if draft.vote is not None:
         return RuleSet(draft.target, classes, tuple(draft.rules), draft.default, draft.vote, info)
     if draft.default is None:
