@@ -128,6 +128,10 @@ class _Sql:
 
     def literal(self, value: str | float) -> str:
         if isinstance(value, str):
+            if self.dialect == "spark":
+                # Spark SQL reads a backslash as an escape and '' as two adjacent literals
+                return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+            # standard SQL strings (DuckDB; PostgreSQL with standard_conforming_strings, its default)
             return "'" + value.replace("'", "''") + "'"
         text = repr(float(value))
         # an exponent makes the literal a double in every dialect (42.35 alone is a DECIMAL)
@@ -198,7 +202,8 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
             for j in order[i + 1 :]
         )
         whens.append(f"    WHEN {beats} THEN {sql.literal(p.classes[k])}")
-    winner = "CASE\n" + "\n".join(whens) + f"\n    ELSE {sql.literal(p.classes[order[-1]])}\n  END"
+    last = sql.literal(p.classes[order[-1]])
+    winner = "CASE\n" + "\n".join(whens) + f"\n    ELSE {last}\n  END" if whens else last
     any_rule = " OR ".join(f"({r})" for r in rules)
     return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
 
