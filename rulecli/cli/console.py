@@ -13,6 +13,7 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.spinner import Spinner
 from rich.table import Table
+from rich.text import Text
 
 from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import BAR_WIDTH, forest_summary, render_conditions, render_tree, render_value
@@ -23,6 +24,20 @@ _NO_COLOR = "NO_COLOR" in os.environ
 _PIPE_WIDTH = 200
 err = Console(stderr=True, highlight=False, no_color=_NO_COLOR, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
 out = Console(highlight=False, no_color=_NO_COLOR, width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+
+
+class DataTable(Table):
+    """A table whose title, headers and cells are data: shown as they are, never read as
+    Rich markup (a class named ``[red]x`` or ``[/oops]`` prints as itself)."""
+
+    def __init__(self, title: str, **options: Any) -> None:
+        super().__init__(title=Text(title), title_justify="left", **options)
+
+    def add_column(self, header: str = "", **options: Any) -> None:  # type: ignore[override]
+        super().add_column(Text(header), **options)
+
+    def add_row(self, *cells: str | None, **options: Any) -> None:  # type: ignore[override]
+        super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **options)
 
 
 def stdout_is_tty() -> bool:
@@ -88,7 +103,7 @@ def show_model(model: Model | TreeModel) -> None:
 
 def rules_table(model: Model) -> Table:
     ordered = "decision list, first match wins" if isinstance(model, DecisionList) else "rule set, matches vote"
-    table = Table(title=f"{model.target}: {ordered}", title_justify="left")
+    table = DataTable(f"{model.target}: {ordered}")
     for name, justify in (
         ("#", "right"),
         ("IF", "left"),
@@ -113,7 +128,7 @@ def rules_table(model: Model) -> Table:
 
 
 def metrics_table(title: str, metrics: dict[str, Any]) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = DataTable(title)
     table.add_column("metric")
     table.add_column("value", justify="right")
     keys = (

@@ -6,7 +6,6 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from rulecli import api, io
 from rulecli.metrics import Gate
@@ -103,7 +102,7 @@ def _show(payload: dict[str, Any], label: str) -> None:
     out.print(console.metrics_table(f"{label}", payload))
     if "rmse" in payload:
         return
-    per_class = Table(title="per class", title_justify="left")
+    per_class = console.DataTable("per class")
     for name in ("class", "precision", "recall", "f1", "support"):
         per_class.add_column(name, justify="left" if name == "class" else "right")
     for cls, row in payload["per_class"].items():
@@ -112,7 +111,7 @@ def _show(payload: dict[str, Any], label: str) -> None:
         )
     out.print(per_class)
     confusion = payload["confusion"]
-    matrix = Table(title="confusion (rows: truth, columns: predicted)", title_justify="left")
+    matrix = console.DataTable("confusion (rows: truth, columns: predicted)")
     matrix.add_column("")
     for cls in confusion["labels"]:
         matrix.add_column(cls, justify="right")
@@ -123,9 +122,7 @@ def _show(payload: dict[str, Any], label: str) -> None:
         matrix.add_row(cls, *(str(v) for v in row), *extra)
     out.print(matrix)
     if payload.get("rules"):
-        rules = Table(
-            title="per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a)", title_justify="left"
-        )
+        rules = console.DataTable("per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a)")
         for name in ("rule", "IF", "THEN", "covered", "correct", "coverage", "class support", "accuracy"):
             rules.add_column(name, justify="left" if name in ("IF", "THEN") else "right")
         for r in payload["rules"]:

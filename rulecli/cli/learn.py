@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from rulecli import api, io, learners
 from rulecli.dataset import Dataset
@@ -171,9 +170,9 @@ def _show_cross_table(model: Model, ds: Dataset, params: Params, values: dict[st
         console.err.print(_cross_table(model))
 
 
-def _cross_table(model: Model) -> Table:
+def _cross_table(model: Model) -> console.DataTable:
     """The chosen feature's value x class counts with class shares, from the rules' statistics."""
-    table = Table(title=f"cross table: {model.info.training['feature']} x {model.target}", title_justify="left")
+    table = console.DataTable(f"cross table: {model.info.training['feature']} x {model.target}")
     table.add_column("level")
     for cls in model.classes:
         table.add_column(f"# {cls}", justify="right")
@@ -287,10 +286,10 @@ def _time_limit(name: str, limit: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _cv_table(cv: dict[str, Any], k: int) -> Table:
+def _cv_table(cv: dict[str, Any], k: int) -> console.DataTable:
     keys = list(cv["summary"])
     stratified = "stratified" if "accuracy" in keys else "shuffled"
-    table = Table(title=f"{k}-fold cross-validation ({stratified})", title_justify="left")
+    table = console.DataTable(f"{k}-fold cross-validation ({stratified})")
     table.add_column("fold", justify="right")
     for key in (*keys, "rules"):
         table.add_column(key, justify="right")

@@ -10,6 +10,7 @@ without one) where no rule matches. Forests are not exported.
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -236,8 +237,8 @@ PYTHON = _Python()
 
 def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
     """Source of ``predict(row: dict) -> str | float | None``: no imports, no dependencies."""
-    if not name.isidentifier():
-        raise ParamError(f"--name must be a Python identifier, got '{name}'")
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise ParamError(f"--name must be a Python identifier that is not a keyword, got '{name}'")
     p = plan(model)
     columns = sorted({c.column for conds, _ in p.rules for c in conds})
     var = {c: f"v{i}" for i, c in enumerate(columns)}

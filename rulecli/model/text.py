@@ -59,6 +59,12 @@ def _escape(text: str, quote: str) -> str:
     return quote + escaped.replace(quote, quote + quote) + quote
 
 
+def one_line(text: str) -> str:
+    """Text for a comment or a drawing: line breaks and backslashes escaped as in values, so
+    no name or label can end the line it stands on (and start a rule of its own)."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
 def render_name(name: str) -> str:
     """A column name, backquoted unless it is a plain identifier."""
     if _BARE.match(name) and name.lower() not in KEYWORDS:
@@ -161,7 +167,7 @@ def _probabilities(rule: Rule, classes: tuple[str, ...]) -> str:
     """A rule's class probabilities, as a comment (for people; the grammar ignores it)."""
     if rule.probabilities is None:
         return ""
-    shown = ", ".join(f"P({c}) = {p:.3f}" for c, p in zip(classes, rule.probabilities, strict=True))
+    shown = ", ".join(f"P({one_line(c)}) = {p:.3f}" for c, p in zip(classes, rule.probabilities, strict=True))
     return f"  # {shown}"
 
 
@@ -532,9 +538,9 @@ def render_tree(tree: Tree, prefix: str = "") -> str:
     """
     nodes = tree.nodes
     rule_of = {leaf: i for i, (leaf, _) in enumerate(leaf_rules(nodes, tree.features), 1)}
-    classes = f"P over {', '.join(tree.classes)}" if tree.classes else "leaf means"
+    classes = f"P over {', '.join(one_line(c) for c in tree.classes)}" if tree.classes else "leaf means"
     lines = [
-        f"{prefix}tree for {tree.target}: {len(rule_of)} leaves, depth {nodes.depth()} ({classes})",
+        f"{prefix}tree for {one_line(tree.target)}: {len(rule_of)} leaves, depth {nodes.depth()} ({classes})",
     ]
     stack: list[tuple[int, int, str | None]] = [(0, 0, None)]
     while stack:
@@ -573,8 +579,8 @@ def forest_summary(model: Forest) -> list[str]:
     kind = "mean squared error" if model.regression else "error rate"
     oob = t.get("oob_mse" if model.regression else "oob_error")
     lines = [
-        f"random forest for {model.target}: {len(model.trees)} trees, {t.get('max_features')} features tried per node, "
-        f"{t.get('leaves')} leaves",
+        f"random forest for {one_line(model.target)}: {len(model.trees)} trees, "
+        f"{t.get('max_features')} features tried per node, {t.get('leaves')} leaves",
         f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)"
         if isinstance(oob, float)
         else "OOB: no out-of-bag rows",
@@ -582,9 +588,9 @@ def forest_summary(model: Forest) -> list[str]:
     ]
     importance = t.get("importance")
     if isinstance(importance, dict):
-        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in importance.items()})]
+        lines += [f"  {line}" for line in bars({one_line(str(k)): float(v) for k, v in importance.items()})]
     permutation = t.get("permutation_importance")
     if isinstance(permutation, dict):
         lines.append("permutation importance (rise of the OOB error when shuffled):")
-        lines += [f"  {line}" for line in bars({str(k): float(v) for k, v in permutation.items()})]
+        lines += [f"  {line}" for line in bars({one_line(str(k)): float(v) for k, v in permutation.items()})]
     return lines

@@ -4,6 +4,7 @@ back, through a real parser of each dialect, as exactly the value or name the mo
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -16,6 +17,7 @@ from sqlglot import exp
 from rulecli import api
 from rulecli.model.core import Condition, DecisionList, Op, Rule, RuleSet, Vote
 from rulecli.model.export import DIALECTS
+from tests.conftest import run_cli
 
 # quotes of each kind, backslashes, line breaks, control characters, comment markers,
 # semicolons and non-ASCII text, mixed with plain letters
@@ -65,3 +67,12 @@ def test_duckdb_runs_the_hostile_export_and_predicts_as_rulecli(values, labels):
     got = con.sql(exported).pl()["prediction"].to_list()
     assert got == api.predict(model, frame)["prediction"].to_list()
     assert con.sql("SELECT count(*) FROM t").fetchall() == [(len(values) + 1,)]
+
+
+def test_a_python_keyword_is_refused_as_the_function_name(tmp_path: Path):
+    rules = tmp_path / "r.txt"
+    rules.write_text("IF x = 'a' THEN y = 'b'\nELSE y = 'c'\n")
+    for name in ("class", "lambda", "1x", "a-b"):
+        result = run_cli("export", str(rules), "--to", "python", "--name", name)
+        assert result.code == 2 and "--name must be a Python identifier" in result.stderr
+    assert run_cli("export", str(rules), "--to", "python", "--name", "score").code == 0
