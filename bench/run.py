@@ -13,6 +13,7 @@ import json
 import platform
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -160,7 +161,27 @@ def bench_predict(repeats: int, n_rows: int) -> list[str]:
     return rows
 
 
+def bench_startup(repeats: int) -> list[str]:
+    """Whole-process latency of the commands a shell user types first, beside Python itself."""
+    house = ROOT / "sample_data" / "house.csv"
+    model = OUT / "house.json"
+    subprocess.run([*RULECLI, "oner", str(house), "-y", "value", "-o", str(model), "-q"], check=True)
+    rows = ["| command | median seconds | peak RSS MiB |", "|---|---|---|"]
+    for label, cmd in (
+        ("`python -c pass`", [sys.executable, "-c", "pass"]),
+        ("`rulecli --version`", [*RULECLI, "--version"]),
+        ("`rulecli --help`", [*RULECLI, "--help"]),
+        ("`rulecli oner` on the 10-row house table", [*RULECLI, "oner", str(house), "-y", "value"]),
+        ("`rulecli predict` on the 10-row house table", [*RULECLI, "predict", str(model), str(house)]),
+    ):
+        measured = measure(cmd, repeats)
+        assert measured is not None
+        rows.append(f"| {label} | {measured[0]:.3f} | {measured[1]:.0f} |")
+    return rows
+
+
 SECTIONS = (
+    "startup",
     "predict",
     "oner",
     "covering-accuracy",
@@ -208,6 +229,16 @@ def main() -> None:
         "maximum resident memory. The machine is shared: read ratios, not absolute seconds.",
         "",
     ]
+    if "startup" in args.only:
+        sections += [
+            "## start-up: the latency of a shell one-liner",
+            "",
+            f"Median of {max(args.repeats, 10)} fresh processes each. `--version` and `--help` import neither Polars "
+            "nor NumPy; a command imports what it needs when it runs.",
+            "",
+            *bench_startup(max(args.repeats, 10)),
+            "",
+        ]
     if "predict" in args.only:
         sections += ["## predict: streaming a large Parquet file", "", *bench_predict(args.repeats, args.rows), ""]
     if "covering-accuracy" in args.only:
