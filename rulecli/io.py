@@ -15,6 +15,7 @@ import gzip
 import io
 import os
 import re
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -312,21 +313,40 @@ def _first_line(exc: BaseException) -> str:
 
 @contextlib.contextmanager
 def atomic_path(path: str) -> Iterator[str]:
-    """Yield a temporary path next to ``path``; rename it over ``path`` only on success."""
-    target = Path(path)
-    if target.is_dir():
+    """Yield a path to write ``path``'s new content to.
+
+    A regular file (or a new one) is written to a temporary file beside it and renamed over
+    it only on success, so a failure or a signal leaves the old file or a complete new one;
+    the new file keeps the old one's permission bits, or follows the umask. A symbolic link
+    is followed, as shell redirection does (its target is replaced, the link stays). A
+    device, FIFO or ``/dev/stdout``-style path is written through as it is.
+    """
+    given = Path(path)
+    if given.is_dir():
         raise InputError(f"{path}: is a directory; give a file name for the output")
-    directory = target.parent if str(target.parent) else Path()
+    if given.exists() and not given.is_file():
+        yield path
+        return
+    target = Path(os.path.realpath(path))
+    directory = target.parent
     if not directory.exists():
-        raise InputError(f"{path}: directory {directory} does not exist")
+        raise InputError(f"{path}: directory {Path(path).parent} does not exist")
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     os.close(fd)
     try:
         yield tmp
+        Path(tmp).chmod(mode)
         Path(tmp).replace(target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def write_text(path: str, text: str) -> None:

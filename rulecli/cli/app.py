@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
@@ -138,9 +139,35 @@ def _is_polars_error(exc: BaseException) -> bool:
     return polars is not None and isinstance(exc, polars.exceptions.PolarsError)
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so no partial or temporary file stays."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit status 2."""
-    argv = list(sys.argv[1:] if args is None else args)
+    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    try:
+        _main(list(sys.argv[1:] if args is None else args))
+    except Stopped as stop:
+        _err(f"Stopped by {signal.Signals(stop.signum).name}")
+        raise SystemExit(128 + stop.signum) from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _main(argv: list[str]) -> None:
     debug = "--debug" in argv
     try:
         # Not standalone: Click would print usage errors as a multi-line box; one line is the rule here.
