@@ -15,6 +15,7 @@ The commands are thin layers over these functions.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,6 +323,9 @@ REGRESSION_GATES = ("rmse", "mae", "r2")
 
 
 def _check_gates(gates: Sequence[Gate], regression: bool) -> None:
+    for gate in gates:
+        if gate.threshold is not None and not math.isfinite(gate.threshold):
+            raise ParamError(f"{gate.option} must be a finite number, got {gate.threshold}")
     wrong = [g for g in gates if g.threshold is not None and (g.metric in REGRESSION_GATES) != regression]
     if wrong:
         kind = "a number (regression)" if regression else "classes"

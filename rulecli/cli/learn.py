@@ -111,6 +111,11 @@ def _learn(
 ) -> None:
     """The shared life of a learner command, timed by --time-limit as a whole."""
     name = learner.name
+    if run.json_out and not extra.shows_model(params):
+        # one invocation, one thing on stdout (e.g. reduct --print reducts is not the model)
+        raise ParamError(
+            "--json prints the model, but this --print sends something else to stdout; save the model with -o FILE.json"
+        )
     progress = (
         console.progress_bar(name, learner.steps(params), learner.unit, quiet=run.quiet)
         if learner.steps is not None
@@ -263,10 +268,17 @@ EXTRAS = {
 }
 
 
+MAX_TIME_LIMIT = 1e9  # seconds (about 31 years): beyond it the system timer overflows
+
+
 @contextlib.contextmanager
 def _time_limit(name: str, limit: float | None) -> Iterator[None]:
     """Raise a clear error in the main thread once ``limit`` seconds have passed (SIGALRM):
     Python code between NumPy calls notices within moments, however long a learner runs."""
+    if limit is not None and not (0 < limit <= MAX_TIME_LIMIT):
+        raise ParamError(
+            f"--time-limit must be a number of seconds above 0 and at most {MAX_TIME_LIMIT:g}, got {limit:g}"
+        )
     if limit is None or not hasattr(signal, "setitimer"):
         yield
         return

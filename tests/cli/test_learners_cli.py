@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import SAMPLE, run_cli
 
 PENGUINS = str(SAMPLE / "penguins.csv")
+HOUSE_CSV = str(SAMPLE / "house.csv")
 LABOR = str(SAMPLE / "labor.csv")
 
 
@@ -97,3 +98,23 @@ def test_aq_on_inconsistent_data_keeps_every_rule_within_its_error_bound(tmp_pat
     scored = json.loads(run_cli("evaluate", str(out), str(data), "--json").stdout)
     majority = max(np.mean(survived == "yes"), np.mean(survived == "no"))
     assert scored["accuracy"] >= majority
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["oner", HOUSE_CSV, "--time-limit", "0"], "--time-limit must be a number of seconds above 0"),
+        (["oner", HOUSE_CSV, "--time-limit", "inf"], "--time-limit must be a number of seconds above 0"),
+        (["reduct", HOUSE_CSV, "--json", "--print", "reducts"], "--json prints the model"),
+    ],
+)
+def test_limits_and_stdout_conflicts_are_usage_errors(args: list[str], message: str):
+    result = run_cli(*args)
+    assert result.code == 2 and message in result.stderr and result.stdout == ""
+
+
+def test_a_gate_that_is_not_a_number_is_a_usage_error(tmp_path: Path):
+    model = tmp_path / "reg.json"
+    assert run_cli("tree", str(SAMPLE / "penguins.csv"), "-y", "body_mass_g", "-o", str(model), "-q").code == 0
+    result = run_cli("evaluate", str(model), str(SAMPLE / "penguins.csv"), "--min-r2", "nan")
+    assert result.code == 2 and "--min-r2 must be a finite number" in result.stderr
