@@ -6,6 +6,7 @@ missing cannot be learned from; they are left out and counted in a warning.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -114,8 +115,11 @@ class Dataset:
 def _check_columns(df: pl.DataFrame, names: Sequence[str], source: str, option: str) -> None:
     for name in names:
         if name not in df.columns:
+            close = difflib.get_close_matches(name, df.columns, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
             raise InputError(
-                f"{source}: column '{name}' given with {option} is not in the data (columns: {', '.join(df.columns)})"
+                f"{source}: column '{name}' given with {option} is not in the data "
+                f"({hint}columns: {', '.join(df.columns)})"
             )
 
 

@@ -71,7 +71,8 @@ def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
     return fmt, gzipped
 
 
-def _check_readable(path: str) -> None:
+def check_readable(path: str) -> None:
+    """Fail with one line unless ``path`` is a file with something in it."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{path}: no such file")
@@ -113,8 +114,13 @@ def scan_table(
     """
     label = "<stdin>" if path == STDIO else path
     if path != STDIO:
-        _check_readable(path)
-    fmt, gzipped = detect_format(path, input_format)
+        check_readable(path)
+    # standard input is read once, here; its format is known by its first bytes unless given
+    raw = _read_stdin_bytes() if path == STDIO else None
+    if raw is not None and input_format is None:
+        fmt, gzipped = _sniff(raw), False
+    else:
+        fmt, gzipped = detect_format(path, input_format)
     try:
         if fmt in ("csv", "tsv"):
             options = {
@@ -124,23 +130,33 @@ def scan_table(
                 "infer_schema_length": None if infer_all_rows else 10_000,
                 "raise_if_empty": True,
             }
-            return _scan_csv(path, gzipped, options, label)
+            return _scan_csv(path, raw, gzipped, options, label)
         if fmt == "arff":
-            raw = _read_stdin_bytes() if path == STDIO else _read_bytes(path, gzipped)
-            return read_arff(raw, label, null_values).lazy()
-        return _scan_binary(path, fmt)
+            text = raw if raw is not None else _read_bytes(path, gzipped)
+            return read_arff(text, label, null_values).lazy()
+        return _scan_binary(path, raw, fmt)
     except InputError:
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputError(f"{label}: cannot read as {fmt.upper()}: {_first_line(exc)}") from exc
 
 
-def _scan_csv(path: str, gzipped: bool, options: dict[str, Any], label: str) -> pl.LazyFrame:
+def _sniff(raw: bytes) -> str:
+    """The format of bytes on standard input: Parquet and Arrow IPC by their magic bytes,
+    CSV otherwise (``--input-format`` says anything else)."""
+    if raw.startswith(b"PAR1"):
+        return "parquet"
+    if raw.startswith(b"ARROW1"):
+        return "ipc"
+    return "csv"
+
+
+def _scan_csv(path: str, raw: bytes | None, gzipped: bool, options: dict[str, Any], label: str) -> pl.LazyFrame:
     """CSV/TSV: scanned lazily from a plain file, read eagerly from stdin or gzip. Columns
     typed as text by the overrides' rule (``_text_overrides``) are read again as text."""
     overrides = options["schema_overrides"] or {}
-    if path == STDIO or gzipped:
-        source: bytes | str = _read_stdin_bytes() if path == STDIO else _read_bytes(path, gzipped)
+    if raw is not None or gzipped:
+        source: bytes | str = raw if raw is not None else _read_bytes(path, gzipped)
         _check_header(source, options["separator"], label)
         df = pl.read_csv(source, **options)
         extra = _text_overrides(df.schema, overrides)
@@ -157,12 +173,11 @@ def _scan_csv(path: str, gzipped: bool, options: dict[str, Any], label: str) -> 
     return lf
 
 
-def _scan_binary(path: str, fmt: str) -> pl.LazyFrame:
+def _scan_binary(path: str, raw: bytes | None, fmt: str) -> pl.LazyFrame:
     """Parquet, IPC and NDJSON: scanned lazily from a file, read whole from stdin."""
-    if path == STDIO:
-        raw = io.BytesIO(_read_stdin_bytes())
+    if raw is not None:
         read = {"parquet": pl.read_parquet, "ipc": pl.read_ipc}.get(fmt, pl.read_ndjson)
-        return read(raw).lazy()
+        return read(io.BytesIO(raw)).lazy()
     if fmt == "parquet":
         lf = pl.scan_parquet(path)
     elif fmt == "ipc":
@@ -363,7 +378,7 @@ def read_text(path: str) -> str:
     """Read a UTF-8 text file (or stdin for ``-``) with a one-line error on failure."""
     if path == STDIO:
         return sys.stdin.read()
-    _check_readable(path)
+    check_readable(path)
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

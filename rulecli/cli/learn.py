@@ -121,6 +121,8 @@ def _learn(
         if learner.steps is not None
         else console.rule_progress(name, quiet=run.quiet)
     )
+    if run.test is not None and run.test != io.STDIO:
+        io.check_readable(run.test)  # before a long --cv, not after it
     with progress as on_step, _time_limit(name, run.time_limit):
         ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
         if ds.regression:

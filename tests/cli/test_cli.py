@@ -241,3 +241,24 @@ def test_failed_predict_leaves_no_output_file(tmp_path: Path):
     assert result.code == 2, result.stderr
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "r.txt"]
+
+
+def test_parquet_and_arrow_on_stdin_are_known_by_their_magic_bytes(tmp_path: Path):
+    frame = pl.read_csv(HOUSE)
+    expected = run_cli("oner", HOUSE, "-y", "value").stdout
+    for suffix, write in (("parquet", frame.write_parquet), ("arrow", frame.write_ipc)):
+        path = tmp_path / f"h.{suffix}"
+        write(path)
+        result = run_cli("oner", "-", "-y", "value", stdin=path.read_bytes())
+        assert result.code == 0, result.stderr
+        assert result.stdout == expected
+
+
+def test_a_mistyped_column_suggests_the_closest_name():
+    result = run_cli("oner", PENGUINS, "-y", "specie")
+    assert result.code == 2 and "did you mean 'species'?" in result.stderr
+
+
+def test_a_missing_test_file_is_reported_before_cross_validation_runs():
+    result = run_cli("ripper", PENGUINS, "-y", "species", "--cv", "10", "--test", "no-such.csv")
+    assert result.code == 2 and result.stderr == "Error: no-such.csv: no such file\n"
