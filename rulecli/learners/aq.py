@@ -117,7 +117,7 @@ class _Star:
                 if not math.isnan(column[y]):
                     if column[y] == column[seed]:
                         continue
-                    middle = (float(column[y]) + float(column[seed])) / 2.0
+                    middle = _halfway(float(column[y]), float(column[seed]))
                     low, high = (max(low, middle), high) if column[y] < column[seed] else (low, min(high, middle))
                 elif not new_feature:
                     continue
@@ -159,6 +159,12 @@ class _Star:
                 return None
             ranked = sorted(children.values(), key=lambda p: self._score(p, is_pos), reverse=True)
             star = ranked[: self.params.beam_width]
+
+
+def _halfway(a: float, b: float) -> float:
+    """The midpoint of two finite floats, without overflow near ±1.8e308."""
+    total = a + b
+    return total / 2.0 if math.isfinite(total) else a / 2.0 + b / 2.0
 
 
 def _conditions(enc: Encoded, partial: _Partial) -> tuple[Condition, ...]:

@@ -59,14 +59,19 @@ def _midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     shortest decimal within a quarter of the gap of the midpoint splits the training data
     identically and reads as people write numbers (42.35).
     """
-    mid = low + (high - low) / 2
-    out = np.where(mid > low, mid, high)
-    chosen = np.zeros(out.shape, dtype=bool)
-    for digits in range(16):
-        short = np.round(mid, digits)
-        fits = ~chosen & (short > low) & (short <= high) & (np.abs(short - mid) <= (high - low) / 100)
-        out = np.where(fits, short, out)
-        chosen |= fits
+    with np.errstate(over="ignore", invalid="ignore"):
+        gap = high - low
+        # near ±1.8e308 the gap itself overflows: halve first there (elsewhere as always)
+        wide = ~np.isfinite(gap)
+        mid = np.where(wide, low / 2 + high / 2, low + gap / 2)
+        tolerance = np.where(wide, (high / 2 - low / 2) / 50, gap / 100)
+        out = np.where(mid > low, mid, high)
+        chosen = np.zeros(out.shape, dtype=bool)
+        for digits in range(16):
+            short = np.round(mid, digits)
+            fits = ~chosen & (short > low) & (short <= high) & (np.abs(short - mid) <= tolerance)
+            out = np.where(fits, short, out)
+            chosen |= fits
     return out
 
 

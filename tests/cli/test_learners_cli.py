@@ -118,3 +118,16 @@ def test_a_gate_that_is_not_a_number_is_a_usage_error(tmp_path: Path):
     assert run_cli("tree", str(SAMPLE / "penguins.csv"), "-y", "body_mass_g", "-o", str(model), "-q").code == 0
     result = run_cli("evaluate", str(model), str(SAMPLE / "penguins.csv"), "--min-r2", "nan")
     assert result.code == 2 and "--min-r2 must be a finite number" in result.stderr
+
+
+@pytest.mark.parametrize("learner", ["tree", "forest", "aq", "ripper", "cn2", "oner"])
+def test_values_near_the_float_limits_are_separated(tmp_path: Path, learner: str):
+    data = tmp_path / "extreme.csv"
+    pl.DataFrame(
+        {"x": [1.7e308, 1.6e308, 1.5e308, -1.7e308, -1.6e308, -1.5e308] * 3, "y": (["a"] * 3 + ["b"] * 3) * 3}
+    ).write_csv(data)
+    model = tmp_path / "m.json"
+    extra = {"forest": ["--trees", "5"], "oner": ["--min-bucket", "1"]}.get(learner, [])
+    assert run_cli(learner, str(data), *extra, "-o", str(model), "-q").code == 0
+    scored = json.loads(run_cli("evaluate", str(model), str(data), "--json").stdout)
+    assert scored["accuracy"] == 1.0
