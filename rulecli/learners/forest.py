@@ -26,6 +26,7 @@ the same for any number of worker processes.
 from __future__ import annotations
 
 import math
+import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -54,7 +55,13 @@ class ForestParams(TreeGrowth):
         "Features tried per node: auto (sqrt for classes, third for numbers), sqrt, third, all, a count or a fraction.",
         short="m",
     )
-    jobs: int = param(1, "Worker processes (the forest is the same for any value).", short="j", ge=1, record=False)
+    jobs: int | None = param(
+        None,
+        "Worker processes (default: every core; the forest is the same for any value).",
+        short="j",
+        ge=1,
+        record=False,
+    )
     importance: str = param(
         "impurity",
         "impurity (D_j, always saved) or permutation (OOB rows, also saved).",
@@ -94,6 +101,11 @@ class ForestParams(TreeGrowth):
         raise ParamError(
             f"must be a count >= 1 or a fraction in (0, 1), got '{self.max_features}'", param="max_features"
         )
+
+
+def _cores() -> int:
+    """The cores this process may run on (a container's share, not the host's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def bootstrap_weights(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -194,7 +206,8 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
     seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     trees: list[TreeNodes] = []
     # starting worker processes costs more than growing a small forest in this one
-    if params.jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
+    jobs = params.jobs or _cores()
+    if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
         _init_worker(data, ds, grow)
         for seed in seeds:
             trees.append(_grow_one(seed))
@@ -202,7 +215,7 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
                 progress(len(trees))
         _SHARED.clear()
     else:
-        with ProcessPoolExecutor(max_workers=params.jobs, initializer=_init_worker, initargs=(data, ds, grow)) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(data, ds, grow)) as pool:
             for nodes in pool.map(_grow_one, seeds):
                 trees.append(nodes)
                 if progress is not None:
