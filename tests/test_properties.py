@@ -21,7 +21,7 @@ from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.metrics import rule_reports
 from rulecli.model.compile import prediction_frame
-from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
+from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, Vote
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
 from rulecli.model.tree import decision_list
@@ -129,8 +129,7 @@ def _check_model(df: pl.DataFrame, ds_target: str, model: Model) -> None:
     reference = [reference_predict(model, row) for row in df.iter_rows(named=True)]
     assert predictions(model) == reference
     assert predictions(loads(dumps(model))) == reference
-    if not (isinstance(model, RuleSet) and model.vote == Vote.DISTRIBUTION):
-        assert predictions(parse_text(render_text(model))) == reference
+    assert predictions(parse_text(render_text(model))) == reference
     assert dumps(loads(dumps(model))) == dumps(model)
     recount = rule_reports(model, df.lazy(), pl.col(ds_target).cast(pl.String))
     stored = [r.stats for r in model.rules] + ([model.default.stats] if isinstance(model, DecisionList) else [])

@@ -7,7 +7,7 @@ Grammar (one rule per line; ``#`` starts a comment)::
     PRIOR 120, 40, 8                           optional (rule sets); training rows per class, in
                                                class order: equal votes go to the more frequent
     TARGET column                              optional; needed only by a file without rules
-    IF cond [AND cond]... THEN target = value  [(covers N, correct N[, weight W])]
+    IF cond [AND cond]... THEN target = value  [(covers N, correct N[, counts [N, ...]][, weight W])]
     ELSE target = value                        [(covers N, correct N)]
 
     cond  := column = value | column != value | column < number | <= | > | >=
@@ -121,18 +121,20 @@ def render_conditions(conditions: tuple[Condition, ...]) -> str:
     return " AND ".join(render_condition(c) for c in conditions) if conditions else "TRUE"
 
 
-def _render_stats(rule: Rule) -> str:
+def _render_stats(rule: Rule, with_counts: bool = False) -> str:
     parts = []
     if rule.stats is not None:
         parts += [f"covers {rule.stats.covered}", f"correct {rule.stats.correct}"]
+        if with_counts and rule.stats.class_counts is not None:
+            parts.append(f"counts [{', '.join(str(c) for c in rule.stats.class_counts)}]")
     if rule.weight is not None:
         parts.append(f"weight {render_number(rule.weight)}")
     return f"  ({', '.join(parts)})" if parts else ""
 
 
-def render_rule(rule: Rule, target: str) -> str:
+def render_rule(rule: Rule, target: str, with_counts: bool = False) -> str:
     then = f"{render_name(target)} = {render_value(rule.prediction)}"
-    return f"IF {render_conditions(rule.conditions)} THEN {then}{_render_stats(rule)}"
+    return f"IF {render_conditions(rule.conditions)} THEN {then}{_render_stats(rule, with_counts)}"
 
 
 def render_text(model: Model) -> str:
@@ -156,10 +158,13 @@ def render_text(model: Model) -> str:
         lines.append("PRIOR " + ", ".join(render_number(float(c)) for c in prior))
     if not model.rules and model.default is None:
         lines.append(f"TARGET {render_name(model.target)}")
-    lines += [render_rule(r, model.target) + _probabilities(r, model.classes) for r in model.rules]
+    # a distribution vote sums the rules' class counts: the text form must carry them
+    counts = isinstance(model, RuleSet) and model.vote == Vote.DISTRIBUTION
+    lines += [render_rule(r, model.target, counts) + _probabilities(r, model.classes) for r in model.rules]
     if model.default is not None:
         then = f"{render_name(model.target)} = {render_value(model.default.prediction)}"
-        lines.append(f"ELSE {then}{_render_stats(model.default)}{_probabilities(model.default, model.classes)}")
+        stats = _render_stats(model.default, counts)
+        lines.append(f"ELSE {then}{stats}{_probabilities(model.default, model.classes)}")
     return "\n".join(lines) + "\n"
 
 
@@ -403,11 +408,16 @@ def _parse_then(line: _Line) -> tuple[str, str, RuleStats | None, float | None]:
 def _parse_stats(line: _Line) -> tuple[RuleStats | None, float | None]:
     line.expect_punct("(")
     fields: dict[str, float] = {}
+    counts: tuple[int, ...] | None = None
     while True:
-        key = line.next("covers, correct or weight")
-        if key.keyword not in ("covers", "correct", "weight") or key.keyword in fields:
-            line.fail(key.column, f"expected covers, correct or weight, found {key.text!r}")
-        fields[key.keyword] = _parse_number(line)
+        key = line.next("covers, correct, counts or weight")
+        if key.keyword not in ("covers", "correct", "counts", "weight") or key.keyword in fields:
+            line.fail(key.column, f"expected covers, correct, counts or weight, found {key.text!r}")
+        if key.keyword == "counts":
+            counts = _parse_counts(line)
+            fields["counts"] = 0.0
+        else:
+            fields[key.keyword] = _parse_number(line)
         if line.at_punct(","):
             line.pos += 1
             continue
@@ -417,8 +427,27 @@ def _parse_stats(line: _Line) -> tuple[RuleStats | None, float | None]:
     if "covers" in fields or "correct" in fields:
         if not ("covers" in fields and "correct" in fields):
             line.fail(0, "statistics need both covers and correct")
-        stats = RuleStats(int(fields["covers"]), int(fields["correct"]))
+        stats = RuleStats(int(fields["covers"]), int(fields["correct"]), counts)
+    elif counts is not None:
+        line.fail(0, "class counts need covers and correct")
     return stats, fields.get("weight")
+
+
+def _parse_counts(line: _Line) -> tuple[int, ...]:
+    """``[n, n, …]``: the training rows of each class a rule covers, in class order."""
+    line.expect_punct("[")
+    counts = []
+    while True:
+        token = line.peek()
+        number = _parse_number(line)
+        if number < 0 or not number.is_integer():
+            line.fail(token.column if token else 0, "class counts are whole numbers, 0 or more")
+        counts.append(int(number))
+        if line.at_punct(","):
+            line.pos += 1
+            continue
+        line.expect_punct("]")
+        return tuple(counts)
 
 
 @dataclass
@@ -507,6 +536,15 @@ def _finish(draft: _Draft, source: str) -> Model:
     if unknown:
         raise ModelFormatError(f"{source}: class {unknown[0]!r} is not listed in CLASSES")
     info = ModelInfo()
+    for rule in (*draft.rules, *([draft.default] if draft.default else [])):
+        if (
+            rule.stats is not None
+            and rule.stats.class_counts is not None
+            and len(rule.stats.class_counts) != len(classes)
+        ):
+            raise ModelFormatError(
+                f"{source}: a rule lists {len(rule.stats.class_counts)} class counts for {len(classes)} classes"
+            )
     if draft.prior is not None:
         if len(draft.prior) != len(classes):
             raise ModelFormatError(f"{source}: PRIOR has {len(draft.prior)} counts for {len(classes)} classes")

@@ -262,3 +262,28 @@ def test_a_mistyped_column_suggests_the_closest_name():
 def test_a_missing_test_file_is_reported_before_cross_validation_runs():
     result = run_cli("ripper", PENGUINS, "-y", "species", "--cv", "10", "--test", "no-such.csv")
     assert result.code == 2 and result.stderr == "Error: no-such.csv: no such file\n"
+
+
+@pytest.mark.parametrize(
+    "learner",
+    [
+        ["cn2", "--unordered"],
+        ["cn2", "--unordered", "--vote", "best"],
+        ["ripper", "--unordered"],
+        ["aq"],
+        ["reduct", "--vote", "support"],
+    ],
+)
+def test_every_rule_set_printed_as_text_predicts_as_its_json(tmp_path: Path, learner: list[str]):
+    printed = run_cli(*learner, PENGUINS, "-y", "species")
+    assert printed.code == 0, printed.stderr
+    model = tmp_path / "m.json"
+    assert run_cli(*learner, PENGUINS, "-y", "species", "-o", str(model), "-q").code == 0
+    from_text = run_cli("predict", "-", PENGUINS, "--proba", stdin=printed.stdout)
+    from_json = run_cli("predict", str(model), PENGUINS, "--proba")
+    if "distribution" in printed.stdout.splitlines()[0]:
+        assert from_text.code == 0, from_text.stderr
+        assert from_text.stdout == from_json.stdout  # class counts travel with the text form
+    plain_text = run_cli("predict", "-", PENGUINS, stdin=printed.stdout)
+    assert plain_text.code == 0, plain_text.stderr
+    assert plain_text.stdout == run_cli("predict", str(model), PENGUINS).stdout
