@@ -98,6 +98,9 @@ def evaluate(
 
 
 def _show(payload: dict[str, Any], label: str) -> None:
+    # tables are for a person at a terminal; in a pipe stdout carries data only (--json)
+    if not console.stdout_is_tty():
+        return
     out = console.out
     out.print(console.metrics_table(f"{label}", payload))
     if "rmse" in payload:

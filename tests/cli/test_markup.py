@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from tests.conftest import run_cli
 
@@ -27,6 +28,17 @@ def test_show_table_and_evaluate_print_markup_literally(tmp_path: Path):
     learned = run_cli("oner", str(data), "--show-table", "-o", str(model))
     assert learned.code == 0, learned.stderr
     assert "[/oops]" in learned.stderr and "[red]x" in learned.stderr and "[bold]col" in learned.stderr
+    scored = run_cli("evaluate", str(model), str(data))
+    assert scored.code == 0 and scored.stdout == "", scored.stderr  # tables appear only at a terminal
+
+
+def test_evaluate_tables_at_a_terminal_print_markup_literally(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from rulecli.cli import console
+
+    data = _data(tmp_path)
+    model = tmp_path / "m.json"
+    assert run_cli("oner", str(data), "-o", str(model), "-q").code == 0
+    monkeypatch.setattr(console, "stdout_is_tty", lambda: True)
     scored = run_cli("evaluate", str(model), str(data))
     assert scored.code == 0, scored.stderr
     assert "[red]x" in scored.stdout and "b]" in scored.stdout and "[/oops]" in scored.stdout
