@@ -18,6 +18,7 @@ import re
 import stat
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -209,7 +210,13 @@ def _check_header(head: bytes | str, separator: str, label: str) -> None:
 
 def _read_bytes(path: str, gzipped: bool) -> bytes:
     data = Path(path).read_bytes()
-    return gzip.decompress(data) if gzipped else data
+    if not gzipped:
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, OSError, zlib.error) as exc:
+        # EOFError would otherwise read as Ctrl-D ("Interrupted") to the command line
+        raise InputError(f"{path}: not a complete gzip file ({exc})") from exc
 
 
 _ARFF_ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.*)""", re.IGNORECASE)
@@ -377,10 +384,11 @@ def write_text(path: str, text: str) -> None:
 def read_text(path: str) -> str:
     """Read a UTF-8 text file (or stdin for ``-``) with a one-line error on failure."""
     if path == STDIO:
-        return sys.stdin.read()
+        return sys.stdin.read().removeprefix("\ufeff")
     check_readable(path)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (as some editors write) is not part of the text
+        return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
     except OSError as exc:
@@ -410,8 +418,14 @@ def write_table(lf: pl.LazyFrame | pl.DataFrame, path: str, *, output_format: st
     if gzipped:
         raise InputError(f"{path}: writing gzip-compressed output is not supported")
     if path == STDIO:
-        _sink(frame, sys.stdout.buffer, fmt)
-        sys.stdout.buffer.flush()
+        try:
+            _sink(frame, sys.stdout.buffer, fmt)
+            sys.stdout.buffer.flush()
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            if not isinstance(exc, BrokenPipeError) and "broken pipe" in str(exc).lower():
+                # the reader of stdout left (`| head`): Polars reports it as an error of its own
+                raise BrokenPipeError(str(exc)) from exc
+            raise
         return
     with atomic_path(path) as tmp:
         _sink(frame, tmp, fmt)

@@ -3,6 +3,7 @@ atomic, runs are reproducible, model forms round-trip — for every learner."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import signal
 import subprocess
@@ -217,3 +218,30 @@ def test_time_limit_stops_a_long_run_with_a_clear_message(tmp_path: Path):
     assert time.monotonic() - started < 30
     assert result.code == 2 and "stopped by --time-limit 2 s" in result.stderr
     assert result.stderr.count("\n") == 1 and not out.exists()
+
+
+def test_a_byte_order_mark_and_a_truncated_gzip_file(tmp_path: Path):
+    model = tmp_path / "m.json"
+    assert run_cli("oner", str(SAMPLE / "house.csv"), "-o", str(model), "-q").code == 0
+    marked = tmp_path / "bom.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + model.read_bytes())
+    assert run_cli("predict", str(marked), str(SAMPLE / "house.csv")).code == 0
+    rules = tmp_path / "bom.txt"
+    rules.write_bytes(b"\xef\xbb\xbfIF size = 'big' THEN value = 'high'\nELSE value = 'low'\n")
+    assert run_cli("predict", str(rules), str(SAMPLE / "house.csv")).code == 0
+    truncated = tmp_path / "t.csv.gz"
+    truncated.write_bytes(gzip.compress((SAMPLE / "penguins.csv").read_bytes())[:2000])
+    result = run_cli("oner", str(truncated), "-y", "species")
+    assert result.code == 2 and "not a complete gzip file" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    proc = subprocess.run(
+        f"{sys.executable} -m rulecli discretize {SAMPLE / 'penguins.csv'} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.stdout.startswith("species,") and proc.stderr == ""

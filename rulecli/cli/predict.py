@@ -59,7 +59,4 @@ def predict(
     except (pl.exceptions.PolarsError, OSError) as exc:
         if isinstance(exc, BrokenPipeError):
             raise
-        if "broken pipe" in str(exc).lower():
-            # the reader of stdout left (`| head`): Polars reports it as its own error
-            raise BrokenPipeError(str(exc)) from exc
         raise InputError(f"{label}: {str(exc).strip().splitlines()[0]}") from exc
