@@ -150,17 +150,28 @@ def train(
 ) -> Training:
     """What a learner command does: ``cv``-fold cross-validation, the final fit, scoring on ``test``."""
     spec = learners.get(learner)
-    training = Training(model=None)  # type: ignore[arg-type]
+    report: dict[str, Any] = {}
     if cv is not None:
-        result = cross_validate(ds, lambda part: spec.fit(part, params), cv, cv_seed)
-        training.report["cv"] = result.as_dict()
-    training.model = spec.fit(ds, params, progress=progress)
+        report["cv"] = cross_validate(ds, lambda part: spec.fit(part, params), cv, cv_seed).as_dict()
+    model = spec.fit(ds, params, progress=progress)
     if test is not None:
-        lf, label = scan_for(training.model, test, input_format=input_format, null_values=null_values)
-        if training.model.target not in lf.collect_schema():
-            raise InputError(f"{label}: target column '{training.model.target}' is not in the test data")
-        training.report["test"] = evaluate(training.model, lf, per_rule=False)
-    return training
+        lf, label = scan_for(model, test, input_format=input_format, null_values=null_values)
+        if model.target not in lf.collect_schema():
+            raise InputError(f"{label}: target column '{model.target}' is not in the test data")
+        report["test"] = evaluate(model, lf, per_rule=False)
+    return Training(model, report)
+
+
+def target_note(ds: Dataset, predicts_numbers: bool) -> str | None:
+    """What a person should be told about how the target was typed (see :func:`prepare`)."""
+    if ds.regression:
+        return f"'{ds.target}' is a number: predicting its value (--classification or --target-bins K for classes)"
+    if predicts_numbers and all(c.lstrip("-").isdigit() for c in ds.classes):
+        return (
+            f"'{ds.target}' holds {len(ds.classes)} integer codes: predicting them as classes "
+            "(--regression to predict a number)"
+        )
+    return None
 
 
 def partial_dependence(

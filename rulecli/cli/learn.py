@@ -125,17 +125,9 @@ def _learn(
         io.check_readable(run.test)  # before a long --cv, not after it
     with progress as on_step, _time_limit(name, run.time_limit):
         ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
-        if ds.regression:
-            console.info(
-                f"'{ds.target}' is a number: predicting its value (--classification or --target-bins K for classes)",
-                quiet=run.quiet,
-            )
-        elif learner.numeric_target and all(c.lstrip("-").isdigit() for c in ds.classes):
-            console.info(
-                f"'{ds.target}' holds {len(ds.classes)} integer codes: predicting them as classes "
-                "(--regression to predict a number)",
-                quiet=run.quiet,
-            )
+        note = api.target_note(ds, learner.numeric_target)
+        if note is not None:
+            console.info(note, quiet=run.quiet)
         training = api.train(
             name,
             ds,

@@ -154,33 +154,37 @@ def predict_expr(model: Model, index: pl.Expr | None = None) -> pl.Expr:
     return _vote_expr(model).alias(PREDICTION)
 
 
-def _scores(model: RuleSet, vote: Vote) -> list[pl.Expr]:
-    """One score expression per class: the summed votes of matching rules."""
+def _per_class(
+    model: RuleSet, fires: list[pl.Expr], values: Callable[[Rule], list[float]], combine: Callable[..., pl.Expr]
+) -> list[pl.Expr]:
+    """Per class: ``combine`` of what each matching rule gives it (``values(rule)[k]``)."""
     per_class: list[list[pl.Expr]] = [[] for _ in model.classes]
-    for rule in model.rules:
-        fires = rule_expr(rule)
-        for k, score in enumerate(class_votes(rule, model.classes, vote)):
-            if score:
-                per_class[k].append(pl.when(fires).then(pl.lit(score)).otherwise(0.0))
-    combine = pl.max_horizontal if vote == Vote.BEST else pl.sum_horizontal
+    for fire, rule in zip(fires, model.rules, strict=True):
+        for k, value in enumerate(values(rule)):
+            if value:
+                per_class[k].append(pl.when(fire).then(pl.lit(value)).otherwise(0.0))
     return [_combine(exprs, combine) if exprs else pl.lit(0.0) for exprs in per_class]
 
 
-def _supports(model: RuleSet) -> list[pl.Expr]:
+def _scores(model: RuleSet, vote: Vote, fires: list[pl.Expr]) -> list[pl.Expr]:
+    """One score expression per class: the votes of the matching rules (``fires``: each rule's test)."""
+    combine = pl.max_horizontal if vote == Vote.BEST else pl.sum_horizontal
+    return _per_class(model, fires, lambda rule: class_votes(rule, model.classes, vote), combine)
+
+
+def _supports(model: RuleSet, fires: list[pl.Expr]) -> list[pl.Expr]:
     """Per class: the summed training support of the matching rules that predict it."""
-    per_class: list[list[pl.Expr]] = [[] for _ in model.classes]
-    for rule in model.rules:
-        support = rule_support(rule)
-        if support:
-            fires = rule_expr(rule)
-            per_class[model.classes.index(rule.prediction)].append(pl.when(fires).then(pl.lit(support)).otherwise(0.0))
-    return [_combine(exprs, pl.sum_horizontal) if exprs else pl.lit(0.0) for exprs in per_class]
+
+    def own(rule: Rule) -> list[float]:
+        return [rule_support(rule) if c == rule.prediction else 0.0 for c in model.classes]
+
+    return _per_class(model, fires, own, pl.sum_horizontal)
 
 
-def _winner(model: RuleSet, scores: list[pl.Expr]) -> pl.Expr:
+def _winner(model: RuleSet, scores: list[pl.Expr], fires: list[pl.Expr]) -> pl.Expr:
     """The index of the class with the largest score; ties go to the larger support of the
     matching rules, then to the class more frequent in training (:func:`ops.tie_order`)."""
-    supports = _supports(model)
+    supports = _supports(model, fires)
     best = _combine(scores, pl.max_horizontal)
     tied = [score == best for score in scores]
     top = _combine([pl.when(t).then(u).otherwise(-1.0) for t, u in zip(tied, supports, strict=True)], pl.max_horizontal)
@@ -189,9 +193,10 @@ def _winner(model: RuleSet, scores: list[pl.Expr]) -> pl.Expr:
 
 
 def _vote_expr(model: RuleSet) -> pl.Expr:
-    winner = _lookup(_winner(model, _scores(model, model.vote)), list(model.classes), pl.String())
+    fires = [rule_expr(r) for r in model.rules]  # each rule's test, built once for every use below
+    winner = _lookup(_winner(model, _scores(model, model.vote, fires), fires), list(model.classes), pl.String())
     fallback = pl.lit(model.default.prediction if model.default else None, dtype=pl.String)
-    return pl.when(decided_expr(model)).then(winner).otherwise(fallback)
+    return pl.when(decided_expr(model, fires)).then(winner).otherwise(fallback)
 
 
 def proba_exprs(model: Model, index: pl.Expr | None = None) -> list[pl.Expr]:
@@ -211,7 +216,7 @@ def proba_exprs(model: Model, index: pl.Expr | None = None) -> list[pl.Expr]:
             _by_rule(model, [row[k] for row in shares], pl.Float64(), index).alias(name) for k, name in enumerate(names)
         ]
     # the model's own vote, so that the predicted class always has the largest probability
-    scores = _scores(model, model.vote)
+    scores = _scores(model, model.vote, [rule_expr(r) for r in model.rules])
     total = _combine(scores, pl.sum_horizontal)
     fallback = _shares(model.default, prior) if model.default is not None else None
     return [
@@ -254,11 +259,11 @@ def rule_text_expr(model: Model, index: pl.Expr | None = None) -> pl.Expr:
     )
 
 
-def decided_expr(model: Model) -> pl.Expr:
+def decided_expr(model: Model, fires: list[pl.Expr] | None = None) -> pl.Expr:
     """True where a non-default rule decided the row (the numerator of coverage)."""
     if not model.rules:
         return pl.lit(False)
-    return _combine([rule_expr(r) for r in model.rules], pl.any_horizontal)
+    return _combine(fires if fires is not None else [rule_expr(r) for r in model.rules], pl.any_horizontal)
 
 
 WALK = "__rulecli_walk"
