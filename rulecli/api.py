@@ -220,18 +220,21 @@ def rules_text(model: Predictor) -> str:
     return render_text(model)
 
 
+def check_model_path(path: str | Path) -> None:
+    """Refuse, before any work, a model path rulecli could not save to."""
+    if Path(path).suffix.lower() not in (".json", ".txt", ".rules"):
+        raise ParamError(f"{path}: a model file must end in .json or .txt (or .rules)")
+    io.check_writable(str(path))
+
+
 def model_text(model: Predictor, path: str | Path) -> str:
     """The model as the file ``path`` will hold it: JSON for ``.json``, rules for ``.txt``/``.rules``."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".json":
+    check_model_path(path)
+    if Path(path).suffix.lower() == ".json":
         return dumps(model)
-    if suffix in (".txt", ".rules"):
-        if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
-            raise ParamError(
-                f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json"
-            )
-        return rules_text(model)
-    raise ParamError(f"{path}: a model file must end in .json or .txt (or .rules)")
+    if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
+        raise ParamError(f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json")
+    return rules_text(model)
 
 
 def save(model: Predictor, path: str | Path) -> None:

@@ -7,6 +7,7 @@ missing cannot be learned from; they are left out and counted in a warning.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -27,6 +28,7 @@ from rulecli.schema import (
 )
 
 MAX_NUMERIC_CLASSES = 50
+REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308
 TARGET_TYPES = (None, "classification", "regression")
 ID_LIKE_MIN_ROWS = 20
 
@@ -250,10 +252,21 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         raise InputError(f"{source}: no usable feature columns besides the target '{target_name}'{hint}")
     if target.regression:
         codes = labels.to_numpy().astype(np.float64)
+        _check_summable(codes, target_name, source)
     else:
         codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
     frame = pl.DataFrame([*(series for series, _ in kept), labels.alias(target_name)])
     return Dataset(frame, Schema(tuple(feature for _, feature in kept), target), codes, source, tuple(warnings))
+
+
+def _check_summable(y: np.ndarray, name: str, source: str) -> None:
+    """Leaf means and squared errors sum the target's squares; past ~1e150 they overflow."""
+    largest = float(np.abs(y).max())
+    if largest > 0 and 2 * math.log10(largest) + math.log10(y.size) > REGRESSION_LIMIT:
+        raise InputError(
+            f"{source}: target column '{name}' holds values up to {largest:.3g} in size, too large to "
+            "average and square; rescale it (e.g. to other units)"
+        )
 
 
 def _drop_missing_target(df: pl.DataFrame, target_name: str, source: str, warnings: list[str]) -> pl.DataFrame:

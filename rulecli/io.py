@@ -343,26 +343,64 @@ def atomic_path(path: str) -> Iterator[str]:
     is followed, as shell redirection does (its target is replaced, the link stays). A
     device, FIFO or ``/dev/stdout``-style path is written through as it is.
     """
+    check_writable(path)
     given = Path(path)
-    if given.is_dir():
-        raise InputError(f"{path}: is a directory; give a file name for the output")
     if given.exists() and not given.is_file():
         yield path
         return
     target = Path(os.path.realpath(path))
-    directory = target.parent
-    if not directory.exists():
-        raise InputError(f"{path}: directory {Path(path).parent} does not exist")
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write in {target.parent} ({exc.strerror})") from None
     os.close(fd)
     try:
         yield tmp
         Path(tmp).chmod(mode)
         Path(tmp).replace(target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise InputError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: str) -> None:
+    """Fail with one line, before any work, unless ``path`` can be written."""
+    if path == STDIO:
+        return
+    given = Path(path)
+    if given.is_dir():
+        raise InputError(f"{path}: is a directory; give a file name for the output")
+    if given.exists() and not given.is_file():
+        return  # a device or FIFO is written through
+    directory = Path(os.path.realpath(path)).parent
+    if not directory.exists():
+        raise InputError(f"{path}: directory {Path(path).parent} does not exist")
+    if not directory.is_dir():
+        raise InputError(f"{path}: {Path(path).parent} is not a directory")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: cannot write in {directory} (permission denied)")
+
+
+WRITABLE = ("csv", "tsv", "parquet", "ndjson", "ipc")
+
+
+def table_output(path: str, explicit: str | None = None) -> str:
+    """The format a table is written to ``path`` in, refused before any work if rulecli cannot write it."""
+    fmt, gzipped = detect_format(path, explicit)
+    if gzipped:
+        raise InputError(f"{path}: writing gzip-compressed output is not supported")
+    if fmt not in WRITABLE:
+        raise InputError(
+            f"{path}: rulecli reads {fmt.upper()} but cannot write it; write .csv, .tsv, .parquet, .ndjson or .arrow"
+        )
+    check_writable(path)
+    return fmt
 
 
 def _umask() -> int:
@@ -404,7 +442,7 @@ def _sink(lf: pl.LazyFrame, target: str | IO[bytes], fmt: str) -> None:
         lf.sink_parquet(target)
     elif fmt == "ipc":
         lf.sink_ipc(target)
-    else:
+    else:  # ndjson; table_output has refused the formats rulecli cannot write
         lf.sink_ndjson(target)
 
 
@@ -414,9 +452,7 @@ def write_table(lf: pl.LazyFrame | pl.DataFrame, path: str, *, output_format: st
     A lazy frame is sunk with Polars' streaming engine, so it never has to fit in memory.
     """
     frame = lf.lazy()
-    fmt, gzipped = detect_format(path, output_format)
-    if gzipped:
-        raise InputError(f"{path}: writing gzip-compressed output is not supported")
+    fmt = table_output(path, output_format)
     if path == STDIO:
         try:
             _sink(frame, sys.stdout.buffer, fmt)

@@ -116,7 +116,10 @@ def test_bad_tree_models_are_refused(tmp_path: Path):
     feature["tree"]["feature"][0] = 99
     short = json.loads(model.read_text())
     short["tree"]["threshold"] = short["tree"]["threshold"][:-1]
+    shared = json.loads(model.read_text())
+    shared["tree"]["right"][0] = shared["tree"]["left"][0]  # a DAG: walking its paths grows exponentially
     cases = {
+        "shared.json": (shared, f"node {shared['tree']['left'][0]} is the child of 2 splits"),
         "cycle.json": (cycle, "child numbers must follow their parent"),
         "feature.json": (feature, "feature numbers must be -1"),
         "short.json": (short, f"expected {len(body['tree']['feature'])} entries, one per node"),
@@ -245,3 +248,86 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly():
         check=False,
     )
     assert proc.stdout.startswith("species,") and proc.stderr == ""
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_forest_workers_end_with_their_parent(tmp_path: Path, sig: signal.Signals):
+    rng = np.random.default_rng(0)
+    n = 60_000
+    frame = {f"x{j}": rng.normal(size=n) for j in range(8)}
+    frame["y"] = np.where(frame["x0"] + rng.normal(0, 1, n) > 0, "a", "b")
+    data = tmp_path / "d.parquet"
+    pl.DataFrame(frame).write_parquet(data)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulecli", "forest", str(data), "-y", "y", "--jobs", "2", "-B", "400", "-q"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while proc.poll() is None and len(workers) < 2 and time.monotonic() < deadline:
+        workers = _children(proc.pid)
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the forest ended before its workers could be seen"
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(w) for w in workers), "a worker outlived the forest command"
+
+
+def test_a_target_too_large_to_square_is_refused_without_numpy_warnings(tmp_path: Path):
+    data = tmp_path / "huge.csv"
+    data.write_text("x,y\n" + "".join(f"{i % 3},{'-' if i % 2 else ''}1.7e308\n" for i in range(50)))
+    for learner in ("tree", "forest"):
+        result = run_cli(learner, str(data), "-y", "y", "-o", str(tmp_path / "m.json"))
+        assert result.code == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert "too large to average and square" in result.stderr and "Warning" not in result.stderr
+
+
+def test_absurd_numbers_and_nesting_in_model_files_are_one_error_line(tmp_path: Path):
+    house = str(SAMPLE / "house.csv")
+    model = tmp_path / "m.json"
+    assert run_cli("oner", house, "-y", "value", "-o", str(model), "-q").code == 0
+    body = model.read_text()
+    assert '"covered": 0' in body
+    digits = "1" + "0" * 4400
+    cases = {
+        "covers.txt": ("IF size = 'big' THEN value = 'high' (covers 1e999, correct 1)\n", "row counts are whole"),
+        "digits.txt": (f"IF size = 'big' THEN value = 'high' (covers {digits}, correct 1)\n", "row counts are whole"),
+        "counts.txt": (
+            "RULESET VOTE distribution\nIF size = 'big' THEN value = 'high' (covers 2, correct 1, counts [1e999, 1])\n",
+            "class counts are whole",
+        ),
+        "weight.txt": ("IF size = 'big' THEN value = 'high' (covers 2, correct 2, weight 1e999)\n", "finite"),
+        "digits.json": (body.replace('"covered": 0', f'"covered": {digits}', 1), "more than 4,300 digits"),
+        "large.json": (body.replace('"covered": 0', f'"covered": {10**30}', 1), "integer from 0 to 2^53"),
+        "nested.json": (body[:-2] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n", "nested too deeply"),
+    }
+    for name, (content, message) in cases.items():
+        (tmp_path / name).write_text(content)
+        result = run_cli("predict", str(tmp_path / name), house)
+        assert result.code == 2 and result.stderr.count("\n") == 1, (name, result.stderr)
+        assert name in result.stderr and message in result.stderr, (name, result.stderr)

@@ -11,6 +11,7 @@ import importlib
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -170,8 +171,13 @@ def main(args: Sequence[str] | None = None) -> None:
 def _main(argv: list[str]) -> None:
     debug = "--debug" in argv
     try:
-        # Not standalone: Click would print usage errors as a multi-line box; one line is the rule here.
-        code = command_group().main(argv, prog_name="rulecli", standalone_mode=False)
+        with warnings.catch_warnings():
+            if not debug:
+                # a floating-point warning from NumPy is no message for a user (results are
+                # checked where it matters); --debug shows them
+                warnings.filterwarnings("ignore", category=RuntimeWarning)
+            # Not standalone: Click would print usage errors as a multi-line box; one line is the rule here.
+            code = command_group().main(argv, prog_name="rulecli", standalone_mode=False)
         raise SystemExit(code if isinstance(code, int) else 0)
     except RuleCliError as exc:
         if debug:

@@ -188,6 +188,14 @@ def check_not_both_stdin(model_path: str, data_path: str) -> None:
         raise InputError("the model and the data cannot both come from stdin ('-')")
 
 
+def check_table_or_json(path: str) -> None:
+    """A path that gets a table by its extension, or one JSON object for .json."""
+    if Path(path).suffix.lower() == ".json":
+        io.check_writable(path)
+    else:
+        io.table_output(path)
+
+
 def write_partial_dependence(
     path: str, feature: str, grid: list[float | str], column: str, values: list[float]
 ) -> None:

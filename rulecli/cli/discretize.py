@@ -44,6 +44,9 @@ def discretize(
 
         rulecli discretize sample_data/penguins.csv -y species -m mdlp --cuts-out cuts.json -o cut.csv
     """
+    table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else None)
+    if cuts_out is not None:
+        io.check_writable(cuts_out)
     df = api.read_table(data, input_format=input_format, null_values=common.split_list(null_values))
     saved = None if cuts_in is None else loads_cuts(io.read_text(cuts_in), cuts_in)
     with options.flags({"method": "--method"}):
@@ -57,6 +60,6 @@ def discretize(
             source=api.source_label(data),
             cuts_source=str(cuts_in),
         )
+    io.write_table(result.frame, output or io.STDIO, output_format=table_format)
     if cuts_out is not None and saved is None:
         io.write_text(cuts_out, dumps_cuts(result.cuts, {"method": method, "bins": bins, "target": result.target}))
-    io.write_table(result.frame, output or io.STDIO, output_format="ndjson" if json_out else None)

@@ -65,6 +65,10 @@ def evaluate(
 
         rulecli evaluate house.json sample_data/house.csv --min-accuracy 0.6
     """
+    if output is not None:
+        io.check_writable(output)
+    if violations_out is not None:
+        io.table_output(violations_out)
     model = common.open_model(model_path, data)
     gates = [
         Gate("accuracy", min_accuracy, "--min-accuracy"),

@@ -33,6 +33,8 @@ def export(
 
         rulecli export house.json --to sql --table houses
     """
+    if output is not None:
+        io.check_writable(output)
     with options.flags({"to": "--to"}):
         text = api.export(api.load(model_path), to, dialect=dialect, table=table, name=name)
     if json_out:

@@ -121,8 +121,13 @@ def _learn(
         if learner.steps is not None
         else console.rule_progress(name, quiet=run.quiet)
     )
+    # every path is checked before a long --cv, not after it
     if run.test is not None and run.test != io.STDIO:
-        io.check_readable(run.test)  # before a long --cv, not after it
+        io.check_readable(run.test)
+    if run.output is not None:
+        api.check_model_path(run.output)
+    if run.metrics_out is not None:
+        io.check_writable(run.metrics_out)
     with progress as on_step, _time_limit(name, run.time_limit):
         ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
         note = api.target_note(ds, learner.numeric_target)
@@ -144,6 +149,8 @@ def _learn(
         common.emit_model(
             model, output=run.output, as_json=run.json_out, quiet=run.quiet or not extra.shows_model(params)
         )
+        if run.metrics_out is not None:  # only once the model is saved: no metrics of a lost model
+            common.write_json(run.metrics_out, training.report)
         console.info(learner.summary(model), quiet=run.quiet)
         if not run.quiet:
             for message in learner.warnings(model):
@@ -152,13 +159,11 @@ def _learn(
 
 
 def _report(report: dict[str, Any], run: common.RunOptions) -> None:
-    """The --cv and --test tables for a person (stderr), and --metrics-out."""
+    """The --cv and --test tables for a person (stderr)."""
     if not run.quiet and "cv" in report:
         console.err.print(_cv_table(report["cv"], run.cv or 0))
     if not run.quiet and "test" in report:
         console.err.print(console.metrics_table(f"test: {run.test}", report["test"]))
-    if run.metrics_out is not None:
-        common.write_json(run.metrics_out, report)
 
 
 # ---------------------------------------------------------------------------- extras
@@ -188,6 +193,8 @@ def _cross_table(model: Model) -> console.DataTable:
 def _check_partial_dependence(values: dict[str, Any]) -> None:
     if (values["pd_class"] is not None or values["pd_out"] is not None) and values["pd_feature"] is None:
         raise ParamError("--class and --pd-out go with --partial-dependence FEATURE")
+    if values["pd_out"] is not None:
+        common.check_table_or_json(values["pd_out"])
 
 
 def _partial_dependence(model: Any, ds: Dataset, params: Params, values: dict[str, Any], quiet: bool) -> None:

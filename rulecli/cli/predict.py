@@ -44,6 +44,7 @@ def predict(
 
         rulecli predict house.json sample_data/house.csv --keep size --explain
     """
+    table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else output_format)
     model = common.open_model(model_path, data)
     plan, label = api.prediction_plan(
         model,
@@ -55,7 +56,7 @@ def predict(
         null_values=common.split_list(null_values),
     )
     try:
-        io.write_table(plan, output or io.STDIO, output_format="ndjson" if json_out else output_format)
+        io.write_table(plan, output or io.STDIO, output_format=table_format)
     except (pl.exceptions.PolarsError, OSError) as exc:
         if isinstance(exc, BrokenPipeError):
             raise

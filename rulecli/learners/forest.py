@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +41,7 @@ from rulecli.params import param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import GrowParams
+from rulecli.search.workers import workers
 
 PD_FLOOR = 1e-3
 SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
@@ -215,7 +215,7 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
                 progress(len(trees))
         _SHARED.clear()
     else:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(data, ds, grow)) as pool:
+        with workers(jobs, _init_worker, (data, ds, grow)) as pool:
             for nodes in pool.map(_grow_one, seeds):
                 trees.append(nodes)
                 if progress is not None:

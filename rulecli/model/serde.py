@@ -244,8 +244,9 @@ class _Reader:
         return self.number(value, where)
 
     def count(self, value: Any, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.fail(where, f"expected a count (integer >= 0), found {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**53:
+            shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."
+            raise self.fail(where, f"expected a count (integer from 0 to 2^53), found {shown}")
         return value
 
 
@@ -359,15 +360,23 @@ def _read_rule(r: _Reader, obj: Any, where: str, n_classes: int) -> Rule:
     )
 
 
-def loads(text: str, source: str = "<model>") -> Model | TreeModel:
-    """Parse and validate a JSON model file."""
+def _parse_json(text: str, source: str, what: str) -> Any:
     try:
-        obj = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ModelFormatError(
-            f"{source}: not a valid JSON model (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            f"{source}: not {what} (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "the file may be truncated or corrupt"
         ) from None
+    except RecursionError:
+        raise ModelFormatError(f"{source}: not {what} (nested too deeply to be a rulecli file)") from None
+    except ValueError:  # an integer of thousands of digits
+        raise ModelFormatError(f"{source}: not {what} (a number of more than 4,300 digits)") from None
+
+
+def loads(text: str, source: str = "<model>") -> Model | TreeModel:
+    """Parse and validate a JSON model file."""
+    obj = _parse_json(text, source, "a valid JSON model")
     r = _Reader(source)
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise ModelFormatError(f'{source}: not a rulecli model (expected "format": "{FORMAT}")')
@@ -450,8 +459,9 @@ def _read_tree_model(r: _Reader, obj: dict[str, Any], kind: str) -> TreeModel:
 
 
 def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -> TreeNodes:
-    """Node arrays, checked so that traversal cannot go wrong: equal lengths, children
-    after their parent (no cycles), features in range, numbers finite."""
+    """Node arrays, checked so that traversal cannot go wrong: equal lengths, a tree
+    (children after their parent, so no cycles; every node but the root the child of
+    exactly one split, so nothing shared or unreachable), features in range, numbers finite."""
     fields = ("feature", "threshold", "left_levels", "right_levels", "missing_left", "left", "right", "value")
     lists = {name: r.get(obj, name, where, (list,)) for name in fields}
     n = len(lists["feature"])
@@ -472,6 +482,10 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
         ~split & ((left != -1) | (right != -1))
     ).any():
         raise r.fail(where, "child numbers must follow their parent, and leaves have none (-1)")
+    parents = np.bincount(np.concatenate([left[split], right[split]]), minlength=n)
+    if parents[0] != 0 or (parents[1:] != 1).any():
+        node = int(np.flatnonzero(parents[1:] != 1)[0]) + 1 if parents[0] == 0 else 0
+        raise r.fail(where, f"node {node} is the child of {int(parents[node])} splits; a tree's nodes have one parent")
     threshold = np.array(
         [np.nan if t is None else r.number(t, f"{where}.threshold[{i}]") for i, t in enumerate(lists["threshold"])]
     )
@@ -529,10 +543,7 @@ def _levels(r: _Reader, raw: list[Any], where: str) -> tuple[tuple[str, ...], ..
 
 def loads_cuts(text: str, source: str = "<cuts>") -> list[Cuts]:
     """Parse and validate a cuts file written by ``rulecli discretize --cuts-out``."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelFormatError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    obj = _parse_json(text, source, "valid JSON")
     if not isinstance(obj, dict) or obj.get("format") != CUTS_FORMAT:
         raise ModelFormatError(f'{source}: not a rulecli cuts file (expected "format": "{CUTS_FORMAT}")')
     version = obj.get("format_version")

@@ -23,6 +23,7 @@ Strings are compared with categorical columns, numbers with numeric ones.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -305,6 +306,20 @@ def _parse_number(line: _Line) -> float:
     return float(token.text)
 
 
+MAX_COUNT = 2**53  # row counts stay exact as floats (JSON readers, exports)
+
+
+def _parse_count(line: _Line, what: str) -> int:
+    token = line.peek()
+    number = _parse_number(line)
+    if not (math.isfinite(number) and number.is_integer() and 0 <= number <= MAX_COUNT):
+        line.fail(
+            token.column if token else 0,
+            f"{what} are whole numbers from 0 to 2^53, found {token.text[:20] if token else number!r}",
+        )
+    return int(number)
+
+
 def _parse_values(line: _Line) -> tuple[Scalar, ...]:
     """One or more comma-separated values."""
     values = [_parse_value(line)]
@@ -416,8 +431,13 @@ def _parse_stats(line: _Line) -> tuple[RuleStats | None, float | None]:
         if key.keyword == "counts":
             counts = _parse_counts(line)
             fields["counts"] = 0.0
+        elif key.keyword == "weight":
+            token = line.peek()
+            fields["weight"] = _parse_number(line)
+            if not math.isfinite(fields["weight"]):
+                line.fail(token.column if token else 0, "a rule's weight must be a finite number")
         else:
-            fields[key.keyword] = _parse_number(line)
+            fields[key.keyword] = _parse_count(line, "row counts")
         if line.at_punct(","):
             line.pos += 1
             continue
@@ -438,11 +458,7 @@ def _parse_counts(line: _Line) -> tuple[int, ...]:
     line.expect_punct("[")
     counts = []
     while True:
-        token = line.peek()
-        number = _parse_number(line)
-        if number < 0 or not number.is_integer():
-            line.fail(token.column if token else 0, "class counts are whole numbers, 0 or more")
-        counts.append(int(number))
+        counts.append(_parse_count(line, "class counts"))
         if line.at_punct(","):
             line.pos += 1
             continue

@@ -46,3 +46,40 @@ def test_a_fifo_is_written_through(tmp_path: Path):
     reader.join(timeout=30)
     assert received and received[0].startswith(b"{")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.json"]
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_any_work(tmp_path: Path):
+    model = tmp_path / "m.json"
+    assert run_cli("oner", HOUSE, "-o", str(model), "-q").code == 0
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    cases = [
+        (["oner", HOUSE, "-o", str(tmp_path / "m.arff")], "a model file must end in .json or .txt"),
+        (["oner", HOUSE, "-o", f"{blocker}/m.json"], "is not a directory"),
+        (["oner", HOUSE, "--cv", "3", "--metrics-out", str(tmp_path / "no" / "m.json")], "does not exist"),
+        (["forest", HOUSE, "--partial-dependence", "size", "--pd-out", str(tmp_path / "pd.arff")], "cannot write it"),
+        (["predict", str(model), HOUSE, "-o", str(tmp_path / "p.arff")], "rulecli reads ARFF but cannot write it"),
+        (["predict", str(model), HOUSE, "-o", "/proc/p.csv"], "cannot write in /proc"),
+        (["discretize", HOUSE, "-o", str(tmp_path / "d.arff")], "cannot write it"),
+        (["discretize", HOUSE, "--cuts-out", str(tmp_path / "no" / "c.json")], "does not exist"),
+        (["evaluate", str(model), HOUSE, "--violations", str(tmp_path / "v.arff")], "cannot write it"),
+        (["evaluate", str(model), HOUSE, "-o", str(tmp_path / "no" / "e.json")], "does not exist"),
+        (["export", str(model), "-o", f"{blocker}/e.sql"], "is not a directory"),
+    ]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args, message in cases:
+        result = run_cli(*args)
+        assert result.code == 2 and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert message in result.stderr and result.stdout == "", (args, result.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_metrics_are_not_written_when_the_model_cannot_be_saved(tmp_path: Path):
+    metrics = tmp_path / "metrics.json"
+    result = run_cli(
+        "forest", HOUSE, "-B", "3", "--cv", "2", "--metrics-out", str(metrics), "-o", str(tmp_path / "f.txt")
+    )
+    assert result.code == 2 and "a forest is saved as .json" in result.stderr
+    assert not metrics.exists()
+    assert run_cli("forest", HOUSE, "-B", "3", "--cv", "2", "--metrics-out", str(metrics), "-q").code == 0
+    assert metrics.exists()
