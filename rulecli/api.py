@@ -315,6 +315,9 @@ def evaluate(
     )
     try:
         metrics = evaluate_model(model, lf, truth)
+        if metrics["rows"] == 0:
+            # metrics of nothing (accuracy 0, RMSE 0) would fail or pass a gate by accident
+            raise InputError(f"{label}: no rows with a value of '{target_name}' to evaluate on")
         rules = (
             []
             if not with_rules

@@ -34,7 +34,7 @@ from rulecli.model.compile import (
 from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
-from rulecli.schema import normalize_missing
+from rulecli.schema import col, normalize_missing
 
 TRUTH = "truth"
 DECIDED = "decided"
@@ -305,7 +305,7 @@ def violations(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFra
     return (
         scored.filter(pl.col(TRUTH).is_not_null() & wrong)
         .with_columns(text)
-        .select(*columns, pl.col(TRUTH).alias("truth"), PREDICTION, VIOLATED, "violated_text")
+        .select(*map(col, columns), pl.col(TRUTH).alias("truth"), PREDICTION, VIOLATED, "violated_text")
     )
 
 

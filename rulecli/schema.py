@@ -85,14 +85,24 @@ def infer_kind(dtype: pl.DataType) -> Kind:
     return Kind.NUMERIC if is_numeric_dtype(dtype) else Kind.CATEGORICAL
 
 
+def is_pattern(column: str) -> bool:
+    """Names ``pl.col`` reads as a wildcard or a regular expression rather than a name."""
+    return column == "*" or (column.startswith("^") and column.endswith("$"))
+
+
+def col(column: str) -> pl.Expr:
+    """The column named ``column``, literally, whatever characters the name holds."""
+    return cs.by_name(column).as_expr() if is_pattern(column) else pl.col(column)
+
+
 def numeric_expr(column: str) -> pl.Expr:
     """A column as Float64 with NaN read as missing, the one numeric view every stage uses."""
-    return pl.col(column).cast(pl.Float64).fill_nan(None)
+    return col(column).cast(pl.Float64).fill_nan(None)
 
 
 def categorical_expr(column: str) -> pl.Expr:
     """A column as strings, the one categorical view every stage uses."""
-    return pl.col(column).cast(pl.String)
+    return col(column).cast(pl.String)
 
 
 def normalize_missing(lf: pl.LazyFrame) -> pl.LazyFrame:

@@ -15,7 +15,7 @@ from rulecli.errors import ParamError
 from rulecli.metrics import classification_metrics, confusion_report, regression_metrics, scored_frame
 from rulecli.model.compile import Predictor
 from rulecli.model.tree import Forest, Tree
-from rulecli.schema import numeric_expr
+from rulecli.schema import col, numeric_expr
 
 SUMMARY_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage")
 REGRESSION_KEYS = ("mae", "rmse", "r2")
@@ -41,7 +41,7 @@ def truth_expr(model: Predictor, target: str | None = None) -> pl.Expr:
     schema = model.info.schema
     if schema is not None and (target is None or target == schema.target.name):
         return target_label_expr(schema.target)
-    return pl.col(target or model.target).cast(pl.String)
+    return col(target or model.target).cast(pl.String)
 
 
 def evaluate_model(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def cross_validate(ds: Dataset, fit: Callable[[Dataset], Predictor], k: int, see
         started = time.perf_counter()
         model = fit(train)
         elapsed = time.perf_counter() - started
-        metrics = evaluate_model(model, test.frame.lazy(), pl.col(ds.target))
+        metrics = evaluate_model(model, test.frame.lazy(), col(ds.target))
         metrics = {key: metrics[key] for key in (*keys, "rows", *(() if ds.regression else ("unclassified",)))}
         metrics["fold"] = fold + 1
         metrics["rules"] = model_size(model)

@@ -331,3 +331,21 @@ def test_absurd_numbers_and_nesting_in_model_files_are_one_error_line(tmp_path: 
         result = run_cli("predict", str(tmp_path / name), house)
         assert result.code == 2 and result.stderr.count("\n") == 1, (name, result.stderr)
         assert name in result.stderr and message in result.stderr, (name, result.stderr)
+
+
+def test_gates_on_a_table_without_truth_values_exit_2(tmp_path: Path):
+    rows = tmp_path / "r.csv"
+    rows.write_text("x,y\n" + "".join(f"{i},{i * 1.5 + (i % 7) / 10}\n" for i in range(80)))
+    model = tmp_path / "t.json"
+    assert run_cli("tree", str(rows), "-y", "y", "-o", str(model), "-q").code == 0
+    (tmp_path / "none.csv").write_text("x,y\n")
+    (tmp_path / "blank.csv").write_text("x,y\n" + "".join(f"{i},\n" for i in range(10)))
+    for name in ("none.csv", "blank.csv"):
+        for gate in (["--max-rmse", "1"], ["--min-r2", "0.5"], []):
+            result = run_cli("evaluate", str(model), str(tmp_path / name), *gate)
+            assert result.code == 2 and f"{name}: no rows with a value of 'y'" in result.stderr, result.stderr
+    classes = tmp_path / "c.json"
+    assert run_cli("oner", str(SAMPLE / "house.csv"), "-o", str(classes), "-q").code == 0
+    (tmp_path / "h.csv").write_text("size,value\nbig,\n")
+    result = run_cli("evaluate", str(classes), str(tmp_path / "h.csv"), "--min-accuracy", "0.5")
+    assert result.code == 2 and "no rows with a value of 'value'" in result.stderr

@@ -30,7 +30,7 @@ from rulecli.model.tree import (
     level_index,
     walkers,
 )
-from rulecli.schema import categorical_expr, normalize_missing
+from rulecli.schema import categorical_expr, col, normalize_missing
 
 Predictor = Model | TreeModel
 
@@ -53,11 +53,11 @@ def condition_expr(cond: Condition) -> pl.Expr:
     """
     spec = OPS[cond.op]
     if spec.shape == Shape.MISSING:
-        return getattr(pl.col(cond.column), spec.polars)()
+        return getattr(col(cond.column), spec.polars)()
     numeric = is_numeric(cond)
     # NaN was read as missing when the frame was opened (normalize_missing); casting a
     # Float64 column is free, while another fill_nan here would copy it once per condition.
-    x = pl.col(cond.column).cast(pl.Float64) if numeric else categorical_expr(cond.column)
+    x = col(cond.column).cast(pl.Float64) if numeric else categorical_expr(cond.column)
     value = cond.value
     if spec.shape == Shape.SET:
         assert isinstance(value, tuple)
@@ -320,7 +320,7 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
         result = pl.concat(parts) if parts else pl.DataFrame(schema=fields)
         return result.to_struct(WALK)
 
-    source = pl.struct(used) if used else pl.struct(pl.lit(0).alias("_"))
+    source = pl.struct([col(u) for u in used]) if used else pl.struct(pl.lit(0).alias("_"))
     return source.map_batches(batches, return_dtype=pl.Struct(fields), is_elementwise=True).alias(WALK)
 
 
@@ -361,7 +361,7 @@ def prediction_frame(
         fields = [PREDICTION, *([f"proba_{c}" for c in model.classes] if proba else [])]
         fields += [RULE, RULE_TEXT] if explain else []
         scored = lf.with_columns(walk_expr(model, explain))
-        return scored.select([*keep, *(pl.col(WALK).struct.field(f) for f in fields)])
+        return scored.select([*map(col, keep), *(pl.col(WALK).struct.field(f) for f in fields)])
     index = None
     if isinstance(model, DecisionList) and (proba or explain):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
@@ -373,7 +373,7 @@ def prediction_frame(
         exprs.extend([rule_id_expr(model, index), rule_text_expr(model, index)])
     names = [e.meta.output_name() for e in exprs]
     # with_columns broadcasts a model without rules (a literal) to every row; select would not
-    return lf.with_columns(exprs).select([*keep, *names])
+    return lf.with_columns(exprs).select([*map(col, keep), *names])
 
 
 def column_kinds(model: Predictor) -> dict[str, bool]:

@@ -18,6 +18,7 @@ from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
 from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_order
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
+from rulecli.schema import is_pattern
 
 DIALECTS = ("duckdb", "postgres", "spark")
 TARGETS = ("sql", "python", "polars")
@@ -253,6 +254,8 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
         "        return None if value != value else value",
         "",
         "    def text(value):",
+        "        if isinstance(value, bool):  # as the model learned it: lower case",
+        "            return 'true' if value else 'false'",
         "        return None if value is None else str(value)",
         "",
     ]
@@ -297,8 +300,13 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
 
 def _pl_column(name: str, numeric: bool) -> str:
     if numeric:
-        return f"pl.col({name!r}).cast(pl.Float64).fill_nan(None)"
-    return f"pl.col({name!r}).cast(pl.String)"
+        return f"{_pl_col(name)}.cast(pl.Float64).fill_nan(None)"
+    return f"{_pl_col(name)}.cast(pl.String)"
+
+
+def _pl_col(name: str) -> str:
+    # pl.col reads '*' and '^…$' as patterns; a selector by name reads them literally
+    return f"pl.selectors.by_name({name!r}).as_expr()" if is_pattern(name) else f"pl.col({name!r})"
 
 
 class _Polars:
