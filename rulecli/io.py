@@ -79,8 +79,22 @@ def check_readable(path: str) -> None:
         raise InputError(f"{path}: no such file")
     if p.is_dir():
         raise InputError(f"{path}: is a directory, not a data file")
-    if p.stat().st_size == 0:
+    if p.is_file() and p.stat().st_size == 0:
         raise InputError(f"{path}: file is empty")
+
+
+def is_stream(path: str) -> bool:
+    """A FIFO, ``/dev/stdin``, process substitution or other device: readable once, no size."""
+    return path == STDIO or (Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir())
+
+
+def _read_stream(path: str) -> bytes:
+    if path == STDIO:
+        return _read_stdin_bytes()
+    data = Path(path).read_bytes()
+    if not data:
+        raise InputError(f"{path}: no data")
+    return data
 
 
 def _read_stdin_bytes() -> bytes:
@@ -116,12 +130,15 @@ def scan_table(
     label = "<stdin>" if path == STDIO else path
     if path != STDIO:
         check_readable(path)
-    # standard input is read once, here; its format is known by its first bytes unless given
-    raw = _read_stdin_bytes() if path == STDIO else None
-    if raw is not None and input_format is None:
+    # standard input, a FIFO or a device is read once, here; its format is known by its
+    # first bytes unless given or named by an extension
+    raw = _read_stream(path) if is_stream(path) else None
+    if raw is not None and input_format is None and (path == STDIO or Path(path).suffix.lower() not in _EXTENSIONS):
         fmt, gzipped = _sniff(raw), False
     else:
         fmt, gzipped = detect_format(path, input_format)
+        if raw is not None and gzipped:
+            raw = _decompress(raw, label)
     try:
         if fmt in ("csv", "tsv"):
             options = {
@@ -210,13 +227,15 @@ def _check_header(head: bytes | str, separator: str, label: str) -> None:
 
 def _read_bytes(path: str, gzipped: bool) -> bytes:
     data = Path(path).read_bytes()
-    if not gzipped:
-        return data
+    return _decompress(data, path) if gzipped else data
+
+
+def _decompress(data: bytes, label: str) -> bytes:
     try:
         return gzip.decompress(data)
     except (EOFError, OSError, zlib.error) as exc:
         # EOFError would otherwise read as Ctrl-D ("Interrupted") to the command line
-        raise InputError(f"{path}: not a complete gzip file ({exc})") from exc
+        raise InputError(f"{label}: not a complete gzip file ({exc})") from exc
 
 
 _ARFF_ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.*)""", re.IGNORECASE)

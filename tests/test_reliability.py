@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -349,3 +350,22 @@ def test_gates_on_a_table_without_truth_values_exit_2(tmp_path: Path):
     (tmp_path / "h.csv").write_text("size,value\nbig,\n")
     result = run_cli("evaluate", str(classes), str(tmp_path / "h.csv"), "--min-accuracy", "0.5")
     assert result.code == 2 and "no rows with a value of 'value'" in result.stderr
+
+
+def test_fifos_dev_stdin_and_process_substitution_are_read_as_data(tmp_path: Path):
+    house = SAMPLE / "house.csv"
+    rulecli = f"{sys.executable} -m rulecli"
+    model = tmp_path / "m.json"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    script = f"""
+        set -e
+        {rulecli} oner <(cat {house}) -y value -o {model} -q
+        {rulecli} predict <(cat {model}) <(gzip -c {house}) | wc -l
+        cat {house} | {rulecli} predict {model} /dev/stdin | wc -l
+        (cat {house} > {fifo} &); {rulecli} predict {model} {fifo} | wc -l
+        {rulecli} oner <(true) -y value || echo "exit $?"
+    """
+    proc = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.stdout.split() == ["11", "11", "11", "exit", "2"], (proc.stdout, proc.stderr)
+    assert proc.stderr.strip().endswith(": no data")
