@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 from brl import bench_brl_accuracy, bench_brl_speed
 from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_speed
+from exports import bench_forest_sql
 from harness import (
     OUT,
     ROOT,
@@ -193,6 +194,7 @@ SECTIONS = (
     "brl-accuracy",
     "brl-speed",
     "load",
+    "exports",
 )
 
 
@@ -207,6 +209,7 @@ def main() -> None:
     parser.add_argument("--forest-sizes", default="100000", help="rows at which forests are timed too")
     parser.add_argument("--reduct-sizes", default="100000,1000000", help="rows for the reduct speed benchmark")
     parser.add_argument("--brl-sizes", default="100000", help="rows for the BRL speed benchmark")
+    parser.add_argument("--export-rows", type=int, default=1_000_000, help="rows the exported forest SQL scores")
     parser.add_argument("--time-limit", type=float, default=120, help="--time-limit of the wide/long runs")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
@@ -370,6 +373,13 @@ def main() -> None:
             "Weka the same rows as ARFF (`-no-cv`, training only).",
             "",
             *bench_oner_speed(args.repeats, sizes, use_weka),
+            "",
+        ]
+    if "exports" in args.only:
+        sections += [
+            "## a forest exported to SQL, run in DuckDB",
+            "",
+            *bench_forest_sql(args.repeats, args.export_rows),
             "",
         ]
     output = Path(args.output)

@@ -32,6 +32,7 @@ from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports, vio
 from rulecli.model.compile import Predictor, check_data, prediction_frame, read_dtypes_for
 from rulecli.model.core import DecisionList, RuleSet
 from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
+from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import forest_summary, parse_text, render_text, render_tree
 from rulecli.model.tree import Forest, Tree, decision_list
@@ -405,11 +406,13 @@ def export(
     model: Predictor, to: str = "sql", *, dialect: str = "duckdb", table: str | None = None, name: str = "predict"
 ) -> str:
     """The model as source text: ``sql`` (one CASE, or a SELECT over ``table``), ``python``
-    (a function ``name(row)``) or ``polars`` (one expression)."""
+    (a function ``name(row)``), ``polars`` (one expression) or ``pmml`` (a PMML 4.4 document)."""
     if to not in TARGETS:
         raise ParamError(f"must be one of {', '.join(TARGETS)}, got '{to}'", param="to")
     if to == "sql":
         return to_sql(model, dialect, table)
     if to == "python":
         return to_python(model, name)
+    if to == "pmml":
+        return to_pmml(model)
     return to_polars(model)

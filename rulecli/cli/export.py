@@ -1,4 +1,4 @@
-"""export: a model as SQL, dependency-free Python or a Polars expression."""
+"""export: a model as SQL, dependency-free Python, a Polars expression or PMML."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def export(
     model_path: Annotated[
         str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file ('-' = stdin).")
     ],
-    to: Annotated[str, typer.Option("--to", help="sql, python or polars.")] = "sql",
+    to: Annotated[str, typer.Option("--to", help="sql, python, polars or pmml.")] = "sql",
     dialect: Annotated[str, typer.Option("--dialect", help="SQL dialect: duckdb, postgres or spark.")] = "duckdb",
     table: Annotated[
         str | None, typer.Option("--table", help="SQL: a whole SELECT *, … AS prediction FROM this table.")
@@ -25,9 +25,10 @@ def export(
     output: Annotated[str | None, typer.Option("--output", "-o", help="Write here; default: stdout.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Wrap the source in a JSON object.")] = False,
 ) -> None:
-    """Write a decision list, rule set or tree as one SQL CASE expression (or a SELECT with
-    --table), a Python function with no dependencies, or a Polars expression — with
-    rulecli's semantics for missing values and unseen categories.
+    """Write a model as one SQL CASE expression (or a SELECT with --table), a Python
+    function with no dependencies, a Polars expression, or a PMML 4.4 document (every
+    model kind, forests included) — with rulecli's semantics for missing values and
+    unseen categories.
 
     Example:
 

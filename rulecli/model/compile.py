@@ -84,7 +84,7 @@ def rule_expr(rule: Rule) -> pl.Expr:
     return pl.all_horizontal([condition_expr(c) for c in rule.conditions])
 
 
-def _prior(model: Model) -> list[float] | None:
+def class_prior(model: Model) -> list[float] | None:
     counts = [0] * len(model.classes)
     rules = [*model.rules, *([model.default] if model.default is not None else [])]
     for rule in rules:
@@ -95,7 +95,7 @@ def _prior(model: Model) -> list[float] | None:
     return [c / total for c in counts] if total else None
 
 
-def _shares(rule: Rule, prior: list[float]) -> list[float]:
+def rule_shares(rule: Rule, prior: list[float]) -> list[float]:
     if rule.probabilities is not None:
         return list(rule.probabilities)
     assert rule.stats is not None and rule.stats.class_counts is not None
@@ -203,7 +203,7 @@ def proba_exprs(model: Model, index: pl.Expr | None = None) -> list[pl.Expr]:
     """One ``proba_<class>`` expression per class: a decision list's deciding rule's training
     class shares; a rule set's votes for each class as shares of all its votes (rows no rule
     matches: the default rule's class shares)."""
-    prior = _prior(model)
+    prior = class_prior(model)
     if prior is None:
         raise ModelFormatError(
             "this model has no class probabilities (its rules carry no class counts; "
@@ -211,14 +211,14 @@ def proba_exprs(model: Model, index: pl.Expr | None = None) -> list[pl.Expr]:
         )
     names = [f"proba_{c}" for c in model.classes]
     if isinstance(model, DecisionList):
-        shares = [_shares(r, prior) for r in (*model.rules, model.default)]
+        shares = [rule_shares(r, prior) for r in (*model.rules, model.default)]
         return [
             _by_rule(model, [row[k] for row in shares], pl.Float64(), index).alias(name) for k, name in enumerate(names)
         ]
     # the model's own vote, so that the predicted class always has the largest probability
     scores = _scores(model, model.vote, [rule_expr(r) for r in model.rules])
     total = _combine(scores, pl.sum_horizontal)
-    fallback = _shares(model.default, prior) if model.default is not None else None
+    fallback = rule_shares(model.default, prior) if model.default is not None else None
     return [
         pl.when(total > 0)
         .then(score / total)

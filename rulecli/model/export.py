@@ -5,7 +5,10 @@ except ``is missing`` and tests marked ``or missing``; a numeric column is compa
 double with NaN read as missing; a categorical column is compared as text. A decision list
 (and a tree, through its leaf rules) becomes one ``CASE WHEN … END``; a rule set sums its
 votes per class and takes the first class with the largest score, or the default (NULL
-without one) where no rule matches. Forests are not exported.
+without one) where no rule matches. A forest walks each tree's node arrays (nested CASEs,
+when/then, or a node table in Python), sums the leaf shares tree by tree as rulecli does and
+takes the first class with the largest mean (SQL: a query whose ``proba_<class>`` columns
+hold the means). PMML is written by :mod:`rulecli.model.pmml`.
 """
 
 from __future__ import annotations
@@ -14,14 +17,16 @@ import keyword
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
 from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_order
-from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
+from rulecli.model.tree import Forest, Tree, TreeNodes, decision_list, feature_kinds, leaf_rules, leaf_shares
 from rulecli.schema import is_pattern
 
 DIALECTS = ("duckdb", "postgres", "spark")
-TARGETS = ("sql", "python", "polars")
+TARGETS = ("sql", "python", "polars", "pmml")
 
 
 @dataclass(frozen=True)
@@ -38,9 +43,8 @@ class _Plan:
     order: list[int] = field(default_factory=list)  # rule sets: classes by preference on a tie
 
 
-def plan(model: Model | Tree | Forest) -> _Plan:
-    if isinstance(model, Forest):
-        raise ParamError("export writes decision lists, rule sets and single trees; a forest has no such form")
+def plan(model: Model | Tree) -> _Plan:
+    """Rule models and single trees as rules; forests are exported from their node arrays."""
     if isinstance(model, Tree):
         if not model.regression:
             return plan(decision_list(model))
@@ -165,6 +169,8 @@ def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | N
     if dialect not in DIALECTS:
         raise ParamError(f"--dialect must be one of {', '.join(DIALECTS)}, got '{dialect}'")
     sql = _Sql(dialect)
+    if isinstance(model, Forest):
+        return _sql_forest(sql, model, table)
     p = plan(model)
     default = "NULL" if p.default is None else sql.literal(p.default)
     rules = [_sql_rule(sql, conds, p.numeric) for conds, _ in p.rules]
@@ -210,6 +216,63 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
     return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
 
 
+def _sql_forest(sql: _Sql, model: Forest, table: str | None) -> str:
+    """The trees' leaf shares (or means) summed tree by tree as rulecli sums them, then the
+    first class with the largest mean: a query, so each class's mean is written once."""
+    if table is None:
+        raise ParamError("a forest exports as a query over a table (its class means are columns): pass --table TABLE")
+    kinds = feature_kinds(model)
+    columns = {name: sql.column(name, kinds[name]) for name in kinds}
+    outputs = [(0, "prediction")] if model.regression else list(enumerate(f"proba_{c}" for c in model.classes))
+    means = []
+    for k, name in outputs:
+        total = " + ".join(
+            _sql_node(sql, nodes, model.features, columns, leaf_shares(nodes)[:, k]) for nodes in model.trees
+        )
+        means.append(f"({total}) / {sql.literal(float(len(model.trees)))} AS {sql.ident(name)}")
+    listed = ",\n".join(means)
+    inner = f"SELECT *,\n{listed}\nFROM {table}"
+    if model.regression:
+        return inner + "\n"
+    p = [sql.ident(name) for _, name in outputs]
+    whens = []
+    for k in range(len(p) - 1):
+        # the first largest: above every earlier class, at least every later one
+        beats = " AND ".join(
+            [*(f"{p[k]} > {p[j]}" for j in range(k)), *(f"{p[k]} >= {p[j]}" for j in range(k + 1, len(p)))]
+        )
+        whens.append(f"  WHEN {beats} THEN {sql.literal(model.classes[k])}")
+    winner = "CASE\n" + "\n".join(whens) + f"\n  ELSE {sql.literal(model.classes[-1])}\nEND"
+    return f"SELECT *, {winner} AS prediction\nFROM (\n{inner}\n) AS forest\n"
+
+
+def _sql_node(sql: _Sql, nodes: TreeNodes, names: tuple[str, ...], columns: dict[str, str], leaf: np.ndarray) -> str:
+    """One tree as nested CASEs on its node arrays, rulecli's routing of missing values and
+    of levels a split did not see included."""
+
+    def walk(i: int) -> str:
+        j = int(nodes.feature[i])
+        if j < 0:
+            return sql.literal(float(leaf[i]))
+        x = columns[names[j]]
+        left, right = walk(int(nodes.left[i])), walk(int(nodes.right[i]))
+        # each branch written once: the test names the branch that does not take missing values
+        if not np.isnan(nodes.threshold[i]):
+            below = f"{x} < {sql.literal(float(nodes.threshold[i]))}"
+            if nodes.missing_left[i]:
+                return f"CASE WHEN {x} IS NULL OR {below} THEN {left} ELSE {right} END"
+            return f"CASE WHEN {below} THEN {left} ELSE {right} END"
+        if nodes.missing_left[i]:
+            levels, chosen, rest = nodes.right_levels[i], right, left
+        else:
+            levels, chosen, rest = nodes.left_levels[i], left, right
+        if not levels:
+            return rest
+        return f"CASE WHEN {sql.members(x, 'IN', levels, False)} THEN {chosen} ELSE {rest} END"
+
+    return walk(0)
+
+
 # -------------------------------------------------------------------------- Python
 
 
@@ -236,29 +299,33 @@ class _Python:
 PYTHON = _Python()
 
 
+_PYTHON_READERS = [
+    '    """Predict one row (a dict of column -> value; None or NaN is missing)."""',
+    "",
+    "    def number(value):",
+    "        if value is None or value == '':",
+    "            return None",
+    "        value = float(value)",
+    "        return None if value != value else value",
+    "",
+    "    def text(value):",
+    "        if isinstance(value, bool):  # as the model learned it: lower case",
+    "            return 'true' if value else 'false'",
+    "        return None if value is None else str(value)",
+    "",
+]
+
+
 def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
     """Source of ``predict(row: dict) -> str | float | None``: no imports, no dependencies."""
     if not name.isidentifier() or keyword.iskeyword(name):
         raise ParamError(f"--name must be a Python identifier that is not a keyword, got '{name}'")
+    if isinstance(model, Forest):
+        return _python_forest(model, name)
     p = plan(model)
     columns = sorted({c.column for conds, _ in p.rules for c in conds})
     var = {c: f"v{i}" for i, c in enumerate(columns)}
-    lines = [
-        f"def {name}(row):",
-        '    """Predict one row (a dict of column -> value; None or NaN is missing)."""',
-        "",
-        "    def number(value):",
-        "        if value is None or value == '':",
-        "            return None",
-        "        value = float(value)",
-        "        return None if value != value else value",
-        "",
-        "    def text(value):",
-        "        if isinstance(value, bool):  # as the model learned it: lower case",
-        "            return 'true' if value else 'false'",
-        "        return None if value is None else str(value)",
-        "",
-    ]
+    lines = [f"def {name}(row):", *_PYTHON_READERS]
     for column in columns:
         reader = "number" if p.numeric.get(column, False) else "text"
         lines.append(f"    {var[column]} = {reader}(row.get({column!r}))")
@@ -329,8 +396,67 @@ class _Polars:
 POLARS = _Polars()
 
 
+def _python_forest(model: Forest, name: str) -> str:
+    """The trees as node tables (module constants beside the function) walked row by row;
+    leaf shares summed tree by tree as rulecli sums them, then the first largest mean."""
+    kinds = feature_kinds(model)
+    trees = []
+    for nodes in model.trees:
+        shares = leaf_shares(nodes)
+        numeric = ~np.isnan(nodes.threshold)
+        table = (
+            tuple(int(f) for f in nodes.feature),
+            tuple(float(t) if n else None for t, n in zip(nodes.threshold, numeric, strict=True)),
+            tuple(int(i) for i in nodes.left),
+            tuple(int(i) for i in nodes.right),
+            tuple(bool(m) for m in nodes.missing_left),
+            tuple(frozenset(levels) for levels in nodes.left_levels),
+            tuple(frozenset(levels) for levels in nodes.right_levels),
+            tuple(tuple(float(v) for v in row) for row in shares),
+        )
+        trees.append(repr(table))
+    constant = f"_{name.upper()}_TREES"
+    readers = ", ".join(
+        f"{'number' if kinds[f] else 'text'}(row.get({f!r}))" if f in kinds else "None" for f in model.features
+    )
+    k = 1 if model.regression else len(model.classes)
+    answer = "totals[0] / len(trees)" if model.regression else f"{model.classes!r}[means.index(max(means))]"
+    lines = [
+        f"{constant} = (",
+        *(f"    {t}," for t in trees),
+        ")",
+        "",
+        "",
+        f"def {name}(row):",
+        *_PYTHON_READERS,
+        f"    x = ({readers},)",
+        f"    trees = {constant}",
+        f"    totals = [0.0] * {k}",
+        "    for feature, threshold, left, right, missing_left, left_levels, right_levels, value in trees:",
+        "        i = 0",
+        "        while feature[i] >= 0:",
+        "            v = x[feature[i]]",
+        "            if v is None:",
+        "                go_left = missing_left[i]",
+        "            elif threshold[i] is not None:",
+        "                go_left = v < threshold[i]",
+        "            elif v in left_levels[i] or v in right_levels[i]:",
+        "                go_left = v in left_levels[i]",
+        "            else:  # a level this split did not see goes where missing values go",
+        "                go_left = missing_left[i]",
+        "            i = left[i] if go_left else right[i]",
+        f"        for k in range({k}):",
+        "            totals[k] += value[i][k]",
+        "    means = [t / len(trees) for t in totals]",
+        f"    return {answer}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def to_polars(model: Model | Tree | Forest) -> str:
     """Source of one Polars expression (``import polars as pl`` in scope) for the prediction."""
+    if isinstance(model, Forest):
+        return _polars_forest(model)
     p = plan(model)
 
     def rule(conds: tuple[Condition, ...]) -> str:
@@ -372,3 +498,43 @@ def to_polars(model: Model | Tree | Forest) -> str:
     )
     otherwise = f"pl.repeat({p.default!r}, pl.len(), dtype=pl.String)"
     return f"pl.when({any_rule}).then({winner}).otherwise({otherwise})\n"
+
+
+def _polars_forest(model: Forest) -> str:
+    """Each class's mean share as a sum of nested when/then per tree, then the first
+    largest (``list.arg_max``); a regression forest's mean of leaf means."""
+    kinds = feature_kinds(model)
+    columns = {f: _pl_column(f, kinds[f]) for f in kinds}
+
+    def walk(nodes: TreeNodes, leaf: np.ndarray, i: int) -> str:
+        j = int(nodes.feature[i])
+        if j < 0:
+            return f"pl.lit({float(leaf[i])!r})"
+        x = columns[model.features[j]]
+        left, right = walk(nodes, leaf, int(nodes.left[i])), walk(nodes, leaf, int(nodes.right[i]))
+        if not np.isnan(nodes.threshold[i]):
+            below = f"({x} < {float(nodes.threshold[i])!r})"
+            test = f"({x}.is_null() | {below})" if nodes.missing_left[i] else f"{below}.fill_null(False)"
+            return f"pl.when({test}).then({left}).otherwise({right})"
+        if nodes.missing_left[i]:
+            levels, chosen, rest = nodes.right_levels[i], right, left
+        else:
+            levels, chosen, rest = nodes.left_levels[i], left, right
+        if not levels:
+            return rest
+        return f"pl.when({x}.is_in({list(levels)!r}).fill_null(False)).then({chosen}).otherwise({rest})"
+
+    k = 1 if model.regression else len(model.classes)
+    means = []
+    for c in range(k):
+        total = " + ".join(walk(nodes, leaf_shares(nodes)[:, c], 0) for nodes in model.trees)
+        # Polars divides a column by a scalar as a product with its reciprocal (1 ulp off
+        # rulecli's mean); dividing by a column of the tree count is exact
+        means.append(f"(({total}) / (pl.int_range(pl.len()) * 0.0 + {float(len(model.trees))!r}))")
+    if model.regression:
+        return means[0] + "\n"
+    classes = list(model.classes)
+    return (
+        "pl.concat_list([\n    " + ",\n    ".join(means) + ",\n]).list.arg_max()"
+        f".replace_strict({list(range(k))!r}, {classes!r}, return_dtype=pl.String)\n"
+    )

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from rulecli import io
+from rulecli import api, io
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.brl import BRLParams, fit_brl
@@ -118,7 +118,7 @@ def test_export_command(tmp_path: Path):
     forest = tmp_path / "f.json"
     assert run_cli("forest", penguins, "-y", "species", "--trees", "2", "-o", str(forest), "-q").code == 0
     refused = run_cli("export", str(forest))
-    assert refused.code == 2 and "a forest has no such form" in refused.stderr
+    assert refused.code == 2 and "pass --table TABLE" in refused.stderr
     bad = run_cli("export", str(model), "--to", "cobol")
     assert bad.code == 2 and "--to must be one of" in bad.stderr
     assert json.loads(model.read_text())["kind"] == "tree"
@@ -205,3 +205,54 @@ def test_make_experiment_is_reproducible(tmp_path: Path):
     columns = ["learner", "dataset", "accuracy", "accuracy_sd", "rules"]
     assert tables[0].select(columns).equals(tables[1].select(columns))
     assert tables[0].height == 6
+
+
+@pytest.mark.parametrize("dataset", sorted(DATASETS))
+def test_forests_export_to_sql_python_and_polars(tmp_path: Path, dataset: str):
+    frame = _data(dataset)
+    model_path = tmp_path / "f.json"
+    fitted = run_cli(
+        "forest", str(SAMPLE / f"{dataset}.csv"), "-y", DATASETS[dataset], "-B", "7", "-o", str(model_path)
+    )
+    assert fitted.code == 0, fitted.stderr
+    model = api.load(model_path)
+    ours = api.predict(model, frame, proba=True)
+    expected = ours["prediction"].to_list()
+    con = duckdb.connect()
+    con.register("t", frame.to_arrow())
+    scored = con.sql(api.export(model, "sql", table="t")).pl()
+    assert scored["prediction"].to_list() == expected
+    for column in (c for c in ours.columns if c.startswith("proba_")):
+        assert scored[column].to_list() == ours[column].to_list(), column  # summed in the same order: exact
+    namespace: dict = {}
+    exec(api.export(model, "python"), namespace)
+    assert [namespace["predict"](row) for row in frame.to_dicts()] == expected
+    expr = eval(api.export(model, "polars"), {"pl": pl})
+    assert frame.select(expr.alias("p"))["p"].to_list() == expected
+    refused = run_cli("export", str(model_path))
+    assert refused.code == 2 and "pass --table TABLE" in refused.stderr
+
+
+def test_regression_forests_export_alike(tmp_path: Path):
+    rng = np.random.default_rng(5)
+    n = 200
+    frame = pl.DataFrame({"x": rng.normal(size=n), "c": rng.choice(["a", "b"], n), "y": rng.normal(size=n)})
+    frame = pl.concat([frame, pl.DataFrame({"x": [None], "c": ["zzz"], "y": [0.0]}, schema=frame.schema)])
+    model = _fit_forest(frame, tmp_path)
+    expected = api.predict(model, frame)["prediction"].to_list()
+    con = duckdb.connect()
+    con.register("t", frame.to_arrow())
+    assert con.sql(api.export(model, "sql", table="t")).pl()["prediction"].to_list() == expected
+    namespace: dict = {}
+    exec(api.export(model, "python"), namespace)
+    assert [namespace["predict"](row) for row in frame.to_dicts()] == expected
+    expr = eval(api.export(model, "polars"), {"pl": pl})
+    assert frame.select(expr.alias("p"))["p"].to_list() == expected
+
+
+def _fit_forest(frame: pl.DataFrame, tmp_path: Path):
+    data = tmp_path / "r.parquet"
+    frame.write_parquet(data)
+    out = tmp_path / "rf.json"
+    assert run_cli("forest", str(data), "-y", "y", "-B", "5", "-o", str(out), "-q").code == 0
+    return api.load(out)

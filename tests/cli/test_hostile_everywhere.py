@@ -4,7 +4,9 @@ and Polars. Nothing a value holds becomes code or a rule: each form predicts as 
 
 from __future__ import annotations
 
+import re
 import tempfile
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
@@ -18,11 +20,14 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from rulecli import api, learners
+from rulecli.errors import ParamError
 from rulecli.model.export import DIALECTS
 from tests.cli.test_export_hostile import HOSTILE
 from tests.conftest import run_cli
 
 QUICK = {"forest": ["--trees", "3"], "brl": ["--iterations", "200"]}
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+NUMERIC = {"lessThan", "lessOrEqual", "greaterThan", "greaterOrEqual"}
 TEXT_FORMS = [n for n in learners.names() if n != "forest"]
 
 
@@ -62,6 +67,24 @@ def _check_exports(model_path: Path, frame: pl.DataFrame, expected: list[str | N
     assert [scope["predict"](row) for row in frame.to_dicts()] == expected
     polars_expr = eval(api.export(model, "polars"), {"pl": pl})
     assert frame.select(polars_expr.alias("p"))["p"].to_list() == expected
+    _check_pmml(model, values, set(frame.columns))
+
+
+def _check_pmml(model, values: set[str], columns: set[str]) -> None:
+    """PMML carries every value as an attribute, or refuses what XML 1.0 cannot hold."""
+    try:
+        document = ET.fromstring(api.export(model, "pmml"))
+    except ParamError as exc:
+        assert "control character" in str(exc)
+        assert any(CONTROL.search(v) for v in (*values, *columns))
+        return
+    tag = "{http://www.dmg.org/PMML-4_4}"
+    simple = list(document.iter(f"{tag}SimplePredicate"))
+    fields = {e.get("field") for e in simple} | {e.get("field") for e in document.iter(f"{tag}SimpleSetPredicate")}
+    assert fields <= columns, fields - columns
+    compared = {e.get("value") for e in simple if e.get("operator") not in NUMERIC} - {None}
+    scores = {e.get("score") for e in document.iter(f"{tag}SimpleRule")}
+    assert compared | scores <= values, (compared | scores) - values
 
 
 @pytest.mark.parametrize("learner", learners.names())
