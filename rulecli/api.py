@@ -268,16 +268,28 @@ def prediction_plan(
     data: str | Path | pl.DataFrame | pl.LazyFrame,
     *,
     keep: Sequence[str] = (),
+    keep_all: bool = False,
     proba: bool = False,
     explain: bool = False,
     **read: Any,
 ) -> tuple[pl.LazyFrame, str]:
-    """The lazy prediction table (streams when sunk to a file) and the data's label."""
+    """The lazy prediction table (streams when sunk to a file) and the data's label;
+    ``keep`` copies those input columns in front of it, ``keep_all`` every input column."""
     lf, label = scan_for(model, data, **read)
     columns = lf.collect_schema()
     for name in keep:
         if name not in columns:
             raise InputError(f"{label}: --keep column '{name}' is not in the data")
+    if keep_all:
+        keep = list(columns)
+    written = {
+        "prediction",
+        *((f"proba_{c}" for c in model.classes) if proba else ()),
+        *(("rule", "rule_text") if explain else ()),
+    }
+    clash = [name for name in keep if name in written]
+    if clash:
+        raise InputError(f"{label}: the data already has a column '{clash[0]}' that predict writes; choose with --keep")
     return prediction_frame(model, lf, keep=tuple(keep), proba=proba, explain=explain), label
 
 

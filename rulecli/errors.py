@@ -1,10 +1,13 @@
-"""Errors a user can act on; the CLI prints their message as one line and exits 2."""
+"""Errors a user can act on; the CLI prints their message as one line and exits with the
+error's ``exit_code`` (2, or 124 for a time-out, as timeout(1))."""
 
 from __future__ import annotations
 
 
 class RuleCliError(Exception):
     """Base class: the message is written for the person running rulecli."""
+
+    exit_code = 2
 
 
 class InputError(RuleCliError):
@@ -34,3 +37,9 @@ class ParamError(RuleCliError):
 
 class ResourceLimitError(RuleCliError):
     """A limit the user set (time) or the tool keeps (problem size) was reached."""
+
+
+class TimeLimitError(ResourceLimitError):
+    """``--time-limit`` ran out."""
+
+    exit_code = 124

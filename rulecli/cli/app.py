@@ -27,9 +27,10 @@ COMMANDS = {
     "discretize": ("rulecli.cli.discretize:discretize", "Replace numeric columns by interval labels."),
     "predict": ("rulecli.cli.predict:predict", "Predict with a model; writes a prediction column."),
     "evaluate": ("rulecli.cli.evaluate:evaluate", "Score a model on labelled data, with quality gates."),
-    "export": ("rulecli.cli.export:export", "Write a model as SQL, Python or a Polars expression."),
+    "export": ("rulecli.cli.export:export", "Write a model as SQL, Python, Polars or PMML."),
+    "show": ("rulecli.cli.show:show", "Print a saved model as its rules (or its JSON)."),
 }
-ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export")
+ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export", "show")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
@@ -130,9 +131,9 @@ def _err(message: str) -> None:
     console.err.print(message, markup=False, soft_wrap=True)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 2) -> None:
     _err(f"Error: {message}")
-    raise SystemExit(2)
+    raise SystemExit(code)
 
 
 def _is_polars_error(exc: BaseException) -> bool:
@@ -182,7 +183,7 @@ def _main(argv: list[str]) -> None:
     except RuleCliError as exc:
         if debug:
             raise
-        _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, exc.exit_code)
     except KeyboardInterrupt:
         _err("Interrupted")
         raise SystemExit(130) from None

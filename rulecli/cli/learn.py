@@ -18,7 +18,7 @@ import typer
 
 from rulecli import api, io, learners
 from rulecli.dataset import Dataset
-from rulecli.errors import ParamError, ResourceLimitError
+from rulecli.errors import ParamError, TimeLimitError
 from rulecli.learners.reduct import analysis_text
 from rulecli.model.core import Model
 from rulecli.model.text import render_conditions
@@ -128,7 +128,7 @@ def _learn(
         api.check_model_path(run.output)
     if run.metrics_out is not None:
         io.check_writable(run.metrics_out)
-    with progress as on_step, _time_limit(name, run.time_limit):
+    with progress as on_step, _time_limit(name, run.time_limit, _quicker(learner)):
         ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
         note = api.target_note(ds, learner.numeric_target)
         if note is not None:
@@ -272,8 +272,27 @@ EXTRAS = {
 MAX_TIME_LIMIT = 1e9  # seconds (about 31 years): beyond it the system timer overflows
 
 
+# options that make a learner quicker, the likeliest first: a time-out names those the command has
+QUICKER = (
+    "max_rules",
+    "max_rule_length",
+    "max_depth",
+    "max_leaf_nodes",
+    "trees",
+    "iterations",
+    "beam_width",
+    "n_reducts",
+)
+
+
+def _quicker(learner: learners.Learner) -> str:
+    flags = options.flags_of(learner.params)
+    named = [flags[p] for p in QUICKER if p in flags][:2]
+    return "fewer rows or features" + (", or " + " / ".join(named) if named else "") + ", make it quicker"
+
+
 @contextlib.contextmanager
-def _time_limit(name: str, limit: float | None) -> Iterator[None]:
+def _time_limit(name: str, limit: float | None, hint: str) -> Iterator[None]:
     """Raise a clear error in the main thread once ``limit`` seconds have passed (SIGALRM):
     Python code between NumPy calls notices within moments, however long a learner runs."""
     if limit is not None and not (0 < limit <= MAX_TIME_LIMIT):
@@ -285,10 +304,7 @@ def _time_limit(name: str, limit: float | None) -> Iterator[None]:
         return
 
     def expire(signum: int, frame: object) -> None:
-        raise ResourceLimitError(
-            f"{name}: stopped by --time-limit {limit:g} s; nothing was written "
-            "(fewer rows or features, or --max-rules / --max-rule-length, make it quicker)"
-        )
+        raise TimeLimitError(f"{name}: stopped by --time-limit {limit:g} s; nothing was written ({hint})")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, limit)

@@ -27,6 +27,7 @@ def predict(
     proba: Annotated[
         bool, typer.Option("--proba", help="Add proba_<class> columns (JSON models with class counts).")
     ] = False,
+    keep_all: Annotated[bool, typer.Option("--keep-all", help="Copy every input column to the output.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Add the deciding rule's number and text.")] = False,
     output_format: Annotated[
         str | None, typer.Option("--output-format", help="csv, tsv, parquet, ndjson or ipc (default: by extension).")
@@ -50,6 +51,7 @@ def predict(
         model,
         data,
         keep=common.split_list(keep),
+        keep_all=keep_all,
         proba=proba,
         explain=explain,
         input_format=input_format,

@@ -4,6 +4,7 @@ entry point (`python -m rulecli`) in a subprocess for the entry point itself and
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -287,3 +288,49 @@ def test_every_rule_set_printed_as_text_predicts_as_its_json(tmp_path: Path, lea
     plain_text = run_cli("predict", "-", PENGUINS, stdin=printed.stdout)
     assert plain_text.code == 0, plain_text.stderr
     assert plain_text.stdout == run_cli("predict", str(model), PENGUINS).stdout
+
+
+def test_a_time_out_names_only_options_the_command_has():
+    from rulecli import learners
+    from rulecli.cli.learn import _quicker
+
+    assert "--max-depth" in _quicker(learners.get("tree")) and "--max-rules" not in _quicker(learners.get("tree"))
+    assert "--iterations" in _quicker(learners.get("brl"))
+    for name in learners.names():
+        hint = _quicker(learners.get(name))
+        flags = set(re.findall(r"--[a-z-]+", hint))
+        assert flags <= set(learners_flags(name)), (name, hint)
+
+
+def learners_flags(name: str) -> list[str]:
+    from rulecli import learners
+    from rulecli.cli import options
+
+    return list(options.flags_of(learners.get(name).params).values())
+
+
+def test_show_prints_a_saved_model_as_its_rules_or_json(tmp_path):
+    house = str(SAMPLE / "house.csv")
+    as_json, as_text = tmp_path / "m.json", tmp_path / "m.txt"
+    for path in (as_json, as_text):
+        assert run_cli("oner", house, "-o", str(path), "-q").code == 0
+    assert run_cli("show", str(as_json)).stdout == as_text.read_text()
+    assert run_cli("show", str(as_text)).stdout == as_text.read_text()
+    assert run_cli("show", str(as_json), "--json").stdout == as_json.read_text()
+    forest = tmp_path / "f.json"
+    assert run_cli("forest", house, "-B", "2", "-o", str(forest), "-q").code == 0
+    assert run_cli("show", str(forest)).code == 0
+    missing = run_cli("show", str(tmp_path / "none.json"))
+    assert missing.code == 2 and "no such file" in missing.stderr
+
+
+def test_predict_keep_all_copies_every_input_column(tmp_path):
+    house = str(SAMPLE / "house.csv")
+    model = tmp_path / "m.json"
+    assert run_cli("oner", house, "-o", str(model), "-q").code == 0
+    out = run_cli("predict", str(model), house, "--keep-all", "--proba")
+    assert out.stdout.splitlines()[0] == "location,size,pets,value,prediction,proba_high,proba_low,proba_medium"
+    scored = tmp_path / "p.csv"
+    assert run_cli("predict", str(model), house, "--keep-all", "-o", str(scored)).code == 0
+    again = run_cli("predict", str(model), str(scored), "--keep-all")
+    assert again.code == 2 and "already has a column 'prediction'" in again.stderr
