@@ -276,7 +276,7 @@ def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.Dat
             if match is None:
                 raise InputError(f"{label}:{number + 1}: cannot parse attribute declaration")
             names.append(_arff_unquote(match.group(1)))
-            kind = match.group(2).strip()
+            kind = _arff_type(match.group(2))
             if kind.startswith("{"):
                 dtypes.append(pl.Enum(list(dict.fromkeys(_arff_nominal(kind)))))
             elif kind.lower().split()[0] in ("numeric", "real", "integer"):
@@ -293,17 +293,21 @@ def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.Dat
         raise InputError(f"{label}: no @data section (is this an ARFF file?)")
     if not names:
         raise InputError(f"{label}: no @attribute declarations")
-    if body.lstrip().startswith("{"):
-        raise InputError(f"{label}: sparse ARFF rows are not supported")
-    frame = pl.read_csv(
-        body.encode(),
-        has_header=False,
-        new_columns=names,
-        schema_overrides=dict.fromkeys(names, pl.String()),
-        quote_char="'",
-        null_values=["?", *null_values],
-        infer_schema=False,
-    )
+    if body.lstrip().startswith("{") or "\\" in body:
+        # sparse rows, or quoted values with backslash escapes (as Weka writes text): read value by value
+        frame = _arff_values(body, names, dtypes, label)
+        if null_values:
+            frame = frame.with_columns(pl.col(n).replace(list(null_values), None) for n in names)
+    else:
+        frame = pl.read_csv(
+            body.encode(),
+            has_header=False,
+            new_columns=names,
+            schema_overrides=dict.fromkeys(names, pl.String()),
+            quote_char="'",
+            null_values=["?", *null_values],
+            infer_schema=False,
+        )
     columns = []
     for name, dtype in zip(names, dtypes, strict=True):
         column = frame.get_column(name).str.strip_chars().str.strip_chars("'\"")
@@ -314,6 +318,90 @@ def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.Dat
             bad = column.filter(column.cast(dtype, strict=False).is_null() & column.is_not_null())
             raise InputError(f"{label}: column '{name}' holds {bad[0]!r}, not a declared value") from None
     return pl.DataFrame(columns)
+
+
+def _arff_type(spec: str) -> str:
+    """An attribute's type without a trailing ``% comment`` (Weka writes them after nominal sets)."""
+    spec = spec.strip()
+    if spec.startswith("{"):
+        end = _arff_set_end(spec)
+        return spec[: end + 1] if end >= 0 else spec
+    return spec.split("%", 1)[0].strip()
+
+
+def _arff_set_end(spec: str) -> int:
+    """Where a ``{…}`` nominal set closes, quotes respected (-1: it does not)."""
+    quote = None
+    escaped = False
+    for i, char in enumerate(spec):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "}":
+            return i
+    return -1
+
+
+_ARFF_VALUE = re.compile(r"""\s*((?:[^,'"]|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")*?)\s*(?:,|$)""")
+_ARFF_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def _arff_value(token: str) -> str | None:
+    if token == "?":
+        return None
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
+        return re.sub(r"\\(.)", lambda m: _ARFF_ESCAPES.get(m.group(1), m.group(1)), token[1:-1])
+    return token
+
+
+def _arff_values(body: str, names: list[str], dtypes: list[pl.DataType], label: str) -> pl.DataFrame:
+    """Rows value by value: dense rows with quoted, escaped text, and sparse rows
+    ``{index value, …}`` (an index left out holds 0: the number 0, a nominal attribute's
+    first value, empty text)."""
+    zero = [
+        dtype.categories[0]
+        if isinstance(dtype, pl.Enum) and len(dtype.categories)
+        else "0"
+        if dtype == pl.Float64
+        else ""
+        for dtype in dtypes
+    ]
+    columns: list[list[str | None]] = [[] for _ in names]
+    for number, line in enumerate(body.splitlines(), start=1):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            row: list[str | None] = list(zero)
+            for entry in (e.strip() for e in _split_arff(line[1:-1])):
+                index, _, value = entry.partition(" ")
+                if not index.isdigit() or int(index) >= len(names):
+                    raise InputError(f"{label}: data row {number}: sparse entry {entry[:30]!r} is not 'index value'")
+                row[int(index)] = _arff_value(value.strip())
+        else:
+            row = [_arff_value(t) for t in _split_arff(line)]
+        if len(row) != len(names):
+            raise InputError(f"{label}: data row {number} has {len(row)} values, expected {len(names)}")
+        for column, value in zip(columns, row, strict=True):
+            column.append(value)
+    return pl.DataFrame({name: pl.Series(values, dtype=pl.String) for name, values in zip(names, columns, strict=True)})
+
+
+def _split_arff(line: str) -> list[str]:
+    """Comma-separated values, quoted ones kept whole (commas and escapes inside them)."""
+    if not line:
+        return []
+    tokens, pos = [], 0
+    while True:
+        match = _ARFF_VALUE.match(line, pos)
+        assert match is not None  # the pattern matches any text, if only an empty value
+        tokens.append(match.group(1))
+        if match.end() >= len(line) and not match.group(0).rstrip().endswith(","):
+            return tokens
+        pos = match.end()
 
 
 def _text_overrides(schema: Mapping[str, pl.DataType], overrides: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:

@@ -104,3 +104,26 @@ def test_write_table_streams_to_each_format(tmp_path: Path):
         io.write_table(FRAME.lazy().select("a", "b"), str(path))
         back = io.scan_table(str(path)).collect()
         assert back.get_column("b").to_list() == ["x", "y", None], suffix
+
+
+def test_arff_as_weka_writes_it_comments_sparse_rows_and_escapes(tmp_path: Path):
+    # Weka's supermarket.arff: a comment after a nominal set; Reuters*.arff: escaped text
+    dense = tmp_path / "d.arff"
+    dense.write_text(
+        "@relation r\n@attribute 'total' { low, high} % low < 100\n@attribute n numeric % a count\n"
+        "@attribute t string\n@data\nlow,1,'it\\'s, \\\\ fine'\nhigh,?,'two\\nlines'\n% a comment line\nlow,3,x\n"
+    )
+    frame = io.scan_table(str(dense)).collect()
+    assert frame.schema["total"] == pl.Enum(["low", "high"])
+    assert frame["t"].to_list() == ["it's, \\ fine", "two\nlines", "x"]
+    assert frame["n"].to_list() == [1.0, None, 3.0]
+    sparse = tmp_path / "s.arff"
+    sparse.write_text(
+        "@relation s\n@attribute a numeric\n@attribute b {x,y}\n@attribute c string\n@attribute cls {p,q}\n"
+        "@data\n{0 1.5, 1 y, 3 q}\n{2 'hello, world'}\n{1 ?, 3 q}\n"
+    )
+    frame = io.scan_table(str(sparse)).collect()
+    assert frame.rows() == [(1.5, "y", "", "q"), (0.0, "x", "hello, world", "p"), (0.0, None, "", "q")]
+    (tmp_path / "bad.arff").write_text("@relation s\n@attribute a numeric\n@data\n{7 1}\n")
+    with pytest.raises(InputError, match="bad.arff: data row 1: sparse entry '7 1'"):
+        io.scan_table(str(tmp_path / "bad.arff"))
