@@ -43,7 +43,7 @@ from rulecli.validation import cross_validate, evaluate_model, is_regression, tr
 
 Data = str | Path | pl.DataFrame | Dataset
 DATA_KEYS = ("target", "features", "exclude", "categorical", "numeric", "target_bins", "target_type")
-READ_KEYS = ("input_format", "null_values")
+READ_KEYS = ("input_format", "null_values", "layout")
 
 
 def source_label(path: str | Path) -> str:
@@ -59,10 +59,14 @@ def read_table(
     input_format: str | None = None,
     null_values: Sequence[str] = (),
     text_columns: Sequence[str] = (),
+    layout: io.CsvOptions = io.CSV,
 ) -> pl.DataFrame:
-    """A whole table, read as ``rulecli`` reads training data (``text_columns`` kept as text)."""
+    """A whole table, read as ``rulecli`` reads training data (``text_columns`` kept as text;
+    ``layout``: a CSV file's delimiter, encoding, header and leading lines)."""
     overrides: dict[str, pl.DataType] = {c: pl.String() for c in text_columns}
-    lf = io.scan_table(str(path), input_format=input_format, null_values=tuple(null_values), schema_overrides=overrides)
+    lf = io.scan_table(
+        str(path), input_format=input_format, null_values=tuple(null_values), schema_overrides=overrides, layout=layout
+    )
     return io.collect(lf, source_label(path))
 
 
@@ -79,6 +83,7 @@ def prepare(
     input_format: str | None = None,
     null_values: Sequence[str] = (),
     numeric_target: bool = False,
+    layout: io.CsvOptions = io.CSV,
 ) -> Dataset:
     """A training table typed and labelled; its ``warnings`` say what was skipped and why.
 
@@ -99,7 +104,9 @@ def prepare(
     )
     if isinstance(data, pl.DataFrame):
         return prepare_dataset(data, spec)
-    df = read_table(data, input_format=input_format, null_values=null_values, text_columns=spec.categorical)
+    df = read_table(
+        data, input_format=input_format, null_values=null_values, text_columns=spec.categorical, layout=layout
+    )
     return prepare_dataset(df, spec, source=source_label(data))
 
 
@@ -147,6 +154,7 @@ def train(
     test: Data | None = None,
     input_format: str | None = None,
     null_values: Sequence[str] = (),
+    layout: io.CsvOptions = io.CSV,
     progress: Progress | None = None,
 ) -> Training:
     """What a learner command does: ``cv``-fold cross-validation, the final fit, scoring on ``test``."""
@@ -156,7 +164,7 @@ def train(
         report["cv"] = cross_validate(ds, lambda part: spec.fit(part, params), cv, cv_seed).as_dict()
     model = spec.fit(ds, params, progress=progress)
     if test is not None:
-        lf, label = scan_for(model, test, input_format=input_format, null_values=null_values)
+        lf, label = scan_for(model, test, input_format=input_format, null_values=null_values, layout=layout)
         if model.target not in lf.collect_schema():
             raise InputError(f"{label}: target column '{model.target}' is not in the test data")
         report["test"] = evaluate(model, lf, per_rule=False)
@@ -257,6 +265,7 @@ def scan_for(model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, *
             input_format=read.get("input_format"),
             null_values=null_values,
             schema_overrides=read_dtypes_for(model),
+            layout=read.get("layout") or io.CSV,
         )
         label = source_label(data)
     check_data(model, lf.collect_schema(), label)

@@ -9,6 +9,7 @@ a failure never leaves a partial file behind.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import gzip
@@ -20,12 +21,13 @@ import sys
 import tempfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import polars as pl
 
-from rulecli.errors import InputError
+from rulecli.errors import InputError, ParamError
 
 FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
 
@@ -104,6 +106,33 @@ def _read_stdin_bytes() -> bytes:
     return data
 
 
+@dataclass(frozen=True)
+class CsvOptions:
+    """How a CSV/TSV file is laid out, when it is not comma (tab) separated UTF-8 with a header."""
+
+    delimiter: str | None = None  # one character; None: ',' for CSV, tab for TSV
+    encoding: str = "utf-8"
+    header: bool = True  # False: columns are named column_1, column_2, …
+    skip_lines: int = 0  # lines before the header (or the data) to leave out
+
+    def __post_init__(self) -> None:
+        if self.delimiter is not None and len(self.delimiter) != 1:
+            raise ParamError(f"--delimiter must be one character (or 'tab'), got {self.delimiter!r}")
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            raise ParamError(f"--encoding: unknown encoding '{self.encoding}' (e.g. utf-8, latin-1, cp1252)") from None
+        if self.skip_lines < 0:
+            raise ParamError(f"--skip-lines must be 0 or more, got {self.skip_lines}")
+
+    @property
+    def utf8(self) -> bool:
+        return codecs.lookup(self.encoding).name == "utf-8"
+
+
+CSV = CsvOptions()
+
+
 def scan_table(
     path: str,
     *,
@@ -111,6 +140,7 @@ def scan_table(
     null_values: Sequence[str] = (),
     schema_overrides: Mapping[str, pl.DataType] | None = None,
     infer_all_rows: bool = True,
+    layout: CsvOptions | None = None,
 ) -> pl.LazyFrame:
     """Open a table lazily (plain CSV, Parquet, IPC, NDJSON) or eagerly (stdin, gzip).
 
@@ -126,8 +156,11 @@ def scan_table(
         Column dtypes to force while parsing CSV (e.g. a categorical feature stored as digits).
     infer_all_rows
         Scan the whole CSV to infer types, so a stray string late in a column is seen.
+    layout
+        Delimiter, encoding, header and leading lines of a CSV/TSV file.
     """
     label = "<stdin>" if path == STDIO else path
+    layout = layout or CSV
     if path != STDIO:
         check_readable(path)
     # standard input, a FIFO or a device is read once, here; its format is known by its
@@ -142,13 +175,24 @@ def scan_table(
     try:
         if fmt in ("csv", "tsv"):
             options = {
-                "separator": "\t" if fmt == "tsv" else ",",
+                "separator": layout.delimiter or ("\t" if fmt == "tsv" else ","),
                 "null_values": list(null_values) or None,
                 "schema_overrides": dict(schema_overrides or {}) or None,
                 "infer_schema_length": None if infer_all_rows else 10_000,
                 "raise_if_empty": True,
+                "has_header": layout.header,
+                "skip_rows": layout.skip_lines,
             }
-            return _scan_csv(path, raw, gzipped, options, label)
+            if not layout.utf8:
+                # Polars reads UTF-8 only: other encodings are decoded here, the whole file at once
+                raw, gzipped = (
+                    _recode(raw if raw is not None else _read_bytes(path, gzipped), layout.encoding, label),
+                    False,
+                )
+            lf = _scan_csv(path, raw, gzipped, options, label)
+            if not layout.header:  # column_1, column_2, … as csvkit and spreadsheets number them
+                lf = lf.rename({name: f"column_{i + 1}" for i, name in enumerate(lf.collect_schema())})
+            return lf
         if fmt == "arff":
             text = raw if raw is not None else _read_bytes(path, gzipped)
             return read_arff(text, label, null_values).lazy()
@@ -157,6 +201,13 @@ def scan_table(
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputError(f"{label}: cannot read as {fmt.upper()}: {_first_line(exc)}") from exc
+
+
+def _recode(raw: bytes, encoding: str, label: str) -> bytes:
+    try:
+        return raw.decode(encoding).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{label}: not {encoding} text (byte {exc.start}); check --encoding") from None
 
 
 def _sniff(raw: bytes) -> str:
@@ -173,16 +224,21 @@ def _scan_csv(path: str, raw: bytes | None, gzipped: bool, options: dict[str, An
     """CSV/TSV: scanned lazily from a plain file, read eagerly from stdin or gzip. Columns
     typed as text by the overrides' rule (``_text_overrides``) are read again as text."""
     overrides = options["schema_overrides"] or {}
+    skip = options["skip_rows"]
     if raw is not None or gzipped:
         source: bytes | str = raw if raw is not None else _read_bytes(path, gzipped)
-        _check_header(source, options["separator"], label)
+        if options["has_header"]:
+            _check_header(b"\n".join(source.split(b"\n", skip + 1)[skip : skip + 1]), options["separator"], label)
         df = pl.read_csv(source, **options)
         extra = _text_overrides(df.schema, overrides)
         if extra:
             df = pl.read_csv(source, **(options | {"schema_overrides": overrides | extra}))
         return df.lazy()
-    with Path(path).open("rb") as handle:
-        _check_header(handle.readline(), options["separator"], label)
+    if options["has_header"]:
+        with Path(path).open("rb") as handle:
+            for _ in range(skip):
+                handle.readline()
+            _check_header(handle.readline(), options["separator"], label)
     lf = pl.scan_csv(path, **options)
     extra = _text_overrides(lf.collect_schema(), overrides)
     if extra:
@@ -427,7 +483,7 @@ def collect(lf: pl.LazyFrame, label: str) -> pl.DataFrame:
 
 _CLEARER = (
     ("found more fields than defined", "a row has more fields than the header has columns"),
-    ("invalid utf-8", "not UTF-8 text; re-encode it (e.g. iconv -f latin1 -t utf-8)"),
+    ("invalid utf-8", "not UTF-8 text; give its --encoding (e.g. --encoding latin-1) or re-encode it"),
 )
 
 

@@ -37,6 +37,34 @@ NullValues = Annotated[
         rich_help_panel=DATA,
     ),
 ]
+Delimiter = Annotated[
+    str | None,
+    typer.Option(
+        "--delimiter",
+        help="CSV/TSV field separator: one character, or 'tab' (default: , or tab).",
+        rich_help_panel=DATA,
+    ),
+]
+Encoding = Annotated[
+    str, typer.Option("--encoding", help="Text encoding of a CSV/TSV file, e.g. latin-1, cp1252.", rich_help_panel=DATA)
+]
+NoHeader = Annotated[
+    bool,
+    typer.Option(
+        "--no-header", help="The CSV/TSV file has no header: columns are column_1, column_2, …", rich_help_panel=DATA
+    ),
+]
+SkipLines = Annotated[
+    int, typer.Option("--skip-lines", help="Leave out this many lines before the CSV/TSV header.", rich_help_panel=DATA)
+]
+
+
+def csv_layout(delimiter: str | None, encoding: str, no_header: bool, skip_lines: int) -> io.CsvOptions:
+    if delimiter is not None and delimiter.lower() in ("tab", "\\t"):
+        delimiter = "\t"
+    return io.CsvOptions(delimiter=delimiter, encoding=encoding, header=not no_header, skip_lines=skip_lines)
+
+
 Target = Annotated[
     str | None, typer.Option("--target", "-y", help="Target column (default: the last column).", rich_help_panel=DATA)
 ]
@@ -123,6 +151,14 @@ class DataOptions:
     regression: bool | None = None
     null_values: list[str] | None = None
     input_format: str | None = None
+    delimiter: str | None = None
+    encoding: str = "utf-8"
+    no_header: bool = False
+    skip_lines: int = 0
+
+    @property
+    def layout(self) -> io.CsvOptions:
+        return csv_layout(self.delimiter, self.encoding, self.no_header, self.skip_lines)
 
 
 @dataclass(frozen=True)
@@ -151,6 +187,7 @@ def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_t
         target_type=None if opts.regression is None else ("regression" if opts.regression else "classification"),
         input_format=opts.input_format,
         null_values=split_list(opts.null_values),
+        layout=opts.layout,
         numeric_target=numeric_target,
     )
     if not quiet:

@@ -34,6 +34,10 @@ def discretize(
     json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (one JSON object per row).")] = False,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
+    delimiter: common.Delimiter = None,
+    encoding: common.Encoding = "utf-8",
+    no_header: common.NoHeader = False,
+    skip_lines: common.SkipLines = 0,
 ) -> None:
     """Replace numeric columns by interval labels such as `(12.9,27.2]`.
 
@@ -47,7 +51,12 @@ def discretize(
     table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else None)
     if cuts_out is not None:
         io.check_writable(cuts_out)
-    df = api.read_table(data, input_format=input_format, null_values=common.split_list(null_values))
+    df = api.read_table(
+        data,
+        input_format=input_format,
+        null_values=common.split_list(null_values),
+        layout=common.csv_layout(delimiter, encoding, no_header, skip_lines),
+    )
     saved = None if cuts_in is None else loads_cuts(io.read_text(cuts_in), cuts_in)
     with options.flags({"method": "--method"}):
         result = api.discretize(

@@ -54,6 +54,10 @@ def evaluate(
     violations_out: Violations = None,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
+    delimiter: common.Delimiter = None,
+    encoding: common.Encoding = "utf-8",
+    no_header: common.NoHeader = False,
+    skip_lines: common.SkipLines = 0,
 ) -> None:
     """Score a model on labelled data: accuracy, balanced accuracy, per-class P/R/F1,
     macro F1, Cohen's kappa, confusion matrix, coverage and per-rule statistics
@@ -87,6 +91,7 @@ def evaluate(
         violations_out=violations_out,
         input_format=input_format,
         null_values=common.split_list(null_values),
+        layout=common.csv_layout(delimiter, encoding, no_header, skip_lines),
     )
     failures = payload["gates"]["failures"]
     if output is not None:

@@ -44,6 +44,10 @@ DATA_OPTIONS = (
     ("regression", common.TargetType, None),
     ("null_values", common.NullValues, None),
     ("input_format", common.InputFormat, None),
+    ("delimiter", common.Delimiter, None),
+    ("encoding", common.Encoding, "utf-8"),
+    ("no_header", common.NoHeader, False),
+    ("skip_lines", common.SkipLines, 0),
 )
 RUN_OPTIONS = (
     ("seed", common.Seed, 0),
@@ -142,6 +146,7 @@ def _learn(
             test=run.test,
             input_format=data_opts.input_format,
             null_values=common.split_list(data_opts.null_values),
+            layout=data_opts.layout,
             progress=on_step,
         )
         _report(training.report, run)

@@ -35,6 +35,10 @@ def predict(
     json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (--output-format ndjson).")] = False,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
+    delimiter: common.Delimiter = None,
+    encoding: common.Encoding = "utf-8",
+    no_header: common.NoHeader = False,
+    skip_lines: common.SkipLines = 0,
 ) -> None:
     """Predict with a model; writes `prediction` (plus --keep, --proba, --explain columns).
 
@@ -56,6 +60,7 @@ def predict(
         explain=explain,
         input_format=input_format,
         null_values=common.split_list(null_values),
+        layout=common.csv_layout(delimiter, encoding, no_header, skip_lines),
     )
     try:
         io.write_table(plan, output or io.STDIO, output_format=table_format)

@@ -334,3 +334,26 @@ def test_predict_keep_all_copies_every_input_column(tmp_path):
     assert run_cli("predict", str(model), house, "--keep-all", "-o", str(scored)).code == 0
     again = run_cli("predict", str(model), str(scored), "--keep-all")
     assert again.code == 2 and "already has a column 'prediction'" in again.stderr
+
+
+def test_csv_layout_options_read_files_other_tools_write(tmp_path):
+    latin = tmp_path / "l.csv"
+    latin.write_bytes(
+        "# exported by a spreadsheet\n\nnom;taille;classe\nJosé;1;a\nRenée;2;b\nZoë;1;a\n".encode("latin-1")
+    )
+    options = ["--delimiter", ";", "--encoding", "latin-1", "--skip-lines", "2"]
+    model = tmp_path / "m.json"
+    assert run_cli("oner", str(latin), "-y", "classe", *options, "-o", str(model), "-q").code == 0
+    predicted = run_cli("predict", str(model), str(latin), *options, "--keep", "nom")
+    assert predicted.code == 0 and predicted.stdout.splitlines()[1] == "José,a", predicted.stderr
+    assert run_cli("evaluate", str(model), str(latin), *options, "--min-accuracy", "0.5", "--json").code == 0
+    assert run_cli("discretize", str(latin), *options, "-m", "equal-width", "--bins", "2").code == 0
+    plain = run_cli("oner", str(latin), "-y", "classe")
+    assert plain.code == 2 and "--encoding" in plain.stderr
+    bare = tmp_path / "n.tsv"
+    bare.write_text("1\tx\ta\n2\ty\tb\n3\tx\ta\n")
+    shown = run_cli("oner", str(bare), "--no-header", "--delimiter", "tab", "-y", "column_3")
+    assert shown.code == 0 and "column_3 = 'a'" in shown.stdout, shown.stderr
+    for bad, message in ((["--delimiter", ";;"], "one character"), (["--encoding", "klingon"], "unknown encoding")):
+        result = run_cli("oner", str(latin), *bad)
+        assert result.code == 2 and message in result.stderr

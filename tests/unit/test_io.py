@@ -125,5 +125,5 @@ def test_arff_as_weka_writes_it_comments_sparse_rows_and_escapes(tmp_path: Path)
     frame = io.scan_table(str(sparse)).collect()
     assert frame.rows() == [(1.5, "y", "", "q"), (0.0, "x", "hello, world", "p"), (0.0, None, "", "q")]
     (tmp_path / "bad.arff").write_text("@relation s\n@attribute a numeric\n@data\n{7 1}\n")
-    with pytest.raises(InputError, match="bad.arff: data row 1: sparse entry '7 1'"):
+    with pytest.raises(InputError, match=r"bad\.arff: data row 1: sparse entry '7 1'"):
         io.scan_table(str(tmp_path / "bad.arff"))
