@@ -241,9 +241,11 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
             f"{source}: target column '{target_name}' has a single class "
             f"({target.classes[0]!r}); there is nothing to learn"
         )
+    notes: list[tuple[str, str, str]] = []
     prepared = [
-        _prepare_feature(df, name, spec, source, warnings) for name in _feature_names(df, target_name, spec, source)
+        _prepare_feature(df, name, spec, source, notes) for name in _feature_names(df, target_name, spec, source)
     ]
+    warnings.extend(_summarised(notes, source))
     kept = [p for p in prepared if p is not None]
     if not kept:
         hint = ""
@@ -285,9 +287,10 @@ def _drop_missing_target(df: pl.DataFrame, target_name: str, source: str, warnin
 
 
 def _prepare_feature(
-    df: pl.DataFrame, name: str, spec: DataSpec, source: str, warnings: list[str]
+    df: pl.DataFrame, name: str, spec: DataSpec, source: str, notes: list[tuple[str, str, str]]
 ) -> tuple[pl.Series, Feature] | None:
-    """A feature column typed for learning, or None (with a warning) when it is of no use."""
+    """A feature column typed for learning, or None (with a note: kind, column, message)
+    when it is of no use."""
     kind = infer_kind(df.schema[name])
     if name in spec.categorical:
         kind = Kind.CATEGORICAL
@@ -301,23 +304,53 @@ def _prepare_feature(
         levels = _sorted_labels(df.get_column(name))
         stray = _stray_text_in_numbers(series)
         if stray is not None:
-            warnings.append(
-                f"{source}: column '{name}' looks numeric but holds {stray!r}; it is read as categorical "
-                f"(pass --numeric {name} to refuse such values, or --null-values {stray} if it marks a missing one)"
+            notes.append(
+                (
+                    "stray",
+                    f"{name} ({stray!r})",
+                    f"column '{name}' looks numeric but holds {stray!r}; it is read as categorical (pass "
+                    f"--numeric {name} to refuse such values, or --null-values {stray} if it marks a missing one)",
+                )
             )
     n_distinct = series.drop_nulls().n_unique()
     if n_distinct == 0:
-        warnings.append(f"{source}: column '{name}' has no values; skipped")
+        notes.append(("empty", name, f"column '{name}' has no values; skipped"))
         return None
     if n_distinct == 1 and series.null_count() == 0:
-        warnings.append(f"{source}: column '{name}' is constant; skipped")
+        notes.append(("constant", name, f"column '{name}' is constant; skipped"))
         return None
     if kind == Kind.CATEGORICAL and n_distinct == series.len() and series.len() >= ID_LIKE_MIN_ROWS:
-        warnings.append(
-            f"{source}: column '{name}' has a different value on every row (an ID?); "
-            f"rules on it will overfit — consider --exclude {name}"
+        notes.append(
+            (
+                "id",
+                name,
+                f"column '{name}' has a different value on every row (an ID?); "
+                f"rules on it will overfit — consider --exclude {name}",
+            )
         )
     return series, Feature(name, kind, levels)
+
+
+SUMMARY = {
+    "empty": "{count} columns have no values; skipped: {names}",
+    "constant": "{count} columns are constant; skipped: {names}",
+    "id": "{count} columns have a different value on every row (IDs?); rules on them will overfit: {names}",
+    "stray": "{count} columns look numeric but hold text; read as categorical (see --numeric, --null-values): {names}",
+}
+NAMED = 3  # a summary names this many columns, then counts the rest
+
+
+def _summarised(notes: list[tuple[str, str, str]], source: str) -> list[str]:
+    """One line per column, or, past a few of one kind, one line per kind with a count."""
+    out = []
+    for kind, template in SUMMARY.items():
+        mine = [(name, message) for k, name, message in notes if k == kind]
+        if len(mine) <= NAMED:
+            out += [f"{source}: {message}" for _, message in mine]
+            continue
+        names = ", ".join(f"'{n}'" for n, _ in mine[:NAMED]) + f" and {len(mine) - NAMED} more"
+        out.append(f"{source}: " + template.format(count=len(mine), names=names))
+    return out
 
 
 def target_label_expr(target: Target) -> pl.Expr:

@@ -370,3 +370,13 @@ def test_fifos_dev_stdin_and_process_substitution_are_read_as_data(tmp_path: Pat
     proc = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert proc.stdout.split() == ["11", "11", "11", "exit", "2"], (proc.stdout, proc.stderr)
     assert proc.stderr.strip().endswith(": no data")
+
+
+def test_many_skipped_columns_are_one_warning_line(tmp_path: Path):
+    frame = {f"c{i}": [1] * 20 for i in range(40)} | {"x": list(range(20)), "y": ["a", "b"] * 10}
+    data = tmp_path / "wide.csv"
+    pl.DataFrame(frame).write_csv(data)
+    result = run_cli("oner", str(data), "-y", "y", "-o", str(tmp_path / "m.json"))
+    assert result.code == 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Warning")]
+    assert lines == [f"Warning: {data}: 40 columns are constant; skipped: 'c0', 'c1', 'c2' and 37 more"]
