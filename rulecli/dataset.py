@@ -26,6 +26,7 @@ from rulecli.schema import (
     is_numeric_dtype,
     numeric_expr,
 )
+from rulecli.words import counted
 
 MAX_NUMERIC_CLASSES = 50
 REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308
@@ -281,7 +282,8 @@ def _drop_missing_target(df: pl.DataFrame, target_name: str, source: str, warnin
     if n_missing == df.height:
         raise InputError(f"{source}: target column '{target_name}' has no values")
     if n_missing:
-        warnings.append(f"{source}: {n_missing} rows with a missing '{target_name}' are left out")
+        verb = "is" if n_missing == 1 else "are"
+        warnings.append(f"{source}: {counted(n_missing, 'row')} with a missing '{target_name}' {verb} left out")
         return df.filter(~missing_target)
     return df
 

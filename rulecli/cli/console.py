@@ -18,6 +18,7 @@ from rich.text import Text
 from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import BAR_WIDTH, forest_summary, render_conditions, render_tree, render_value
 from rulecli.model.tree import Forest, Tree, TreeModel
+from rulecli.words import counted
 
 _NO_COLOR = "NO_COLOR" in os.environ
 # Off a terminal Rich would wrap tables at 80 columns; logs and CI output read better unwrapped.
@@ -69,7 +70,7 @@ def rule_progress(name: str, *, quiet: bool) -> Iterator[Callable[[int], None] |
     with Live(spinner, console=err, transient=True, redirect_stdout=False, redirect_stderr=False):
 
         def update(n_rules: int) -> None:
-            spinner.update(text=f"{name}: {n_rules} rules grown so far")
+            spinner.update(text=f"{name}: {counted(n_rules, 'rule')} grown so far")
 
         yield update
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rulecli.search.progress import Progress
+from rulecli.words import counted
 
 __all__ = ["REGISTRY", "Learner", "Progress", "get", "names", "rules_summary"]
 
@@ -77,6 +78,6 @@ def rules_summary(name: str) -> Callable[[Any], str]:
     """The summary line of a rule learner: how many rules it learned."""
 
     def summary(model: Any) -> str:
-        return f"{name}: {len(model.rules)} rules"
+        return f"{name}: {counted(len(model.rules), 'rule')}"
 
     return summary

@@ -42,6 +42,7 @@ from rulecli.schema import Schema
 from rulecli.search import bits
 from rulecli.search.cells import feature_cells
 from rulecli.search.patterns import Items, Patterns, mine
+from rulecli.words import counted
 
 PROGRESS_EVERY = 250
 
@@ -325,7 +326,7 @@ def _summary(model: DecisionList) -> str:
     rhat = t["rhat"]
     rhat_text = f"{rhat:.3f}" if isinstance(rhat, float) else "n/a"
     return (
-        f"brl: {len(model.rules)} rules from {t['patterns']} mined patterns; "
+        f"brl: {counted(len(model.rules), 'rule')} from {counted(t['patterns'], 'mined pattern')}; "
         f"log posterior {t['log_posterior']:.2f}; R-hat {rhat_text}"
     )
 

@@ -42,6 +42,7 @@ from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import GrowParams
 from rulecli.search.workers import workers
+from rulecli.words import counted
 
 PD_FLOOR = 1e-3
 SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
@@ -279,7 +280,7 @@ def partial_dependence(
 
 def _summary(model: Forest) -> str:
     t = model.info.training
-    return f"forest: {t['trees']} trees, {t['leaves']} leaves"
+    return f"forest: {counted(t['trees'], 'tree')}, {counted(t['leaves'], 'leaf')}"
 
 
 LEARNER = Learner(

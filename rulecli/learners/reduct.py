@@ -27,6 +27,7 @@ from rulecli.params import Params, bins_param, discretize_param, max_rules_param
 from rulecli.schema import Schema
 from rulecli.search.cells import feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
+from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")
 ORDERS = ("given", "random", "significance")
@@ -261,8 +262,8 @@ def _summary(model: RuleSet) -> str:
     assert isinstance(reducts, list)
     core = f", core {{{', '.join(t['core'])}}}" if "core" in t else ""  # type: ignore[arg-type]
     return (
-        f"reduct: γ = {t['gamma']:.4f}, {len(reducts)} reduct(s), first {{{', '.join(reducts[0])}}}{core}, "
-        f"{len(model.rules)} rules"
+        f"reduct: γ = {t['gamma']:.4f}, {counted(len(reducts), 'reduct')}, first {{{', '.join(reducts[0])}}}{core}, "
+        f"{counted(len(model.rules), 'rule')}"
     )
 
 

@@ -23,6 +23,7 @@ from rulecli.model.tree import Tree, TreeNodes
 from rulecli.params import Params, param
 from rulecli.search.binned import Binned
 from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
+from rulecli.words import counted
 
 TREE = "Tree growth"
 
@@ -232,7 +233,7 @@ def fit_tree(ds: Dataset, params: TreeParams, *, progress: Progress | None = Non
 
 def _summary(model: Tree) -> str:
     t = model.info.training
-    return f"tree: {t['leaves']} leaves, depth {t['depth']}"
+    return f"tree: {counted(t['leaves'], 'leaf')}, depth {t['depth']}"
 
 
 LEARNER = Learner(

@@ -14,7 +14,7 @@ Grammar (one rule per line; ``#`` starts a comment)::
            | column in {value, ...} | column not in {value, ...}
            | column in (low, high]   (brackets say which ends belong)
            | column is missing | column is not missing | TRUE
-           | any of the comparisons and sets above, then "or missing"
+           | (any of the comparisons and sets above, then "or missing")
     value := 'single-quoted text' ('' for a quote) | number
     column:= name of letters, digits, _ . - (not starting with a digit) | `any name`
 
@@ -44,6 +44,7 @@ from rulecli.model.core import (
 )
 from rulecli.model.ops import OPS, Shape
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
+from rulecli.words import counted
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 KEYWORDS = frozenset(
@@ -92,10 +93,11 @@ def render_condition(cond: Condition) -> str:
     >>> render_condition(Condition("age", Op.INTERVAL, (27.2, 41.4)))
     'age in (27.2, 41.4]'
     >>> render_condition(Condition("age", Op.LT, 30.5, or_missing=True))
-    'age < 30.5 or missing'
+    '(age < 30.5 or missing)'
     """
     text = _render_test(cond)
-    return f"{text} or missing" if cond.or_missing else text
+    # parenthesised: "a or missing AND b" would read as if AND bound tighter than or
+    return f"({text} or missing)" if cond.or_missing else text
 
 
 def _render_test(cond: Condition) -> str:
@@ -361,6 +363,9 @@ def _parse_condition(line: _Line) -> Condition | None:
         line.pos += 1
         return None
     start = line.peek()
+    grouped = line.at_punct("(")  # "(test or missing)"; files from before it was written so read too
+    if grouped:
+        line.pos += 1
     column = _parse_name(line)
     try:
         cond = _parse_condition_tail(line, column)
@@ -368,6 +373,8 @@ def _parse_condition(line: _Line) -> Condition | None:
             line.pos += 1
             line.expect_keyword("missing")
             cond = Condition(cond.column, cond.op, cond.value, cond.closed, or_missing=True)
+        if grouped:
+            line.expect_punct(")")
         return cond
     except ParamError as exc:
         assert start is not None
@@ -575,14 +582,14 @@ def _finish(draft: _Draft, source: str) -> Model:
 def _leaf_text(tree: Tree, leaf: int) -> str:
     nodes = tree.nodes
     rows = nodes.n_samples[leaf]
-    rows_text = f"{int(rows)}" if float(rows).is_integer() else f"{rows:.1f}"
+    rows_text = counted(int(rows), "row") if float(rows).is_integer() else f"{rows:.1f} rows"
     if tree.regression:
-        return f"{render_name(tree.target)} = {float(nodes.value[leaf, 0]):.6g}  ({rows_text} rows)"
+        return f"{render_name(tree.target)} = {float(nodes.value[leaf, 0]):.6g}  ({rows_text})"
     counts = nodes.value[leaf]
     total = counts.sum()
     shares = " / ".join(f"{c / total:.2f}" for c in counts) if total else "-"
     label = tree.classes[int(counts.argmax())]
-    return f"{render_name(tree.target)} = {render_value(label)}  ({rows_text} rows, P = {shares})"
+    return f"{render_name(tree.target)} = {render_value(label)}  ({rows_text}, P = {shares})"
 
 
 def render_tree(tree: Tree, prefix: str = "") -> str:
@@ -594,7 +601,7 @@ def render_tree(tree: Tree, prefix: str = "") -> str:
     rule_of = {leaf: i for i, (leaf, _) in enumerate(leaf_rules(nodes, tree.features), 1)}
     classes = f"P over {', '.join(one_line(c) for c in tree.classes)}" if tree.classes else "leaf means"
     lines = [
-        f"{prefix}tree for {one_line(tree.target)}: {len(rule_of)} leaves, depth {nodes.depth()} ({classes})",
+        f"{prefix}tree for {one_line(tree.target)}: {counted(len(rule_of), 'leaf')}, depth {nodes.depth()} ({classes})",
     ]
     stack: list[tuple[int, int, str | None]] = [(0, 0, None)]
     while stack:
@@ -633,7 +640,7 @@ def forest_summary(model: Forest) -> list[str]:
     kind = "mean squared error" if model.regression else "error rate"
     oob = t.get("oob_mse" if model.regression else "oob_error")
     lines = [
-        f"random forest for {one_line(model.target)}: {len(model.trees)} trees, "
+        f"random forest for {one_line(model.target)}: {counted(len(model.trees), 'tree')}, "
         f"{t.get('max_features')} features tried per node, {t.get('leaves')} leaves",
         f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)"
         if isinstance(oob, float)

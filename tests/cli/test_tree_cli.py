@@ -17,8 +17,8 @@ def test_tree_learn_save_predict_evaluate(tmp_path: Path):
     learned = run_cli("tree", PENGUINS, "-y", "species", "--max-depth", "3", "-o", str(model_json))
     assert learned.code == 0, learned.stderr
     assert learned.stdout.startswith("# tree for species: ")
-    assert "|--- flipper_length_mm < 206.5 or missing" in learned.stdout
-    assert "\nIF flipper_length_mm < 206.5 or missing AND " in learned.stdout
+    assert "|--- (flipper_length_mm < 206.5 or missing)" in learned.stdout
+    assert "\nIF (flipper_length_mm < 206.5 or missing) AND " in learned.stdout
     body = json.loads(model_json.read_text())
     assert body["kind"] == "tree" and body["algorithm"] == "cart" and body["params"]["criterion"] == "gini"
     assert run_cli("tree", PENGUINS, "-y", "species", "--max-depth", "3", "-o", str(model_txt), "-q").code == 0

@@ -26,7 +26,7 @@ def test_target_defaults_to_last_column_and_missing_target_rows_are_counted():
     ds = prepare_dataset(RAW, DataSpec())
     assert ds.target == "cls" and ds.classes == ("a", "b")
     assert ds.n_rows == 5
-    assert any("1 rows with a missing 'cls'" in w for w in ds.warnings)
+    assert any("1 row with a missing 'cls' is left out" in w for w in ds.warnings)
     assert ds.y.tolist() == [1, 0, 1, 0, 0]
 
 

@@ -234,3 +234,11 @@ def test_text_and_json_forms_predict_alike():
     expected = df.select(predict_expr(model)).to_series().to_list()
     assert df.select(predict_expr(from_text)).to_series().to_list() == expected
     assert df.select(predict_expr(from_json)).to_series().to_list() == expected
+
+
+def test_or_missing_is_written_in_parentheses_and_read_either_way():
+    grouped = "IF (age < 30.5 or missing) AND (sex in {'f'} or missing) THEN y = 'a'\nELSE y = 'b'\n"
+    bare = "IF age < 30.5 or missing AND sex in {'f'} or missing THEN y = 'a'\nELSE y = 'b'\n"
+    assert render_text(parse_text(bare)) == render_text(parse_text(grouped)) == grouped
+    (rule,) = parse_text(grouped).rules
+    assert [c.or_missing for c in rule.conditions] == [True, True]
