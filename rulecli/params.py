@@ -146,6 +146,14 @@ def bins_param(default: int) -> Any:
     return param(default, "Intervals for equal-width / equal-frequency.", ge=1)
 
 
+def beam_width_param(default: int) -> Any:
+    return param(default, "Candidates kept at each step of the search (CN2's beam, AQ's star).", ge=1)
+
+
+def min_bucket_param(default: int) -> Any:
+    return param(default, "Holte/Weka minimum bucket size for numeric features.", ge=1)
+
+
 def max_rules_param(default: int | None = None, help: str = "At most this many rules.", ge: int = 0) -> Any:
     return param(default, help, ge=ge)
 

@@ -50,7 +50,54 @@ def _build(name: str) -> _click.Command:
     single.command(name)(_load(name))
     command = typer.main.get_command(single)
     command.name = name
+    return _described(command)
+
+
+def _described(command: _click.Command) -> _click.Command:
+    for param in command.params:
+        _describe(param)
+    made = command.get_help_option
+
+    def help_option(ctx: _click.Context) -> _click.Option | None:
+        option = made(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option  # type: ignore[method-assign]
     return command
+
+
+# what a file or model argument stands for, in help (instead of the bare type)
+FILES = {
+    "data": "DATA",
+    "model_path": "MODEL",
+    "output": "FILE",
+    "test": "FILE",
+    "metrics_out": "FILE",
+    "pd_out": "FILE",
+    "cuts_in": "FILE",
+    "cuts_out": "FILE",
+    "violations_out": "FILE",
+}
+TYPES = {"int": "INTEGER", "float": "NUMBER", "str": "TEXT", "list[str]": "TEXT"}
+
+
+def _describe(param: _click.Parameter) -> None:
+    """Help shows what to type: no type for a flag, FILE / MODEL / DATA for paths, the
+    choices where there are some, and integral defaults without '.0'."""
+    if getattr(param, "is_flag", False):
+        param.metavar = ""
+        return
+    if param.name in FILES:
+        param.metavar = FILES[param.name]
+        if param.param_type_name == "argument":  # its name already says it; no type column
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+    elif param.metavar is None and hasattr(param, "type_descriptor"):
+        bare = param.bare_type()  # type: ignore[attr-defined]
+        param.metavar = TYPES.get(bare, bare.upper())
+    if isinstance(param.default, float) and param.default.is_integer() and not isinstance(param.default, bool):
+        param.default = int(param.default)
 
 
 class LazyCommand(TyperCommand):
@@ -122,6 +169,7 @@ def command_group() -> _click.Command:
     assert isinstance(group, Group)
     for name in ORDER:
         group.add_command(LazyCommand(name, _short_help(name)))
+    _described(group)
     return group
 
 

@@ -25,7 +25,7 @@ InputFormat = Annotated[
     str | None,
     typer.Option(
         "--input-format",
-        help="csv, tsv, parquet, ndjson or ipc; default: by extension (stdin: csv).",
+        help="csv, tsv, parquet, ndjson, ipc or arff; default: by extension (stdin: by its first bytes).",
         rich_help_panel=DATA,
     ),
 ]

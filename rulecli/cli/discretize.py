@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from rulecli import api, io
-from rulecli.discretize import METHODS
 from rulecli.model.serde import dumps_cuts, loads_cuts
 
 from . import common, options
@@ -15,10 +14,15 @@ from . import common, options
 
 def discretize(
     data: Annotated[str, typer.Argument(help="Table to discretise ('-' = stdin).")],
-    method: Annotated[str, typer.Option("--method", "-m", help=f"One of: {', '.join(METHODS)}.")] = "equal-frequency",
-    bins: Annotated[
-        int, typer.Option("--bins", "-k", min=1, help="Intervals (equal-width/-frequency); min bucket (min-bucket).")
-    ] = 5,
+    method: Annotated[
+        str, typer.Option("--discretize", help="Numeric features: equal-frequency, equal-width, mdlp or min-bucket.")
+    ] = "equal-frequency",
+    # the option's name until 0.1: kept, unlisted, for scripts that use it
+    old_method: Annotated[str | None, typer.Option("--method", "-m", hidden=True)] = None,
+    bins: Annotated[int, typer.Option("--bins", "-k", min=1, help="Intervals for equal-width / equal-frequency.")] = 5,
+    min_bucket: Annotated[
+        int, typer.Option("--min-bucket", min=1, help="Holte/Weka minimum bucket size for numeric features.")
+    ] = 6,
     target: common.Target = None,
     columns: Annotated[
         list[str] | None,
@@ -44,9 +48,13 @@ def discretize(
     mdlp (Fayyad & Irani 1993) and min-bucket (Holte 1993) use the target (-y, default:
     the last column); equal-width and equal-frequency do not.
 
-    Example:
+    Examples:
 
-        rulecli discretize sample_data/penguins.csv -y species -m mdlp --cuts-out cuts.json -o cut.csv
+        rulecli discretize sample_data/penguins.csv -y species --discretize mdlp --cuts-out cuts.json -o cut.csv
+
+        rulecli discretize sample_data/penguins.csv --cuts cuts.json
+
+        rulecli discretize sample_data/labor.csv --discretize equal-width --bins 3 --columns duration
     """
     table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else None)
     if cuts_out is not None:
@@ -58,11 +66,13 @@ def discretize(
         layout=common.csv_layout(delimiter, encoding, no_header, skip_lines),
     )
     saved = None if cuts_in is None else loads_cuts(io.read_text(cuts_in), cuts_in)
-    with options.flags({"method": "--method"}):
+    if old_method is not None:
+        method = old_method
+    with options.flags({"method": "--discretize"}):
         result = api.discretize(
             df,
             method=method,
-            bins=bins,
+            bins=min_bucket if method == "min-bucket" else bins,
             target=target,
             columns=common.split_list(columns),
             cuts=saved,
@@ -71,4 +81,10 @@ def discretize(
         )
     io.write_table(result.frame, output or io.STDIO, output_format=table_format)
     if cuts_out is not None and saved is None:
-        io.write_text(cuts_out, dumps_cuts(result.cuts, {"method": method, "bins": bins, "target": result.target}))
+        io.write_text(
+            cuts_out,
+            dumps_cuts(
+                result.cuts,
+                {"method": method, "bins": min_bucket if method == "min-bucket" else bins, "target": result.target},
+            ),
+        )

@@ -65,9 +65,13 @@ def evaluate(
 
     Exit status 1 when a --min-* gate fails.
 
-    Example:
+    Examples:
+
+        rulecli oner sample_data/house.csv -y value -q -o house.json
 
         rulecli evaluate house.json sample_data/house.csv --min-accuracy 0.6
+
+        rulecli evaluate house.json sample_data/house.csv --json --violations house.wrong.csv
     """
     if output is not None:
         io.check_writable(output)

@@ -30,9 +30,13 @@ def export(
     model kind, forests included) — with rulecli's semantics for missing values and
     unseen categories.
 
-    Example:
+    Examples:
+
+        rulecli oner sample_data/house.csv -y value -q -o house.json
 
         rulecli export house.json --to sql --table houses
+
+        rulecli export house.json --to pmml -o house.pmml
     """
     if output is not None:
         io.check_writable(output)

@@ -99,7 +99,8 @@ def learner_command(name: str) -> Callable[..., None]:
         [DATA, *options.parameters(learner.params), *extra.options, *shared]
     )
     examples = "".join(f"\n\n    {e}" for e in learner.examples)
-    command.__doc__ = f"{learner.help}\n\nExample:{examples}" if examples else learner.help
+    heading = "Examples:" if len(learner.examples) > 1 else "Example:"
+    command.__doc__ = f"{learner.help}\n\n{heading}{examples}" if examples else learner.help
     command.__name__ = name
     return command
 

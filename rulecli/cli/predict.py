@@ -45,9 +45,13 @@ def predict(
     Rows whose values no rule matches get the default rule; a rule set without a
     default leaves them empty (unclassified).
 
-    Example:
+    Examples:
+
+        rulecli oner sample_data/house.csv -y value -q -o house.json
 
         rulecli predict house.json sample_data/house.csv --keep size --explain
+
+        rulecli predict house.json sample_data/house.csv --keep-all --proba -o house.predictions.parquet
     """
     table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else output_format)
     model = common.open_model(model_path, data)

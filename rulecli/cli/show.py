@@ -20,10 +20,12 @@ def show(
     """Print a saved model: its rules as text (a table or drawn tree at a terminal), or its
     JSON form with --json. A text model read back prints as it was saved.
 
-    Example:
+    Examples:
 
         rulecli oner sample_data/house.csv -q -o house.json
 
         rulecli show house.json
+
+        rulecli show house.json --json
     """
     common.emit_model(api.load(model_path), output=None, as_json=json_out, quiet=False)

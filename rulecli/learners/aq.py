@@ -37,7 +37,7 @@ import numpy as np
 from rulecli.dataset import Dataset
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, Vote
-from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
+from rulecli.params import Params, beam_width_param, max_rule_length_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
@@ -48,7 +48,7 @@ DEFAULTS = ("majority", "none")
 
 @dataclass(frozen=True, kw_only=True)
 class AQParams(Params):
-    beam_width: int = param(5, "Star size: partial rules kept per step.", ge=1)
+    beam_width: int = beam_width_param(5)
     max_error: float = param(0.01, "Allowed share of counterexamples among covered rows.", ge=0.0, lt=1.0)
     vote: str = param(
         "one", "one (rule, vote) or support (weighted by the training rows a rule gets right).", choices=tuple(VOTES)
@@ -242,5 +242,8 @@ LEARNER = Learner(
     fit=fit_aq,
     summary=rules_summary("aq"),
     help="Learn AQ rules (Michalski) by seed-and-star covering: an unordered, voting rule set.",
-    examples=("rulecli aq sample_data/house.csv -y value --default none",),
+    examples=(
+        "rulecli aq sample_data/house.csv -y value --default none",
+        "rulecli aq sample_data/penguins.csv -y species --vote support --cv 5 -o penguins.aq.json",
+    ),
 )

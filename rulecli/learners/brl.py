@@ -50,10 +50,10 @@ PROGRESS_EVERY = 250
 @dataclass(frozen=True, kw_only=True)
 class BRLParams(Params):
     min_support: float = param(0.1, "Mine patterns held by at least this share of rows.", gt=0.0, le=1.0)
-    max_length: int = param(2, "Conditions per mined pattern, at most.", ge=1)
+    max_length: int = param(2, "At most this many conditions per rule.", ge=1, flag="max-rule-length")
     lam: float = param(3.0, "Prior expected list length (truncated Poisson).", flag="lambda", gt=0)
     eta: float = param(1.0, "Prior expected conditions per rule (truncated Poisson).", gt=0)
-    alpha: float = param(1.0, "Dirichlet pseudo-count per class.", gt=0)
+    alpha: float = param(1.0, "Dirichlet pseudo-count per class.", gt=0, flag="pseudo-count")
     chains: int = param(3, "Independent Metropolis-Hastings chains.", ge=1)
     iterations: int = param(10_000, "Iterations per chain.", ge=1)
     burn_in: int | None = param(None, "Iterations per chain left out of R-hat (default: half).", ge=0)
@@ -346,7 +346,10 @@ LEARNER = Learner(
     warnings=_warnings,
     help="Learn a Bayesian Rule List (Letham et al. 2015) from pre-mined frequent patterns by "
     "Metropolis-Hastings; each rule carries its posterior class probabilities.",
-    examples=("rulecli brl sample_data/labor.csv --min-support 0.1 --seed 1 -o labor.brl.json",),
+    examples=(
+        "rulecli brl sample_data/labor.csv --min-support 0.1 --seed 1 -o labor.brl.json",
+        "rulecli brl sample_data/penguins.csv -y species --max-rule-length 1 --iterations 2000",
+    ),
     steps=lambda params: params.chains * params.iterations,
     unit="iterations",
 )

@@ -39,7 +39,7 @@ import numpy as np
 from rulecli.dataset import Dataset
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
-from rulecli.params import Params, max_rules_param, param, seed_param
+from rulecli.params import Params, beam_width_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
@@ -53,8 +53,8 @@ class CN2Params(Params):
     ordered: bool = param(
         True, "A decision list (Clark & Niblett) or a rule set per class (Clark & Boswell).", negative="unordered"
     )
-    beam_width: int = param(5, "Complexes kept at each step of the search.", ge=1)
-    min_support: int = param(1, "Drop complexes covering fewer rows.", ge=1)
+    beam_width: int = beam_width_param(5)
+    min_support: int = param(1, "Drop candidate rules covering fewer rows.", ge=1, flag="min-covered")
     quality: str | None = param(
         None, "entropy (default for --ordered), laplace (default for --unordered) or accuracy.", choices=QUALITIES
     )
@@ -296,5 +296,8 @@ LEARNER = Learner(
     fit=fit_cn2,
     summary=rules_summary("cn2"),
     help="Learn CN2 rules (Clark & Niblett 1989; Clark & Boswell 1991) by beam search.",
-    examples=("rulecli cn2 sample_data/penguins.csv -y species --unordered -o penguins.cn2.json",),
+    examples=(
+        "rulecli cn2 sample_data/penguins.csv -y species --unordered -o penguins.cn2.json",
+        "rulecli cn2 sample_data/labor.csv --beam-width 5 --alpha 1 --cv 5",
+    ),
 )

@@ -290,7 +290,11 @@ LEARNER = Learner(
     summary=_summary,
     help="Grow a random forest (Breiman 2001): bootstrap trees, m random features per node, OOB error, "
     "importances, partial dependence.",
-    examples=("rulecli forest sample_data/penguins.csv -y species --trees 200 --jobs 2 -o penguins.forest.json",),
+    examples=(
+        "rulecli forest sample_data/penguins.csv -y species --trees 200 -o penguins.forest.json",
+        "rulecli forest sample_data/penguins.csv -y body_mass_g --trees 50 --importance permutation",
+        "rulecli forest sample_data/penguins.csv -y species --partial-dependence bill_length_mm --class Gentoo",
+    ),
     steps=lambda params: params.trees,
     unit="trees",
     numeric_target=True,

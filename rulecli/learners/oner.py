@@ -29,7 +29,7 @@ from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.compile import predict_expr
 from rulecli.model.core import DecisionList, ModelInfo, Rule, RuleStats
-from rulecli.params import Params, bins_param, discretize_param, param, seed_param
+from rulecli.params import Params, bins_param, discretize_param, min_bucket_param, param, seed_param
 from rulecli.schema import Schema
 from rulecli.search.cells import FeatureCells, cells_of
 from rulecli.stats import chi2_independence
@@ -39,7 +39,7 @@ TIES = ("first", "chi2")
 
 @dataclass(frozen=True, kw_only=True)
 class OneRParams(Params):
-    min_bucket: int = param(6, "Holte/Weka minimum bucket size for numeric features.", ge=1)
+    min_bucket: int = min_bucket_param(6)
     discretize: str = discretize_param("min-bucket")
     bins: int = bins_param(5)
     ties: str = param("first", "Equal errors: 'first' feature or smallest 'chi2' p-value.", choices=TIES)
@@ -161,5 +161,8 @@ LEARNER = Learner(
     fit=fit_oner,
     summary=_summary,
     help="Learn OneR rules: one rule per value of the single best feature (Holte 1993).",
-    examples=("rulecli oner sample_data/house.csv -y value -o house.json",),
+    examples=(
+        "rulecli oner sample_data/house.csv -y value -o house.json",
+        "rulecli oner sample_data/penguins.csv -y species --discretize mdlp --show-table --cv 10",
+    ),
 )

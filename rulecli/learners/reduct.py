@@ -8,7 +8,7 @@ decision is a *certain* rule (from a lower approximation, accuracy 1), one whose
 disagree gives a *possible* rule per decision present (from the upper approximations,
 accuracy = that decision's share). Certain rules are made more general by dropping
 descriptors, in reduct order, while their accuracy on the training table stays at least
-``--min-accuracy`` (1 by default). Duplicates merge; with several reducts the rules pool.
+``--min-rule-accuracy`` (1 by default). Duplicates merge; with several reducts the rules pool.
 The rule set votes (one rule one vote, or weighted by the training rows a rule gets
 right); rows no rule matches take the training majority or stay unclassified.
 """
@@ -50,7 +50,9 @@ class ReductParams(Params):
     all_reducts: bool = param(False, "Every reduct (discernibility matrix; small attribute counts only).", flag="all")
     discretize: str = discretize_param("mdlp")
     bins: int = bins_param(5)
-    min_accuracy: float = param(1.0, "Shorten certain rules while accuracy stays this high.", gt=0, le=1.0)
+    min_accuracy: float = param(
+        1.0, "Shorten certain rules while their accuracy stays this high.", gt=0, le=1.0, flag="min-rule-accuracy"
+    )
     vote: str = param(
         "one",
         "one (rule, vote) or support (weighted by the training rows a rule gets right).",
@@ -291,5 +293,8 @@ LEARNER = Learner(
     summary=_summary,
     warnings=_warnings,
     help="Rough-set reducts (Pawlak), the core, approximations and γ, and rules from reducts.",
-    examples=("rulecli reduct sample_data/house.csv -y value --all --print reducts",),
+    examples=(
+        "rulecli reduct sample_data/house.csv -y value --all --print reducts",
+        "rulecli reduct sample_data/penguins.csv -y species --vote support -o penguins.reduct.txt",
+    ),
 )

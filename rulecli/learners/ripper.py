@@ -48,7 +48,7 @@ PRUNE_METRICS = ("jrip", "cohen")
 class RipperParams(Params):
     folds: int = param(3, "1/FOLDS of the rows prune, the rest grow (Weka -F).", ge=2)
     min_weight: float = param(2.0, "Minimum positives a condition must keep (Weka -N).", ge=0)
-    optimizations: int = param(2, "Optimisation passes (Weka -O).", short="k", ge=0)
+    optimizations: int = param(2, "Optimisation passes (Weka -O).", ge=0)
     pruning: bool = param(True, "Grow/prune split and pruning (Weka -P).", negative="no-pruning")
     check_error_rate: bool = param(True, "Stop at a rule with >= 50% errors (Weka -E).", negative="no-check-error-rate")
     dl_slack: float = param(64.0, "Stop when the description length exceeds the minimum by this many bits.", ge=0)
@@ -539,5 +539,8 @@ LEARNER = Learner(
     fit=fit_ripper,
     summary=rules_summary("ripper"),
     help="Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first.",
-    examples=("rulecli ripper sample_data/penguins.csv -y species -o penguins.ripper.json",),
+    examples=(
+        "rulecli ripper sample_data/penguins.csv -y species -o penguins.ripper.json",
+        "rulecli ripper sample_data/labor.csv --unordered --test sample_data/labor.csv --metrics-out labor.json",
+    ),
 )

@@ -43,7 +43,7 @@ class TreeGrowth(Params):
         None, "Stop at this many leaves (splits go best-first by F_r).", ge=2, panel=TREE
     )
     min_samples_split: float = param(
-        2.0, "A node needs this many rows to be split (the seeds' S_min + 1).", ge=2, panel=TREE
+        2.0, "A node needs this many rows to be split (at most S rows per leaf: S + 1).", ge=2, panel=TREE
     )
     min_samples_leaf: float = param(1.0, "Each child keeps at least this many rows.", ge=1, panel=TREE)
     min_impurity_decrease: float = param(
@@ -243,6 +243,9 @@ LEARNER = Learner(
     summary=_summary,
     help="Grow a CART tree (classification, or regression for a numeric target); shown as a tree and saved as "
     "one rule per leaf.",
-    examples=("rulecli tree sample_data/penguins.csv -y species --max-depth 3 -o penguins.tree.json",),
+    examples=(
+        "rulecli tree sample_data/penguins.csv -y species --max-depth 3 -o penguins.tree.json",
+        "rulecli tree sample_data/penguins.csv -y body_mass_g --max-depth 4 --ccp-alpha 1000",
+    ),
     numeric_target=True,
 )

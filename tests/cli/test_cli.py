@@ -147,7 +147,9 @@ def test_target_bins_make_a_numeric_target_a_class(tmp_path: Path):
 
 def test_discretize_learns_and_reapplies_cuts(tmp_path: Path):
     cuts, out, again = tmp_path / "cuts.json", tmp_path / "d.csv", tmp_path / "e.csv"
-    result = run_cli("discretize", PENGUINS, "-y", "species", "-m", "mdlp", "--cuts-out", str(cuts), "-o", str(out))
+    result = run_cli(
+        "discretize", PENGUINS, "-y", "species", "--discretize", "mdlp", "--cuts-out", str(cuts), "-o", str(out)
+    )
     assert result.code == 0, result.stderr
     saved = json.loads(cuts.read_text())
     assert saved["format"] == "rulecli-cuts" and {c["column"] for c in saved["cuts"]} >= {"bill_length_mm"}
@@ -167,7 +169,7 @@ def test_discretize_learns_and_reapplies_cuts(tmp_path: Path):
         (["oner", "sample_data/house.csv", "-y", "price"], "column 'price' given with --target is not in the data"),
         (["oner", "sample_data/house.csv", "--discretize", "magic"], "--discretize must be one of"),
         (["oner", "sample_data/house.csv", "-o", "m.pkl"], "must end in .json or .txt"),
-        (["discretize", "sample_data/house.csv", "-m", "kmeans"], "--method must be one of"),
+        (["discretize", "sample_data/house.csv", "--discretize", "kmeans"], "--discretize must be one of"),
         (["predict", "sample_data/house.csv", "sample_data/house.csv"], "sample_data/house.csv:1:1: expected IF"),
         (["oner", "sample_data/house.csv", "--test", "sample_data/labor.csv"], "sample_data/labor.csv: column 'size'"),
         (["evaluate", "sample_data/house.csv", "x.csv", "--min-accuracy", "2"], "Invalid value for '--min-accuracy'"),
@@ -347,7 +349,7 @@ def test_csv_layout_options_read_files_other_tools_write(tmp_path):
     predicted = run_cli("predict", str(model), str(latin), *options, "--keep", "nom")
     assert predicted.code == 0 and predicted.stdout.splitlines()[1] == "José,a", predicted.stderr
     assert run_cli("evaluate", str(model), str(latin), *options, "--min-accuracy", "0.5", "--json").code == 0
-    assert run_cli("discretize", str(latin), *options, "-m", "equal-width", "--bins", "2").code == 0
+    assert run_cli("discretize", str(latin), *options, "--discretize", "equal-width", "--bins", "2").code == 0
     plain = run_cli("oner", str(latin), "-y", "classe")
     assert plain.code == 2 and "--encoding" in plain.stderr
     bare = tmp_path / "n.tsv"
