@@ -32,6 +32,60 @@ METHODS = DISCRETIZERS
 SUPERVISED = frozenset({"mdlp", "min-bucket"})
 
 
+def readable(
+    points: np.ndarray, low: np.ndarray, high: np.ndarray, *, with_low: bool = False, with_high: bool = False
+) -> np.ndarray:
+    """Each point written with as few decimals as it can be: the shortest decimal within a
+    hundredth of the gap ``high - low`` of the point that still lies between ``low`` and
+    ``high`` (either end allowed where ``with_low`` / ``with_high``), or the point itself.
+
+    A midpoint's float is often a long decimal (42.349999999999994, 1.1150000000000002);
+    the short one (42.35, 1.115) sends every training value the same way and reads as
+    people write numbers, in the text, JSON and every export alike.
+    """
+    points, low, high = (np.asarray(a, dtype=np.float64) for a in (points, low, high))
+    with np.errstate(over="ignore", invalid="ignore"):
+        gap = high - low
+        # near ±1.8e308 the gap itself overflows: halve first there
+        tolerance = np.where(np.isfinite(gap), gap / 100, (high / 2 - low / 2) / 50)
+        out = points.copy()
+        chosen = np.zeros(points.shape, dtype=bool)
+        for digits in range(16):
+            short = np.round(points, digits)
+            above = (short > low) | (with_low & (short == low))
+            below = (short < high) | (with_high & (short == high))
+            fits = ~chosen & above & below & np.isfinite(short) & (np.abs(short - points) <= tolerance)
+            out = np.where(fits, short, out)
+            chosen |= fits
+    return out
+
+
+def _midpoint(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        gap = high - low
+        return np.where(np.isfinite(gap), low + gap / 2, low / 2 + high / 2)
+
+
+def cut_between(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """A readable cut strictly between each pair of neighbouring values (low < high)."""
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    mid = _midpoint(low, high)
+    return readable(np.where(mid > low, mid, high), low, high, with_high=True)
+
+
+def _readable_positions(edges: tuple[float, ...], x: np.ndarray) -> tuple[float, ...]:
+    """Equal-width / equal-frequency cuts made readable without moving any training value
+    across one: each stays within its neighbouring values (values <= cut go below it)."""
+    if not edges:
+        return edges
+    points = np.array(edges)
+    ordered = np.unique(x)
+    at = np.searchsorted(ordered, points, side="right")
+    low = ordered[np.maximum(at - 1, 0)]
+    high = ordered[np.minimum(at, ordered.size - 1)]
+    return tuple(float(c) for c in readable(points, low, high, with_low=True))
+
+
 def compute_cuts(
     column: str,
     values: np.ndarray,
@@ -74,7 +128,8 @@ def compute_cuts(
     else:
         quantiles = np.quantile(x, [k / bins for k in range(1, bins)]) if bins > 1 else np.array([])
         edges = tuple(float(q) for q in np.unique(quantiles) if low <= q < high)
-    return Cuts(column, tuple(float(e) for e in edges), True, low, high, method)
+    edges = tuple(sorted(set(_readable_positions(tuple(float(e) for e in edges), x))))
+    return Cuts(column, edges, True, low, high, method)
 
 
 def _class_entropy(counts: np.ndarray) -> np.ndarray:
@@ -99,7 +154,7 @@ def _mdlp_edges(x: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float, ..
         cut = _mdlp_best_cut(xs, cum, start, stop)
         if cut is None:
             continue
-        edges.append((xs[cut - 1] + xs[cut]) / 2.0)
+        edges.append(float(cut_between(xs[cut - 1], xs[cut])))
         stack.append((start, cut))
         stack.append((cut, stop))
     return tuple(sorted(float(e) for e in edges))
@@ -177,8 +232,7 @@ def _min_bucket_edges(x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: 
     interval_class = interval_counts.argmax(axis=1)
     keep = np.flatnonzero(interval_class[1:] != interval_class[:-1]) + 1
     cut_after = bounds[keep] - 1
-    midpoints = (values[cut_after] + values[cut_after + 1]) / 2.0
-    return tuple(float(c) for c in midpoints)
+    return tuple(float(c) for c in cut_between(values[cut_after], values[cut_after + 1]))
 
 
 def bin_index_expr(cuts: Cuts) -> pl.Expr:

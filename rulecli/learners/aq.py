@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rulecli.dataset import Dataset
+from rulecli.discretize import cut_between
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.params import Params, beam_width_param, max_rule_length_param, max_rules_param, param, seed_param
@@ -162,9 +163,8 @@ class _Star:
 
 
 def _halfway(a: float, b: float) -> float:
-    """The midpoint of two finite floats, without overflow near ±1.8e308."""
-    total = a + b
-    return total / 2.0 if math.isfinite(total) else a / 2.0 + b / 2.0
+    """A readable cut between two distinct finite floats (see :func:`cut_between`)."""
+    return float(cut_between(min(a, b), max(a, b)))
 
 
 def _conditions(enc: Encoded, partial: _Partial) -> tuple[Condition, ...]:

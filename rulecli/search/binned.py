@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
+from rulecli.discretize import cut_between
 from rulecli.schema import Kind
 
 
@@ -52,40 +53,17 @@ class Binned:
         )
 
 
-def _midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """A threshold t with low < t <= high for each pair: about halfway, with few digits.
-
-    CART takes the midpoint; its float is often a long decimal (42.349999999999994). The
-    shortest decimal within a quarter of the gap of the midpoint splits the training data
-    identically and reads as people write numbers (42.35).
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        gap = high - low
-        # near ±1.8e308 the gap itself overflows: halve first there (elsewhere as always)
-        wide = ~np.isfinite(gap)
-        mid = np.where(wide, low / 2 + high / 2, low + gap / 2)
-        tolerance = np.where(wide, (high / 2 - low / 2) / 50, gap / 100)
-        out = np.where(mid > low, mid, high)
-        chosen = np.zeros(out.shape, dtype=bool)
-        for digits in range(16):
-            short = np.round(mid, digits)
-            fits = ~chosen & (short > low) & (short <= high) & (np.abs(short - mid) <= tolerance)
-            out = np.where(fits, short, out)
-            chosen |= fits
-    return out
-
-
 def _bin_numeric(x: np.ndarray, max_bins: int) -> tuple[np.ndarray, np.ndarray]:
     present = ~np.isnan(x)
     distinct = np.unique(x[present])
     if distinct.size <= max_bins:
-        cuts = _midpoints(distinct[:-1], distinct[1:])
+        cuts = cut_between(distinct[:-1], distinct[1:])
     else:
         ordered = np.sort(x[present])
         positions = (np.arange(1, max_bins) * ordered.size) // max_bins
         at = np.unique(np.searchsorted(distinct, ordered[positions]))
         at = at[(at > 0) & (at < distinct.size)]
-        cuts = _midpoints(distinct[at - 1], distinct[at])
+        cuts = cut_between(distinct[at - 1], distinct[at])
     code = np.full(x.size, cuts.size + 1, dtype=np.int32)
     code[present] = np.searchsorted(cuts, x[present], side="right")
     return code, cuts

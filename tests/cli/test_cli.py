@@ -359,3 +359,18 @@ def test_csv_layout_options_read_files_other_tools_write(tmp_path):
     for bad, message in ((["--delimiter", ";;"], "one character"), (["--encoding", "klingon"], "unknown encoding")):
         result = run_cli("oner", str(latin), *bad)
         assert result.code == 2 and message in result.stderr
+
+
+def test_cut_points_are_written_with_the_fewest_digits_that_keep_the_split(tmp_path):
+    rows = [(1.11, "a"), (1.11, "a"), (1.11, "a"), (1.12, "b"), (1.12, "b"), (1.12, "b")] * 3
+    rows += [(40.8, "a"), (40.9, "b")] * 3
+    data = tmp_path / "d.csv"
+    data.write_text("x,y\n" + "".join(f"{x},{y}\n" for x, y in rows))
+    for learner, options in (("oner", ["--min-bucket", "1"]), ("reduct", []), ("aq", []), ("tree", [])):
+        shown = run_cli(learner, str(data), "-y", "y", *options)
+        assert shown.code == 0, shown.stderr
+        assert "1.1150000000000002" not in shown.stdout and "40.849999999999994" not in shown.stdout
+        assert re.search(r"\b(1\.115|40\.85)\b", shown.stdout), (learner, shown.stdout)
+    cut = run_cli("discretize", str(data), "--discretize", "mdlp", "-y", "y", "--cuts-out", str(tmp_path / "c.json"))
+    saved = (tmp_path / "c.json").read_text()
+    assert cut.code == 0 and "1.115" in saved and "1.1150000000000002" not in saved
