@@ -26,6 +26,7 @@ import polars as pl
 from rulecli import io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
+from rulecli.drift import drift_warnings
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.learners.forest import partial_dependence as _partial_dependence
 from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports, violations
@@ -257,7 +258,7 @@ def save(model: Predictor, path: str | Path) -> None:
 def scan_for(model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, **read: Any) -> tuple[pl.LazyFrame, str]:
     """The table ``model`` will score, read the way the model compares its columns, checked."""
     if isinstance(data, pl.DataFrame | pl.LazyFrame):
-        lf, label = data.lazy(), "<data>"
+        lf, label = data.lazy(), read.get("label") or "<data>"
     else:
         null_values = tuple(read.get("null_values") or ())
         lf = io.scan_table(
@@ -300,6 +301,17 @@ def prediction_plan(
     if clash:
         raise InputError(f"{label}: the data already has a column '{clash[0]}' that predict writes; choose with --keep")
     return prediction_frame(model, lf, keep=tuple(keep), proba=proba, explain=explain), label
+
+
+def drift(
+    model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, *, truth: str | None = None, **read: Any
+) -> list[str]:
+    """What differs in ``data`` from the data ``model`` was trained on (see :mod:`rulecli.drift`),
+    one line each; ``truth``: the column holding the true classes, if any."""
+    lf, label = scan_for(model, data, **read)
+    if truth is not None and truth not in lf.collect_schema():
+        truth = None
+    return drift_warnings(model, lf, label, truth=truth)
 
 
 def predict(model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, **options: Any) -> pl.DataFrame:

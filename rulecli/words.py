@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-IRREGULAR = {"leaf": "leaves"}
+IRREGULAR = {"leaf": "leaves", "class": "classes"}
 
 
 def counted(n: int, noun: str) -> str:

@@ -98,3 +98,9 @@ def test_every_option_name_has_one_meaning_and_one_type_across_commands():
     differing = {opt: sorted(v) for opt, v in seen.items() if len(v) > 1}
     assert not differing, differing
     assert all(len(longs) == 1 for longs in shorts.values()), shorts
+
+
+@pytest.mark.parametrize("name", ORDER)
+def test_every_command_takes_quiet(name: str):
+    flags = {opt for param in _build(name).params for opt in getattr(param, "opts", [])}
+    assert {"--quiet", "-q"} <= flags, name

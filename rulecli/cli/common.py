@@ -214,6 +214,28 @@ def write_json(path: str, payload: dict[str, Any]) -> None:
     io.write_text(path, api.metrics_json(payload))
 
 
+Strict = Annotated[
+    bool,
+    typer.Option("--strict", help="Schema drift (new levels, values no row holds, silent rules) is an error, exit 2."),
+]
+QuietScoring = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print nothing but errors and requested data.", rich_help_panel=OUTPUT)
+]
+
+
+def scoring_input(model: Predictor, data: str, opts: dict[str, Any], *, truth: str | None, strict: bool, quiet: bool):
+    """The data a scoring command reads, once, and what drifted in it since training:
+    warnings (stderr), or with ``strict`` the first of them as the error."""
+    lf, label = api.scan_for(model, data, **opts)
+    notes = api.drift(model, lf, truth=truth, label=label)
+    if strict and notes:
+        raise InputError(f"{notes[0]} (--strict{f'; {len(notes) - 1} more' if len(notes) > 1 else ''})")
+    if not quiet:
+        for note in notes:
+            console.warn(note)
+    return lf, label
+
+
 def open_model(model_path: str, data: str) -> Predictor:
     """Load the model a scoring command names (the model and the data cannot both be stdin)."""
     check_not_both_stdin(model_path, data)

@@ -36,6 +36,7 @@ def discretize(
         str | None, typer.Option("--output", "-o", help="Write the table here (default: CSV on stdout).")
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (one JSON object per row).")] = False,
+    quiet: common.QuietScoring = False,  # discretize prints only its table: accepted so every command takes -q
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
     delimiter: common.Delimiter = None,

@@ -58,6 +58,8 @@ def evaluate(
     encoding: common.Encoding = "utf-8",
     no_header: common.NoHeader = False,
     skip_lines: common.SkipLines = 0,
+    strict: common.Strict = False,
+    quiet: common.QuietScoring = False,
 ) -> None:
     """Score a model on labelled data: accuracy, balanced accuracy, per-class P/R/F1,
     macro F1, Cohen's kappa, confusion matrix, coverage and per-rule statistics
@@ -86,23 +88,21 @@ def evaluate(
         Gate("mae", max_mae, "--max-mae", upper=True),
         Gate("r2", min_r2, "--min-r2"),
     ]
+    read = {
+        "input_format": input_format,
+        "null_values": common.split_list(null_values),
+        "layout": common.csv_layout(delimiter, encoding, no_header, skip_lines),
+    }
+    lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
     payload = api.evaluate(
-        model,
-        data,
-        target=target,
-        per_rule=per_rule,
-        gates=gates,
-        violations_out=violations_out,
-        input_format=input_format,
-        null_values=common.split_list(null_values),
-        layout=common.csv_layout(delimiter, encoding, no_header, skip_lines),
+        model, lf, label=label, target=target, per_rule=per_rule, gates=gates, violations_out=violations_out
     )
     failures = payload["gates"]["failures"]
     if output is not None:
         common.write_json(output, payload)
     if json_out:
         io.write_text(io.STDIO, json.dumps(payload, indent=2, sort_keys=True) + "\n")
-    else:
+    elif not quiet:
         _show(payload, api.source_label(data))
     for failure in failures:
         console.err.print(failure, markup=False)

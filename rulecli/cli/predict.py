@@ -39,6 +39,8 @@ def predict(
     encoding: common.Encoding = "utf-8",
     no_header: common.NoHeader = False,
     skip_lines: common.SkipLines = 0,
+    strict: common.Strict = False,
+    quiet: common.QuietScoring = False,
 ) -> None:
     """Predict with a model; writes `prediction` (plus --keep, --proba, --explain columns).
 
@@ -55,16 +57,14 @@ def predict(
     """
     table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else output_format)
     model = common.open_model(model_path, data)
+    read = {
+        "input_format": input_format,
+        "null_values": common.split_list(null_values),
+        "layout": common.csv_layout(delimiter, encoding, no_header, skip_lines),
+    }
+    lf, label = common.scoring_input(model, data, read, truth=None, strict=strict, quiet=quiet)
     plan, label = api.prediction_plan(
-        model,
-        data,
-        keep=common.split_list(keep),
-        keep_all=keep_all,
-        proba=proba,
-        explain=explain,
-        input_format=input_format,
-        null_values=common.split_list(null_values),
-        layout=common.csv_layout(delimiter, encoding, no_header, skip_lines),
+        model, lf, label=label, keep=common.split_list(keep), keep_all=keep_all, proba=proba, explain=explain
     )
     try:
         io.write_table(plan, output or io.STDIO, output_format=table_format)

@@ -16,6 +16,7 @@ def show(
         str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file ('-' = stdin).")
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print the model's JSON form instead.")] = False,
+    quiet: common.QuietScoring = False,  # show prints only the model: accepted so every command takes -q
 ) -> None:
     """Print a saved model: its rules as text (a table or drawn tree at a terminal), or its
     JSON form with --json. A text model read back prints as it was saved.

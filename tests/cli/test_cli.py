@@ -374,3 +374,29 @@ def test_cut_points_are_written_with_the_fewest_digits_that_keep_the_split(tmp_p
     cut = run_cli("discretize", str(data), "--discretize", "mdlp", "-y", "y", "--cuts-out", str(tmp_path / "c.json"))
     saved = (tmp_path / "c.json").read_text()
     assert cut.code == 0 and "1.115" in saved and "1.1150000000000002" not in saved
+
+
+def test_schema_drift_is_never_silent(tmp_path):
+    house = str(SAMPLE / "house.csv")
+    model = tmp_path / "m.json"
+    assert run_cli("oner", house, "-o", str(model), "-q").code == 0
+    recoded = tmp_path / "recoded.csv"
+    recoded.write_text("location,size,pets,value\ngood,1,yes,high\nbad,2,no,low\ngood,1,no,medium\n")
+    result = run_cli("predict", str(model), str(recoded))
+    assert result.code == 0 and len(result.stdout.splitlines()) == 4
+    assert "column 'size': 100% of the rows in the data hold levels training never saw ('1', '2')" in result.stderr
+    assert "it held text in training and holds numbers now" in result.stderr
+    assert "rules 1, 2, 3 of 3 match no row" in result.stderr
+    strict = run_cli("predict", str(model), str(recoded), "--strict")
+    assert strict.code == 2 and strict.stderr.count("\n") == 1 and "(--strict; " in strict.stderr
+    assert strict.stdout == ""
+    assert run_cli("predict", str(model), str(recoded), "-q").stderr == ""
+    typo = tmp_path / "typo.txt"
+    typo.write_text("IF size = 'Big' THEN value = 'high'\nIF size = 'small' THEN value = 'YES'\nELSE value = 'low'\n")
+    checked = run_cli("evaluate", str(typo), house, "--no-per-rule")
+    assert "rule 1 tests size = 'Big', but no row in the data holds 'Big' (did you mean 'big'?)" in checked.stderr
+    assert "1 class of the model never occurs in 'value' in the data: 'YES'" in checked.stderr
+    assert "rule 1 of 2 matches no row" in checked.stderr
+    assert run_cli("evaluate", str(typo), house, "--strict").code == 2
+    clean = run_cli("evaluate", str(model), house, "--strict", "--no-per-rule")
+    assert clean.code == 0 and "Warning" not in clean.stderr
