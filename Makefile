@@ -50,9 +50,13 @@ $(ANCHORS)/bin/python:
 	command -v java >/dev/null && test -f /usr/share/java/weka.jar || \
 		echo "Weka is not installed: apt-get install -y weka (as root) to compare with JRip and OneR"
 
-## experiment: every learner, 10-fold CV on sample_data/ -> results/summary.csv and results/summary.md
+## experiment: every learner, 10-fold CV -> results/summary.csv, summary.md (byte-identical runs) and timings.csv
+## on your data: make experiment DATASETS=data/churn.csv:churned,data/iris.parquet:species (or DATASETS_FILE=exp.csv
+## with columns path,target), LEARNERS=oner,ripper FOLDS=5
 experiment: $(STAMP)
-	$(BIN)/python scripts/experiment.py
+	$(BIN)/python scripts/experiment.py $(if $(DATASETS),--datasets "$(DATASETS)") \
+		$(if $(DATASETS_FILE),--datasets-file "$(DATASETS_FILE)") $(if $(LEARNERS),--learners "$(LEARNERS)") \
+		$(if $(FOLDS),--folds $(FOLDS))
 
 ## bench: measured figures written to BENCHMARKS.md
 bench: $(STAMP) bench-env

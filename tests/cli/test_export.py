@@ -194,17 +194,29 @@ def test_make_experiment_is_reproducible(tmp_path: Path):
 
     from tests.conftest import ROOT
 
-    tables = []
+    listing = tmp_path / "datasets.csv"
+    listing.write_text(f"path,target\n{ROOT / 'sample_data' / 'labor.csv'},class\n")
     for run in ("a", "b"):
         out = tmp_path / run
-        cmd = [sys.executable, str(ROOT / "scripts" / "experiment.py"), "--folds", "3"]
-        cmd += ["--learners", "oner,tree,reduct", "--datasets", "house,labor", "--out", str(out)]
+        cmd = [
+            sys.executable,
+            str(ROOT / "scripts" / "experiment.py"),
+            "--folds",
+            "3",
+            "--learners",
+            "oner,tree,reduct",
+        ]
+        cmd += ["--datasets", f"house,{ROOT / 'sample_data' / 'penguins.csv'}:species", "--out", str(out)]
         subprocess.run(cmd, check=True, capture_output=True)
-        tables.append(pl.read_csv(out / "summary.csv"))
-        assert (out / "summary.md").read_text().startswith("# 3-fold cross-validation")
-    columns = ["learner", "dataset", "accuracy", "accuracy_sd", "rules"]
-    assert tables[0].select(columns).equals(tables[1].select(columns))
-    assert tables[0].height == 6
+        assert (out / "summary.md").read_text().startswith("# 3-fold cross-validation on house, penguins")
+        assert pl.read_csv(out / "timings.csv").columns == ["learner", "dataset", "fit_seconds"]
+    for name in ("summary.csv", "summary.md"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert pl.read_csv(tmp_path / "a" / "summary.csv").height == 6
+    from_file = tmp_path / "c"
+    cmd = [sys.executable, str(ROOT / "scripts" / "experiment.py"), "--folds", "2", "--learners", "oner"]
+    subprocess.run([*cmd, "--datasets-file", str(listing), "--out", str(from_file)], check=True, capture_output=True)
+    assert pl.read_csv(from_file / "summary.csv")["dataset"].to_list() == ["labor"]
 
 
 @pytest.mark.parametrize("dataset", sorted(DATASETS))
