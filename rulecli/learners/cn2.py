@@ -39,6 +39,7 @@ import numpy as np
 from rulecli.dataset import Dataset
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
+from rulecli.model.simplify import simplify
 from rulecli.params import Params, beam_width_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
@@ -286,6 +287,7 @@ def fit_cn2(ds: Dataset, params: CN2Params, *, progress: Progress | None = None)
         rules = set_rule_stats(enc, raw, laplace_weights=params.vote in (Vote.BEST, Vote.WEIGHTED))
         default = set_default_rule(enc, rules)
         model = RuleSet(ds.target, ds.classes, tuple(rules), default, Vote(params.vote), info)
+    model = simplify(model)
     training = {**training_summary(ds, model.rules), "quality": params.measure}
     return dataclasses.replace(model, info=dataclasses.replace(info, training=training))
 

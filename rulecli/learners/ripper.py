@@ -35,6 +35,7 @@ import numpy as np
 from rulecli.dataset import Dataset
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
+from rulecli.model.simplify import simplify
 from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search import bits
@@ -529,6 +530,7 @@ def fit_ripper(ds: Dataset, params: RipperParams, *, progress: Progress | None =
         raw, default_class = _learn_ordered(enc, params, rng, progress)
         listed, default = list_rule_stats(enc, raw, enc.classes[default_class])
         model = DecisionList(ds.target, ds.classes, tuple(listed), default, info)
+    model = simplify(model)
     training = training_summary(ds, model.rules)
     return dataclasses.replace(model, info=dataclasses.replace(info, training=training))
 
