@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -380,3 +381,45 @@ def test_many_skipped_columns_are_one_warning_line(tmp_path: Path):
     assert result.code == 0
     lines = [line for line in result.stderr.splitlines() if line.startswith("Warning")]
     assert lines == [f"Warning: {data}: 40 columns are constant; skipped: 'c0', 'c1', 'c2' and 37 more"]
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_progress_at_a_terminal_is_cleared_before_the_model_prints(tmp_path: Path):
+    import pty
+
+    rows = 3000
+    rng = np.random.default_rng(0)
+    frame = {f"x{j}": rng.normal(size=rows).round(2) for j in range(6)}
+    frame["y"] = np.where(frame["x0"] + rng.normal(0, 1, rows) > 0, "a", "b")
+    data = tmp_path / "d.csv"
+    pl.DataFrame(frame).write_csv(data)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulecli", "ripper", str(data), "-y", "y"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=ROOT,
+        env=env,
+        close_fds=True,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=120)
+    os.close(leader)
+    screen = b"".join(chunks).decode("utf-8", errors="replace")
+    assert proc.returncode == 0, screen[-2000:]
+    assert "grown so far" in screen, "the progress line was shown"
+    table = screen.index("decision list, first match wins")
+    assert screen.rfind("grown so far") < table, "progress drawn after the model began to print"
+    assert re.search(r"ripper: \d+ rules?\s*$", screen[table:]), "the summary line follows the model"

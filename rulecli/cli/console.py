@@ -70,6 +70,7 @@ def rule_progress(name: str, *, quiet: bool) -> Iterator[Callable[[int], None] |
     with Live(spinner, console=err, transient=True, redirect_stdout=False, redirect_stderr=False):
 
         def update(n_rules: int) -> None:
+            # candidates: pruning and optimisation may keep fewer (the summary line says how many)
             spinner.update(text=f"{name}: {counted(n_rules, 'rule')} grown so far")
 
         yield update

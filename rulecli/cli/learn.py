@@ -133,23 +133,25 @@ def _learn(
         api.check_model_path(run.output)
     if run.metrics_out is not None:
         io.check_writable(run.metrics_out)
-    with progress as on_step, _time_limit(name, run.time_limit, _quicker(learner)):
-        ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
-        note = api.target_note(ds, learner.numeric_target)
-        if note is not None:
-            console.info(note, quiet=run.quiet)
-        training = api.train(
-            name,
-            ds,
-            params,
-            cv=run.cv,
-            cv_seed=run.seed,
-            test=run.test,
-            input_format=data_opts.input_format,
-            null_values=common.split_list(data_opts.null_values),
-            layout=data_opts.layout,
-            progress=on_step,
-        )
+    with _time_limit(name, run.time_limit, _quicker(learner)):
+        with progress as on_step:
+            ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
+            note = api.target_note(ds, learner.numeric_target)
+            if note is not None:
+                console.info(note, quiet=run.quiet)
+            training = api.train(
+                name,
+                ds,
+                params,
+                cv=run.cv,
+                cv_seed=run.seed,
+                test=run.test,
+                input_format=data_opts.input_format,
+                null_values=common.split_list(data_opts.null_values),
+                layout=data_opts.layout,
+                progress=on_step,
+            )
+        # the live progress line is gone (cleared) before anything else prints
         _report(training.report, run)
         model = training.model
         common.emit_model(
