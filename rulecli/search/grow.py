@@ -433,7 +433,9 @@ class Grower:
         categorical: int | None,
     ) -> None:
         """Evaluate the cut after every cell of every node (cells sorted by node, then order)."""
-        cuts = self._cut_gains(cell_node, cell_sums, missing_sums, node_stats, node_impurity)
+        cuts = self._cut_gains(
+            cell_node, cell_sums, missing_sums, node_stats, node_impurity, missing_apart=categorical is not None
+        )
         if cuts is not None:
             _record_winners(best, j, cuts, cell_node, cell_bin, node_stats.shape[0], categorical)
 
@@ -444,9 +446,14 @@ class Grower:
         missing_sums: np.ndarray,
         node_stats: np.ndarray,
         node_impurity: np.ndarray,
+        *,
+        missing_apart: bool = False,
     ) -> _Cuts | None:
         """The gain of the cut after each cell (-inf where a child would be too small), with
-        the side missing values take; None when no cut is allowed."""
+        the side missing values take; None when no cut is allowed. With ``missing_apart``
+        the cut after a node's last cell is the split of present from missing values (a
+        categorical feature whose only level is present or missing, as in market-basket
+        data, is of use only so; scikit-learn >= 1.3 weighs this split too)."""
         criterion = self.params.criterion
         first = np.empty(cell_node.size, dtype=bool)
         first[0] = True
@@ -460,9 +467,10 @@ class Grower:
         right = present_total[cell_node] - left
         wl = _weight(left, self.regression)
         wr = _weight(right, self.regression)
-        valid = (wl > 0) & (wr > 0)
-        miss_left = wl >= wr
         missing_weight = _weight(missing_sums, self.regression)
+        apart = (wl > 0) & (wr <= 0) & (missing_weight[cell_node] > 0) if missing_apart else np.zeros(wl.size, bool)
+        valid = ((wl > 0) & (wr > 0)) | apart
+        miss_left = (wl >= wr) & ~apart
         if missing_weight.any():
             miss = missing_sums[cell_node]
             left = left + np.where(miss_left[:, None], miss, 0.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from tests.conftest import SAMPLE, run_cli
@@ -98,9 +99,16 @@ def test_forest_jobs_seed_oob_and_partial_dependence(tmp_path: Path):
     assert (frame["species"] == frame["prediction"]).mean() > 0.95
     explain = run_cli("predict", str(one), PENGUINS, "--explain")
     assert explain.code == 2 and "a forest has none" in explain.stderr
-    accuracy = json.loads(run_cli("evaluate", str(one), PENGUINS, "--json").stdout)["accuracy"]
-    assert run_cli("evaluate", str(one), PENGUINS, "--min-accuracy", str(accuracy)).code == 0
-    above = run_cli("evaluate", str(one), PENGUINS, "--min-accuracy", str(min(1.0, accuracy + 0.001)))
+    # a third of the truth relabelled, so the forest cannot score 1 and the gate can fail
+    relabelled = tmp_path / "relabelled.csv"
+    truth = pl.read_csv(PENGUINS)
+    truth.with_columns(
+        pl.when(pl.int_range(pl.len()) % 3 == 0).then(pl.lit("Gentoo")).otherwise("species").alias("species")
+    ).write_csv(relabelled)
+    accuracy = json.loads(run_cli("evaluate", str(one), str(relabelled), "--json").stdout)["accuracy"]
+    assert accuracy < 0.9
+    assert run_cli("evaluate", str(one), str(relabelled), "--min-accuracy", str(accuracy)).code == 0
+    above = run_cli("evaluate", str(one), str(relabelled), "--min-accuracy", str(accuracy + 0.001))
     assert above.code == 1 and "quality gate failed: accuracy" in above.stderr
     refused = run_cli("forest", PENGUINS, "-y", "species", "--trees", "2", "-o", str(tmp_path / "f.txt"))
     assert refused.code == 2 and "saved as .json" in refused.stderr
@@ -193,3 +201,27 @@ def test_brl_learn_predict_proba_and_reproducibility(tmp_path: Path):
     assert run_cli("predict", str(text), labor).stdout == run_cli("predict", str(one), labor).stdout
     bad = run_cli("brl", labor, "--min-support", "0")
     assert bad.code == 2 and "--min-support must be in (0, 1]" in bad.stderr
+
+
+def test_a_tree_splits_present_from_missing_values_of_a_one_level_column(tmp_path: Path):
+    # market-basket data: a column holds 't' or nothing, and that decides the class
+    rng = np.random.default_rng(0)
+    bought = rng.random(400) < 0.4
+    noise = rng.random(400) < 0.3
+    frame = pl.DataFrame(
+        {
+            "bread": ["t" if b else None for b in bought],
+            "milk": ["t" if n else None for n in noise],
+            "total": ["high" if b else "low" for b in bought],
+        }
+    )
+    data = tmp_path / "basket.csv"
+    frame.write_csv(data)
+    shown = run_cli("tree", str(data), "-y", "total")
+    assert shown.code == 0, shown.stderr
+    assert "IF bread in {'t'} THEN total = 'high'" in shown.stdout
+    assert "IF (bread not in {'t'} or missing) THEN total = 'low'" in shown.stdout
+    model = tmp_path / "t.json"
+    assert run_cli("tree", str(data), "-y", "total", "-o", str(model), "-q").code == 0
+    accuracy = json.loads(run_cli("evaluate", str(model), str(data), "--json").stdout)["accuracy"]
+    assert accuracy == 1.0
