@@ -117,6 +117,8 @@ class _Candidates:
             if index < values.size:
                 if op == Op.EQ:
                     return Condition(enc.names[j], op, enc.levels[j][int(values[index])])
+                if op == Op.MISSING:
+                    return Condition(enc.names[j], op)
                 return Condition(enc.names[j], op, float(values[index]))
             index -= values.size
         raise IndexError(index)
@@ -137,7 +139,14 @@ class _Search:
         thresholds = numeric_candidates(enc, rows, labels, enc.n_classes)
         blocks: list[tuple[int, Op, np.ndarray]] = []
         tables: list[np.ndarray] = []
+        tested = {c.column for c in parent.conditions}
         for j, name in enumerate(enc.names):
+            if name not in tested:
+                # a missing value can carry information (an item not bought, a test not run)
+                missing = enc.missing_mask(j)[rows]
+                if missing.any():
+                    blocks.append((j, Op.MISSING, np.zeros(1, dtype=np.int64)))
+                    tables.append(np.bincount(labels[missing], minlength=enc.n_classes)[None, :])
             if enc.kinds[j] == Kind.CATEGORICAL:
                 if (name, Op.EQ) in used:
                     continue

@@ -57,6 +57,7 @@ class RipperParams(Params):
         "jrip", "Rule worth when pruning: jrip (p+1)/(p+n+2), or cohen (p-n)/(p+n).", choices=PRUNE_METRICS
     )
     unordered: bool = param(False, "Rules for every class, voting by confidence, instead of a list.")
+    missing_tests: bool = param(False, "Also test 'is missing' (JRip does not: off keeps its rules).")
     max_rules: int | None = max_rules_param()
     max_rule_length: int | None = max_rule_length_param()
     seed: int = seed_param()
@@ -136,7 +137,7 @@ class _ClassLearner:
         self.pos = (enc.y == cls).astype(np.int64)
         self.pos_bits = bits.pack(self.pos.astype(bool))
         self.data_bits = bits.from_indices(data, enc.n_rows)
-        self.n_possible = _possible_conditions(enc)
+        self.n_possible = _possible_conditions(enc, params.missing_tests)
         self.cache: dict[Conds, np.ndarray] = {}
         self.bit_cache: dict[Conds, np.ndarray] = {}
 
@@ -282,7 +283,9 @@ class _ClassLearner:
         rule = list(start)
         if rows.size == 0:
             return tuple(rule)
-        used = {c.column for c in rule if self.enc.kinds[self.enc.index(c.column)] == Kind.CATEGORICAL}
+        used = {
+            c.column for c in rule if c.op == Op.MISSING or self.enc.kinds[self.enc.index(c.column)] == Kind.CATEGORICAL
+        }
         limit = self.params.max_rule_length
         prior = (self.pos[rows].sum() + 1.0) / (rows.size + 1.0)
         while rows.size and prior < 1.0 and (limit is None or len(rule) < limit):
@@ -291,7 +294,7 @@ class _ClassLearner:
                 break
             cond, _, rate = best
             rule.append(cond)
-            if cond.op == Op.EQ:
+            if cond.op in (Op.EQ, Op.MISSING):
                 used.add(cond.column)
             rows = rows[self.enc.condition_mask(cond)[rows]]
             prior = rate
@@ -305,6 +308,14 @@ class _ClassLearner:
         row_labels = self.pos[rows]
         thresholds = numeric_candidates(self.enc, rows, row_labels, 2)
         for j, name in enumerate(self.enc.names):
+            # a column a rule already bounds has no missing values among its rows: cover 0, no gain
+            if self.params.missing_tests and name not in used:
+                missing = self.enc.missing_mask(j)[rows]
+                accu, cover = float(row_labels[missing].sum()), float(missing.sum())
+                gain = accu * (math.log2((accu + 1.0) / (cover + 1.0)) - log_prior) if cover else 0.0
+                if gain > best_gain:
+                    best_gain = gain
+                    best = (Condition(name, Op.MISSING), accu, (accu + 1) / (cover + 1))
             if self.enc.kinds[j] == Kind.CATEGORICAL:
                 if name in used:
                     continue
@@ -449,10 +460,13 @@ class _ClassLearner:
         return rules
 
 
-def _possible_conditions(enc: Encoded) -> float:
-    """JRip's count of conditions a rule could use: levels, and two per distinct numeric value."""
+def _possible_conditions(enc: Encoded, missing_tests: bool = False) -> float:
+    """JRip's count of conditions a rule could use: levels, and two per distinct numeric value
+    (and, with missing tests, one per feature that has missing values)."""
     total = 0.0
     for j, kind in enumerate(enc.kinds):
+        if missing_tests and enc.missing_mask(j).any():
+            total += 1.0
         if kind == Kind.CATEGORICAL:
             total += len(enc.levels[j])
         else:

@@ -11,6 +11,7 @@ subset are one ``bincount`` of ranks and a cumulative sum — no sorting per sub
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,13 +88,24 @@ class Encoded:
     def index(self, name: str) -> int:
         return self.names.index(name)
 
+    def missing_mask(self, j: int) -> np.ndarray:
+        """Rows whose value of feature ``j`` is missing (computed once per feature)."""
+        return self._missing[j]
+
+    @functools.cached_property
+    def _missing(self) -> tuple[np.ndarray, ...]:
+        return tuple(
+            column == len(levels) if kind == Kind.CATEGORICAL else np.isnan(column)
+            for column, levels, kind in zip(self.columns, self.levels, self.kinds, strict=True)
+        )
+
     def condition_mask(self, cond: Condition) -> np.ndarray:
         """Rows satisfying ``cond``; a missing value satisfies only ``is missing``."""
         j = self.index(cond.column)
         column = self.columns[j]
         spec = OPS[cond.op]
         categorical = self.kinds[j] == Kind.CATEGORICAL
-        missing = column == len(self.levels[j]) if categorical else np.isnan(column)
+        missing = self.missing_mask(j)
         if spec.shape == Shape.MISSING:
             return ~missing if spec.negated else missing
         if categorical:

@@ -131,3 +131,14 @@ def test_values_near_the_float_limits_are_separated(tmp_path: Path, learner: str
     assert run_cli(learner, str(data), *extra, "-o", str(model), "-q").code == 0
     scored = json.loads(run_cli("evaluate", str(model), str(data), "--json").stdout)
     assert scored["accuracy"] == 1.0
+
+
+def test_cn2_and_ripper_can_test_is_missing(tmp_path):
+    data = tmp_path / "m.csv"
+    data.write_text("a,b,y\nt,x,p\n,x,q\nu,z,p\nt,z,p\nu,x,p\nt,z,p\n,z,q\n,x,q\nu,z,p\n,x,q\n")
+    cn2 = run_cli("cn2", str(data), "-y", "y")
+    assert cn2.code == 0 and "IF a is missing THEN y = 'q'" in cn2.stdout, cn2.stdout
+    ripper = run_cli("ripper", str(data), "-y", "y", "--missing-tests", "--min-weight", "1")
+    assert ripper.code == 0 and "IF a is missing THEN y = 'q'" in ripper.stdout, ripper.stdout
+    as_jrip = run_cli("ripper", str(data), "-y", "y", "--min-weight", "1")
+    assert "is missing" not in as_jrip.stdout
