@@ -223,6 +223,22 @@ QuietScoring = Annotated[
 ]
 
 
+def read_options(
+    input_format: str | None,
+    null_values: list[str] | None,
+    delimiter: str | None,
+    encoding: str,
+    no_header: bool,
+    skip_lines: int,
+) -> dict[str, Any]:
+    """How a scoring command reads its table, as the API's read keywords."""
+    return {
+        "input_format": input_format,
+        "null_values": split_list(null_values),
+        "layout": csv_layout(delimiter, encoding, no_header, skip_lines),
+    }
+
+
 def scoring_input(model: Predictor, data: str, opts: dict[str, Any], *, truth: str | None, strict: bool, quiet: bool):
     """The data a scoring command reads, once, and what drifted in it since training:
     warnings (stderr), or with ``strict`` the first of them as the error."""

@@ -88,11 +88,7 @@ def evaluate(
         Gate("mae", max_mae, "--max-mae", upper=True),
         Gate("r2", min_r2, "--min-r2"),
     ]
-    read = {
-        "input_format": input_format,
-        "null_values": common.split_list(null_values),
-        "layout": common.csv_layout(delimiter, encoding, no_header, skip_lines),
-    }
+    read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
     payload = api.evaluate(
         model, lf, label=label, target=target, per_rule=per_rule, gates=gates, violations_out=violations_out

@@ -57,11 +57,7 @@ def predict(
     """
     table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else output_format)
     model = common.open_model(model_path, data)
-    read = {
-        "input_format": input_format,
-        "null_values": common.split_list(null_values),
-        "layout": common.csv_layout(delimiter, encoding, no_header, skip_lines),
-    }
+    read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     lf, label = common.scoring_input(model, data, read, truth=None, strict=strict, quiet=quiet)
     plan, label = api.prediction_plan(
         model, lf, label=label, keep=common.split_list(keep), keep_all=keep_all, proba=proba, explain=explain

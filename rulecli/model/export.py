@@ -246,6 +246,14 @@ def _sql_forest(sql: _Sql, model: Forest, table: str | None) -> str:
     return f"SELECT *, {winner} AS prediction\nFROM (\n{inner}\n) AS forest\n"
 
 
+def _sides(nodes: TreeNodes, i: int, left: str, right: str) -> tuple[tuple[str, ...], str, str]:
+    """A categorical split as one membership test: the levels to test, the branch they take,
+    and the branch everything else takes (missing values, levels the split did not see)."""
+    if nodes.missing_left[i]:
+        return nodes.right_levels[i], right, left
+    return nodes.left_levels[i], left, right
+
+
 def _sql_node(sql: _Sql, nodes: TreeNodes, names: tuple[str, ...], columns: dict[str, str], leaf: np.ndarray) -> str:
     """One tree as nested CASEs on its node arrays, rulecli's routing of missing values and
     of levels a split did not see included."""
@@ -262,10 +270,7 @@ def _sql_node(sql: _Sql, nodes: TreeNodes, names: tuple[str, ...], columns: dict
             if nodes.missing_left[i]:
                 return f"CASE WHEN {x} IS NULL OR {below} THEN {left} ELSE {right} END"
             return f"CASE WHEN {below} THEN {left} ELSE {right} END"
-        if nodes.missing_left[i]:
-            levels, chosen, rest = nodes.right_levels[i], right, left
-        else:
-            levels, chosen, rest = nodes.left_levels[i], left, right
+        levels, chosen, rest = _sides(nodes, i, left, right)
         if not levels:
             return rest
         return f"CASE WHEN {sql.members(x, 'IN', levels, False)} THEN {chosen} ELSE {rest} END"
@@ -516,10 +521,7 @@ def _polars_forest(model: Forest) -> str:
             below = f"({x} < {float(nodes.threshold[i])!r})"
             test = f"({x}.is_null() | {below})" if nodes.missing_left[i] else f"{below}.fill_null(False)"
             return f"pl.when({test}).then({left}).otherwise({right})"
-        if nodes.missing_left[i]:
-            levels, chosen, rest = nodes.right_levels[i], right, left
-        else:
-            levels, chosen, rest = nodes.left_levels[i], left, right
+        levels, chosen, rest = _sides(nodes, i, left, right)
         if not levels:
             return rest
         return f"pl.when({x}.is_in({list(levels)!r}).fill_null(False)).then({chosen}).otherwise({rest})"
