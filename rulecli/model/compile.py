@@ -185,11 +185,23 @@ def _winner(model: RuleSet, scores: list[pl.Expr], fires: list[pl.Expr]) -> pl.E
     """The index of the class with the largest score; ties go to the larger support of the
     matching rules, then to the class more frequent in training (:func:`ops.tie_order`)."""
     supports = _supports(model, fires)
-    best = _combine(scores, pl.max_horizontal)
-    tied = [score == best for score in scores]
-    top = _combine([pl.when(t).then(u).otherwise(-1.0) for t, u in zip(tied, supports, strict=True)], pl.max_horizontal)
-    order = tie_order(model.classes, model.info.training)
-    return pl.coalesce([pl.when(tied[k] & (supports[k] == top)).then(pl.lit(k, dtype=pl.UInt32)) for k in order])
+    k = len(model.classes)
+    rank = np.empty(k, dtype=np.int64)
+    rank[tie_order(model.classes, model.info.training)] = np.arange(k)
+
+    # Each score and support enters once and the choice is made on arrays: written as
+    # expressions, every class's tie test repeats every score, K^3 copies of the rules'
+    # tests (19 classes and 500 rules took 24 GB)
+    def pick(both: pl.Series) -> pl.Series:
+        values = both.struct.unnest().to_numpy().astype(np.float64)
+        score, support = values[:, :k], values[:, k:]
+        tied = score == score.max(axis=1, keepdims=True)
+        top = np.where(tied, support, -1.0).max(axis=1, keepdims=True)
+        chosen = np.where(tied & (support == top), rank[None, :], k)
+        return pl.Series(chosen.argmin(axis=1).astype(np.uint32))
+
+    fields = [s.alias(f"s{i}") for i, s in enumerate(scores)] + [u.alias(f"u{i}") for i, u in enumerate(supports)]
+    return pl.struct(fields).map_batches(pick, return_dtype=pl.UInt32, is_elementwise=True)
 
 
 def _vote_expr(model: RuleSet) -> pl.Expr:

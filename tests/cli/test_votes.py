@@ -101,3 +101,17 @@ def test_an_empty_reduct_predicts_the_majority_and_says_so(tmp_path: Path):
     assert "the reduct is empty" in result.stderr
     scored = run_cli("predict", str(model), str(data)).stdout.splitlines()[1:]
     assert set(scored) == {"stay"}
+
+
+def test_a_rule_set_vote_grows_linearly_with_the_classes():
+    # each class's tie test once repeated every score: K^3 copies of the rules' tests
+    # (soybean, 19 classes, took 24 GB); the plan must grow with K, not K^3
+    from rulecli.model.compile import predict_expr
+    from rulecli.model.core import Condition, Op, Rule, RuleSet, Vote
+
+    def plan_size(k: int) -> int:
+        classes = tuple(f"c{i}" for i in range(k))
+        rules = tuple(Rule((Condition("x", Op.EQ, f"v{i}"),), classes[i % k]) for i in range(40))
+        return len(str(predict_expr(RuleSet("y", classes, rules, Rule((), "c0"), Vote.ONE))))
+
+    assert plan_size(16) < 3 * plan_size(4)
