@@ -62,6 +62,28 @@ def plan(model: Model | Tree) -> _Plan:
     return _Plan(pairs, default, model.vote, model.classes, weights, kinds, supports, order)
 
 
+MAX_EXACT = 2**53
+
+
+def _tie_keys(p: _Plan) -> tuple[float, list[float]] | None:
+    """With integer votes and supports, the winner as one number per class:
+    ``(score * M + support) * (K + 1) + (K - rank)`` (M above any sum of supports, rank the
+    class's place in the tie order) is largest for the class that wins on score, then
+    support, then prior, and unique, so an engine's arg-max of it is rulecli's vote; each
+    score is then written once (comparing every pair repeats it K times). None when the
+    keys would not be exact doubles."""
+    k = len(p.classes)
+    votes = [v for row in p.weights for v in row]
+    if not all(float(v).is_integer() for v in votes) or not all(float(s).is_integer() for s in p.supports):
+        return None
+    scale = sum(p.supports) + 1.0
+    top = max(votes, default=0.0) * (len(p.rules) if p.vote != Vote.BEST else 1)
+    if (top * scale + scale) * (k + 1) >= MAX_EXACT:
+        return None
+    rank = {c: i for i, c in enumerate(p.order)}
+    return scale, [float(k - rank[c]) for c in range(k)]
+
+
 def _class_parts(p: _Plan, k: int, rules: list[str]) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     """For class ``k``: the (rule, vote) and (rule, support) terms of its score and support."""
     votes = [(r, w[k]) for r, w in zip(rules, p.weights, strict=True) if w[k]]
@@ -201,6 +223,20 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
         votes, support = _class_parts(p, k, rules)
         scores.append(total(votes, p.vote == Vote.BEST))
         supports.append(total(support, False))
+    any_rule = " OR ".join(f"({r})" for r in rules)
+    keys = _tie_keys(p)
+    if keys is not None:
+        scale, ranks = keys
+        n = len(p.classes) + 1
+        key = [
+            f"(({s}) * {sql.literal(scale)} + {u}) * {sql.literal(float(n))} + {sql.literal(r)}"
+            for s, u, r in zip(scores, supports, ranks, strict=True)
+        ]
+        if len(key) == 1:
+            return f"CASE WHEN {any_rule} THEN {sql.literal(p.classes[0])} ELSE {default} END"
+        whens = "\n".join(f"    WHEN {k} THEN {sql.literal(c)}" for k, c in zip(key, p.classes, strict=True))
+        winner = f"CASE GREATEST({', '.join(key)})\n{whens}\n  END"
+        return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
     # classes in tie order: the first whose (score, support) no later class beats
     order = p.order
     whens = []
@@ -212,7 +248,6 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
         whens.append(f"    WHEN {beats} THEN {sql.literal(p.classes[k])}")
     last = sql.literal(p.classes[order[-1]])
     winner = "CASE\n" + "\n".join(whens) + f"\n    ELSE {last}\n  END" if whens else last
-    any_rule = " OR ".join(f"({r})" for r in rules)
     return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
 
 
@@ -488,6 +523,17 @@ def to_polars(model: Model | Tree | Forest) -> str:
         scores.append(total(votes, "pl.max_horizontal" if p.vote == Vote.BEST else "pl.sum_horizontal"))
         supports.append(total(support, "pl.sum_horizontal"))
     any_rule = "pl.any_horizontal([" + ", ".join(rules) + "])" if p.rules else "pl.lit(False)"
+    otherwise = f"pl.repeat({p.default!r}, pl.len(), dtype=pl.String)"
+    keys = _tie_keys(p)
+    if keys is not None:
+        scale, ranks = keys
+        n = float(len(p.classes) + 1)
+        key = [f"(({s}) * {scale!r} + {u}) * {n!r} + {r!r}" for s, u, r in zip(scores, supports, ranks, strict=True)]
+        pick = (
+            f"pl.concat_list([{', '.join(key)}]).list.arg_max()"
+            f".replace_strict({list(range(len(p.classes)))!r}, {list(p.classes)!r}, return_dtype=pl.String)"
+        )
+        return f"pl.when({any_rule}).then({pick}).otherwise({otherwise})\n"
     best = f"pl.max_horizontal([{', '.join(scores)}])"
     tied = [f"({score} == {best})" for score in scores]
     top = (
@@ -501,7 +547,6 @@ def to_polars(model: Model | Tree | Forest) -> str:
         + ", ".join(f"pl.when({tied[k]} & ({supports[k]} == {top})).then(pl.lit({p.classes[k]!r}))" for k in p.order)
         + "])"
     )
-    otherwise = f"pl.repeat({p.default!r}, pl.len(), dtype=pl.String)"
     return f"pl.when({any_rule}).then({winner}).otherwise({otherwise})\n"
 
 

@@ -115,3 +115,17 @@ def test_a_rule_set_vote_grows_linearly_with_the_classes():
         return len(str(predict_expr(RuleSet("y", classes, rules, Rule((), "c0"), Vote.ONE))))
 
     assert plan_size(16) < 3 * plan_size(4)
+
+
+def test_rule_set_exports_grow_linearly_with_the_classes():
+    from rulecli import api
+    from rulecli.model.core import Condition, Op, Rule, RuleSet, RuleStats, Vote
+
+    def sizes(k: int) -> tuple[int, int]:
+        classes = tuple(f"c{i}" for i in range(k))
+        rules = tuple(Rule((Condition("x", Op.EQ, f"v{i}"),), classes[i % k], RuleStats(3, 2)) for i in range(40))
+        model = RuleSet("y", classes, rules, Rule((), "c0"), Vote.ONE)
+        return len(api.export(model, "sql")), len(api.export(model, "polars"))
+
+    small, large = sizes(4), sizes(16)
+    assert large[0] < 3 * small[0] and large[1] < 3 * small[1], (small, large)
