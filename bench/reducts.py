@@ -20,7 +20,7 @@ LEARNERS = {
     "reduct": lambda ds: fit_reduct(ds, ReductParams()),
     "reduct --vote support": lambda ds: fit_reduct(ds, ReductParams(vote="support")),
     "reduct --n-reducts 5 --vote support": lambda ds: fit_reduct(ds, ReductParams(n_reducts=5, vote="support")),
-    "reduct --min-accuracy 0.9 --vote support": lambda ds: fit_reduct(
+    "reduct --min-rule-accuracy 0.9 --vote support": lambda ds: fit_reduct(
         ds, ReductParams(min_accuracy=0.9, vote="support")
     ),
     "ripper": lambda ds: fit_ripper(ds, RipperParams()),
