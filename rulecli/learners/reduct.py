@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.errors import ParamError
+from rulecli.errors import ParamError, ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
 from rulecli.params import Params, bins_param, discretize_param, max_rules_param, param, seed_param
@@ -33,6 +33,10 @@ METHOD_CHOICES = ("elimination", "quick")
 ORDERS = ("given", "random", "significance")
 # Shortening costs rules x descriptors x distinct descriptions; beyond this it is skipped.
 SHORTEN_BUDGET = 500_000_000
+# Conditions a rule set may hold: scoring evaluates each one as a column, and a couple of
+# hundred thousand need gigabytes (supermarket.arff: 4,527 rules of 45 conditions aborted
+# out of memory when its cross-validation scored them)
+CONDITION_BUDGET = 100_000
 
 
 PRINTS = ("rules", "reducts", "core", "gamma", "approximations")
@@ -183,6 +187,13 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
                     kept, counts = trial, trial_counts
         for cls in present.tolist():
             rules[(tuple((reduct[p], int(description[p])) for p in kept), cls)] = counts
+    conditions = sum(len(key) for key, _ in rules)
+    if conditions > CONDITION_BUDGET:
+        raise ResourceLimitError(
+            f"the reduct's {len(rules):,} rules hold {conditions:,} conditions in all, more than can be scored "
+            f"in memory ({CONDITION_BUDGET:,}); use fewer attributes (--features), a coarser --discretize, or "
+            "--print reducts"
+        )
     return rules
 
 

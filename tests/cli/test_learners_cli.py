@@ -142,3 +142,12 @@ def test_cn2_and_ripper_can_test_is_missing(tmp_path):
     assert ripper.code == 0 and "IF a is missing THEN y = 'q'" in ripper.stdout, ripper.stdout
     as_jrip = run_cli("ripper", str(data), "-y", "y", "--min-weight", "1")
     assert "is missing" not in as_jrip.stdout
+
+
+def test_reduct_refuses_a_rule_set_too_large_to_score(monkeypatch):
+    from rulecli.learners import reduct
+
+    monkeypatch.setattr(reduct, "CONDITION_BUDGET", 5)
+    result = run_cli("reduct", str(SAMPLE / "house.csv"), "-y", "value")
+    assert result.code == 2 and result.stderr.count("\n") == 1
+    assert "conditions in all, more than can be scored in memory (5)" in result.stderr
