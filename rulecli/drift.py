@@ -13,11 +13,9 @@ import difflib
 
 import polars as pl
 
-from rulecli.model.compile import Predictor, rule_expr
+from rulecli.model.compile import Predictor, column_kinds, rule_expr
 from rulecli.model.core import DecisionList, Op, RuleSet
-from rulecli.model.ops import column_kinds
 from rulecli.model.text import one_line, render_condition
-from rulecli.model.tree import feature_kinds
 from rulecli.schema import categorical_expr
 from rulecli.words import counted
 
@@ -28,7 +26,7 @@ SHOWN = 3
 
 def drift_warnings(model: Predictor, lf: pl.LazyFrame, label: str, *, truth: str | None = None) -> list[str]:
     """One line per finding, each starting with ``label``."""
-    kinds = _kinds(model)
+    kinds = column_kinds(model)
     categorical = [c for c, numeric in kinds.items() if not numeric]
     columns = [*categorical, *([truth] if truth is not None and truth not in categorical else [])]
     sample = lf.head(SAMPLE_ROWS)
@@ -52,12 +50,6 @@ def drift_warnings(model: Predictor, lf: pl.LazyFrame, label: str, *, truth: str
     return out
 
 
-def _kinds(model: Predictor) -> dict[str, bool]:
-    if isinstance(model, DecisionList | RuleSet):
-        return column_kinds(c for r in model.rules for c in r.conditions)
-    return feature_kinds(model)  # the features a tree splits on
-
-
 def _unseen_levels(
     model: Predictor, frame: pl.DataFrame | None, categorical: list[str], n: int, where: str
 ) -> list[str]:
@@ -76,7 +68,7 @@ def _unseen_levels(
         examples = ", ".join(repr(v) for v in unseen.unique(maintain_order=True).head(SHOWN).to_list())
         share = f"{unseen.len() / n:.0%} of the rows in {where}"
         message = f"column '{one_line(name)}': {share} hold levels training never saw ({examples})"
-        if all(_is_number(v) for v in unseen.unique().to_list()) and not any(_is_number(v) for v in known[name]):
+        if _numbers(unseen).all() and not _numbers(pl.Series(known[name], dtype=pl.String)).any():
             message += "; it held text in training and holds numbers now"
         out.append(message)
     return out
@@ -116,9 +108,6 @@ def _silent_rules(model: DecisionList | RuleSet, sample: pl.LazyFrame, where: st
     return [f"{noun} {shown} of {len(model.rules)} {verb} no row in {where}"]
 
 
-def _is_number(value: str) -> bool:
-    try:
-        float(value)
-    except ValueError:
-        return False
-    return True
+def _numbers(values: pl.Series) -> pl.Series:
+    """Which text values read as numbers."""
+    return values.str.strip_chars().cast(pl.Float64, strict=False).is_not_null()

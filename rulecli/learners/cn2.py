@@ -141,19 +141,26 @@ class _Search:
         tables: list[np.ndarray] = []
         tested = {c.column for c in parent.conditions}
         for j, name in enumerate(enc.names):
+            categorical = enc.kinds[j] == Kind.CATEGORICAL
+            # the level counts end with the missing values' row; the threshold counts carry them too
+            table = (
+                categorical_candidates(enc, j, rows, labels, enc.n_classes)
+                if categorical and name not in tested
+                else None
+            )
             if name not in tested:
                 # a missing value can carry information (an item not bought, a test not run)
-                missing = enc.missing_mask(j)[rows]
+                missing = table[-1] if categorical else thresholds[j].missing
                 if missing.any():
                     blocks.append((j, Op.MISSING, np.zeros(1, dtype=np.int64)))
-                    tables.append(np.bincount(labels[missing], minlength=enc.n_classes)[None, :])
-            if enc.kinds[j] == Kind.CATEGORICAL:
-                if (name, Op.EQ) in used:
+                    tables.append(missing[None, :])
+            if categorical:
+                if table is None:
                     continue
-                table = categorical_candidates(enc, j, rows, labels, enc.n_classes)
-                present = np.flatnonzero(table.sum(axis=1))
+                levels = table[:-1]
+                present = np.flatnonzero(levels.sum(axis=1))
                 blocks.append((j, Op.EQ, present))
-                tables.append(table[present])
+                tables.append(levels[present])
                 continue
             cand = thresholds[j]
             for op, table in ((Op.LE, cand.at_most), (Op.GE, cand.at_least)):

@@ -308,18 +308,23 @@ class _ClassLearner:
         row_labels = self.pos[rows]
         thresholds = numeric_candidates(self.enc, rows, row_labels, 2)
         for j, name in enumerate(self.enc.names):
+            categorical = self.enc.kinds[j] == Kind.CATEGORICAL
+            # the level counts end with the missing values' row; the threshold counts carry them too
+            table = (
+                categorical_candidates(self.enc, j, rows, row_labels, 2) if categorical and name not in used else None
+            )
             # a column a rule already bounds has no missing values among its rows: cover 0, no gain
             if self.params.missing_tests and name not in used:
-                missing = self.enc.missing_mask(j)[rows]
-                accu, cover = float(row_labels[missing].sum()), float(missing.sum())
+                missing = table[-1] if table is not None else thresholds[j].missing
+                accu, cover = float(missing[1]), float(missing.sum())
                 gain = accu * (math.log2((accu + 1.0) / (cover + 1.0)) - log_prior) if cover else 0.0
                 if gain > best_gain:
                     best_gain = gain
                     best = (Condition(name, Op.MISSING), accu, (accu + 1) / (cover + 1))
-            if self.enc.kinds[j] == Kind.CATEGORICAL:
-                if name in used:
+            if categorical:
+                if table is None:
                     continue
-                table = categorical_candidates(self.enc, j, rows, row_labels, 2)
+                table = table[:-1]
                 accu, cover = table[:, 1].astype(np.float64), table.sum(axis=1).astype(np.float64)
                 gain = accu * (np.log2((accu + 1.0) / (cover + 1.0)) - log_prior)
                 if gain.size == 0:

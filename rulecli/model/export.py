@@ -21,7 +21,7 @@ import numpy as np
 
 from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
-from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_order
+from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_keys, tie_order
 from rulecli.model.tree import Forest, Tree, TreeNodes, decision_list, feature_kinds, leaf_rules, leaf_shares
 from rulecli.schema import is_pattern
 
@@ -60,28 +60,6 @@ def plan(model: Model | Tree) -> _Plan:
     supports = [rule_support(r) for r in model.rules]
     order = tie_order(model.classes, model.info.training)
     return _Plan(pairs, default, model.vote, model.classes, weights, kinds, supports, order)
-
-
-MAX_EXACT = 2**53
-
-
-def _tie_keys(p: _Plan) -> tuple[float, list[float]] | None:
-    """With integer votes and supports, the winner as one number per class:
-    ``(score * M + support) * (K + 1) + (K - rank)`` (M above any sum of supports, rank the
-    class's place in the tie order) is largest for the class that wins on score, then
-    support, then prior, and unique, so an engine's arg-max of it is rulecli's vote; each
-    score is then written once (comparing every pair repeats it K times). None when the
-    keys would not be exact doubles."""
-    k = len(p.classes)
-    votes = [v for row in p.weights for v in row]
-    if not all(float(v).is_integer() for v in votes) or not all(float(s).is_integer() for s in p.supports):
-        return None
-    scale = sum(p.supports) + 1.0
-    top = max(votes, default=0.0) * (len(p.rules) if p.vote != Vote.BEST else 1)
-    if (top * scale + scale) * (k + 1) >= MAX_EXACT:
-        return None
-    rank = {c: i for i, c in enumerate(p.order)}
-    return scale, [float(k - rank[c]) for c in range(k)]
 
 
 def _class_parts(p: _Plan, k: int, rules: list[str]) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -224,7 +202,7 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
         scores.append(total(votes, p.vote == Vote.BEST))
         supports.append(total(support, False))
     any_rule = " OR ".join(f"({r})" for r in rules)
-    keys = _tie_keys(p)
+    keys = tie_keys(p.weights, p.supports, p.order)
     if keys is not None:
         scale, ranks = keys
         n = len(p.classes) + 1
@@ -524,7 +502,7 @@ def to_polars(model: Model | Tree | Forest) -> str:
         supports.append(total(support, "pl.sum_horizontal"))
     any_rule = "pl.any_horizontal([" + ", ".join(rules) + "])" if p.rules else "pl.lit(False)"
     otherwise = f"pl.repeat({p.default!r}, pl.len(), dtype=pl.String)"
-    keys = _tie_keys(p)
+    keys = tie_keys(p.weights, p.supports, p.order)
     if keys is not None:
         scale, ranks = keys
         n = float(len(p.classes) + 1)

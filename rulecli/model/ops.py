@@ -117,3 +117,25 @@ def tie_order(classes: tuple[str, ...], training: dict[str, object]) -> list[int
     if not (isinstance(counts, list) and len(counts) == len(classes)):
         return list(range(len(classes)))
     return sorted(range(len(classes)), key=lambda k: (-float(counts[k]), k))
+
+
+MAX_EXACT = 2**53  # every integer up to it is an exact double
+
+
+def tie_keys(votes: list[list[float]], supports: list[float], order: list[int]) -> tuple[float, list[float]] | None:
+    """rulecli's tie order as numbers another engine adds and compares: with integer votes
+    and supports, ``(score * M + support) * (K + 1) + prefer[class]`` (M the supports' sum
+    plus one, ``prefer`` K minus the class's place in ``order``) is largest for the class
+    that wins on score, then support, then prior, and unique. Returns (M, prefer), or None
+    when a vote or support is fractional or a sum of such keys could pass 2^53."""
+    k = len(order)
+    flat = [v for row in votes for v in row]
+    if not all(float(v).is_integer() for v in flat) or not all(float(s).is_integer() for s in supports):
+        return None
+    scale = sum(supports) + 1.0
+    if (max(flat, default=0.0) * max(len(votes), 1) + 1.0) * scale * (k + 1) >= MAX_EXACT:
+        return None
+    prefer = [0.0] * k
+    for place, cls in enumerate(order):
+        prefer[cls] = float(k - place)
+    return scale, prefer

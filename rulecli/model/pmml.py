@@ -33,14 +33,13 @@ from rulecli import __version__
 from rulecli.errors import ParamError
 from rulecli.model.compile import class_prior, rule_shares
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
-from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_order
+from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_keys, tie_order
 from rulecli.model.tree import Forest, Tree, TreeNodes, feature_kinds, leaf_shares
 
 NAMESPACE = "http://www.dmg.org/PMML-4_4"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # array members PMML could misread (quotes, spaces, backslashes) go into OR-ed equalities instead
 _PLAIN_MEMBER = re.compile(r'[^\s"\\]+\Z')
-MAX_EXACT = 2**53
 
 _COMPARE = {
     Op.EQ: "equal",
@@ -279,18 +278,14 @@ def _voting_rules(rule_set: ET.Element, model: RuleSet, kinds: dict[str, bool]) 
     k = len(model.classes)
     votes = [class_votes(r, model.classes, model.vote) for r in model.rules]
     supports = [rule_support(r) for r in model.rules]
-    rank = {c: i for i, c in enumerate(tie_order(model.classes, model.info.training))}
-    scale = sum(supports) + 1
-    integral = all(float(v).is_integer() for row in votes for v in row) and all(s.is_integer() for s in supports)
-    top = max((v for row in votes for v in row), default=0.0)
-    # the largest sum of weights a row can collect, kept within the doubles' exact integers
-    exact = integral and (top * scale + scale) * (k + 1) * max(len(model.rules), 1) < MAX_EXACT
+    keys = tie_keys(votes, supports, tie_order(model.classes, model.info.training))
+    exact = keys is not None
+    scale, prefer = keys if keys is not None else (1.0, [0.0] * k)
 
     def weight(vote: float, support: float, cls: int) -> float:
         if not exact:
             return vote
-        tie = k - rank[cls] if best else 0
-        return (vote * scale + support) * (k + 1) + tie
+        return (vote * scale + support) * (k + 1) + (prefer[cls] if best else 0)
 
     for i, (rule, row) in enumerate(zip(model.rules, votes, strict=True)):
         own = model.classes.index(rule.prediction)
@@ -307,7 +302,7 @@ def _voting_rules(rule_set: ET.Element, model: RuleSet, kinds: dict[str, bool]) 
             element = ET.SubElement(
                 rule_set,
                 "SimpleRule",
-                {"id": f"prior:{model.classes[cls]}", "score": model.classes[cls], "weight": _number(k - rank[cls])},
+                {"id": f"prior:{model.classes[cls]}", "score": model.classes[cls], "weight": _number(prefer[cls])},
             )
             anyone = (
                 ET.SubElement(element, "CompoundPredicate", {"booleanOperator": "or"})

@@ -24,6 +24,7 @@ from rulecli.model.core import (
     Scalar,
     Vote,
 )
+from rulecli.model.ops import MAX_EXACT
 from rulecli.model.tree import Forest, Tree, TreeModel, TreeNodes
 from rulecli.schema import Cuts, Feature, Kind, Schema, Target
 
@@ -244,7 +245,7 @@ class _Reader:
         return self.number(value, where)
 
     def count(self, value: Any, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**53:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EXACT:
             shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."
             raise self.fail(where, f"expected a count (integer from 0 to 2^53), found {shown}")
         return value

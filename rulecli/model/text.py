@@ -42,7 +42,7 @@ from rulecli.model.core import (
     Scalar,
     Vote,
 )
-from rulecli.model.ops import OPS, Shape
+from rulecli.model.ops import MAX_EXACT, OPS, Shape
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
 from rulecli.words import counted
 
@@ -308,13 +308,10 @@ def _parse_number(line: _Line) -> float:
     return float(token.text)
 
 
-MAX_COUNT = 2**53  # row counts stay exact as floats (JSON readers, exports)
-
-
 def _parse_count(line: _Line, what: str) -> int:
     token = line.peek()
     number = _parse_number(line)
-    if not (math.isfinite(number) and number.is_integer() and 0 <= number <= MAX_COUNT):
+    if not (math.isfinite(number) and number.is_integer() and 0 <= number <= MAX_EXACT):
         line.fail(
             token.column if token else 0,
             f"{what} are whole numbers from 0 to 2^53, found {token.text[:20] if token else number!r}",

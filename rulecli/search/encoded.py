@@ -136,11 +136,13 @@ class Encoded:
 @dataclass(frozen=True)
 class NumericCandidates:
     """For each distinct value ``v`` of a feature among some rows, the class counts of the
-    rows with ``x <= v`` and of those with ``x >= v`` (missing values in neither)."""
+    rows with ``x <= v`` and of those with ``x >= v`` (missing values in neither), and the
+    class counts of the rows where the feature is missing."""
 
     values: np.ndarray  # (G,)
     at_most: np.ndarray  # (G, K)
     at_least: np.ndarray  # (G, K)
+    missing: np.ndarray  # (K,)
 
 
 def numeric_candidates(
@@ -154,8 +156,9 @@ def numeric_candidates(
     slots = int(enc.rank_offsets[-1])
     keys = enc.rank_matrix[rows] + (row_labels * slots)[:, None]
     counts = np.bincount(keys.ravel(), minlength=n_labels * slots).reshape(n_labels, slots)
+    missing = counts[:, enc.rank_offsets[1:] - 1]  # each feature's last slot holds its missing values
     totals = counts.sum(axis=0)
-    totals[enc.rank_offsets[1:] - 1] = 0  # each feature's last slot holds its missing values
+    totals[enc.rank_offsets[1:] - 1] = 0
     present = np.flatnonzero(totals)
     present_counts = counts[:, present]
     cum = np.cumsum(present_counts, axis=1)
@@ -170,13 +173,16 @@ def numeric_candidates(
         feature_cum = cum[:, start:stop] - base
         total = feature_cum[:, -1:] if stop > start else np.zeros((n_labels, 1), dtype=np.int64)
         at_least = total - feature_cum + present_counts[:, start:stop]
-        out[j] = NumericCandidates(values[present[start:stop] - enc.rank_offsets[col]], feature_cum.T, at_least.T)
+        out[j] = NumericCandidates(
+            values[present[start:stop] - enc.rank_offsets[col]], feature_cum.T, at_least.T, missing[:, col]
+        )
     return out
 
 
 def categorical_candidates(enc: Encoded, j: int, rows: np.ndarray, row_labels: np.ndarray, n_labels: int) -> np.ndarray:
-    """Label counts per level of categorical feature ``j`` over ``rows`` (missing left out)."""
+    """Label counts per level of categorical feature ``j`` over ``rows``, one row per level
+    and a last row for the missing values."""
     n_levels = len(enc.levels[j])
     codes = enc.columns[j][rows]
     flat = np.bincount(codes * n_labels + row_labels, minlength=(n_levels + 1) * n_labels)
-    return flat.reshape(n_levels + 1, n_labels)[:n_levels]
+    return flat.reshape(n_levels + 1, n_labels)
