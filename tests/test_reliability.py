@@ -294,7 +294,12 @@ def test_forest_workers_end_with_their_parent(tmp_path: Path, sig: signal.Signal
         time.sleep(0.05)
     assert len(workers) >= 2, "the forest ended before its workers could be seen"
     proc.send_signal(sig)
-    proc.wait(timeout=30)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # not left running into the next test
+        proc.wait()
+        pytest.fail(f"the forest command did not end within 30 s of {sig.name}")
     deadline = time.monotonic() + 10
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -41,7 +41,7 @@ from rulecli.params import param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import GrowParams
-from rulecli.search.workers import workers
+from rulecli.search.workers import worker_map
 from rulecli.words import counted
 
 PD_FLOOR = 1e-3
@@ -216,8 +216,8 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
                 progress(len(trees))
         _SHARED.clear()
     else:
-        with workers(jobs, _init_worker, (data, ds, grow)) as pool:
-            for nodes in pool.map(_grow_one, seeds):
+        with worker_map(_grow_one, seeds, jobs, _init_worker, (data, ds, grow)) as grown:
+            for nodes in grown:
                 trees.append(nodes)
                 if progress is not None:
                     progress(len(trees))
