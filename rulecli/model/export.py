@@ -278,6 +278,8 @@ def _sql_node(sql: _Sql, nodes: TreeNodes, names: tuple[str, ...], columns: dict
         x = columns[names[j]]
         left, right = walk(int(nodes.left[i])), walk(int(nodes.right[i]))
         # each branch written once: the test names the branch that does not take missing values
+        if nodes.threshold[i] == np.inf:  # the split of present from missing values
+            return f"CASE WHEN {x} IS NOT NULL THEN {left} ELSE {right} END"
         if not np.isnan(nodes.threshold[i]):
             below = f"{x} < {sql.literal(float(nodes.threshold[i]))}"
             if nodes.missing_left[i]:
@@ -414,6 +416,17 @@ class _Polars:
 POLARS = _Polars()
 
 
+class _Source(str):
+    """Text that ``repr`` writes as it is: a literal inside a ``repr``'d table."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+# a present-vs-missing split's +inf threshold, as a Python literal (repr gives 'inf')
+_INF = _Source("1e999")
+
+
 def _python_forest(model: Forest, name: str) -> str:
     """The trees as node tables (module constants beside the function) walked row by row;
     leaf shares summed tree by tree as rulecli sums them, then the first largest mean."""
@@ -424,7 +437,9 @@ def _python_forest(model: Forest, name: str) -> str:
         numeric = ~np.isnan(nodes.threshold)
         table = (
             tuple(int(f) for f in nodes.feature),
-            tuple(float(t) if n else None for t, n in zip(nodes.threshold, numeric, strict=True)),
+            tuple(
+                _INF if t == np.inf else float(t) if n else None for t, n in zip(nodes.threshold, numeric, strict=True)
+            ),
             tuple(int(i) for i in nodes.left),
             tuple(int(i) for i in nodes.right),
             tuple(bool(m) for m in nodes.missing_left),
@@ -457,7 +472,7 @@ def _python_forest(model: Forest, name: str) -> str:
         "            if v is None:",
         "                go_left = missing_left[i]",
         "            elif threshold[i] is not None:",
-        "                go_left = v < threshold[i]",
+        "                go_left = v < threshold[i] or threshold[i] == 1e999  # +inf: every present value",
         "            elif v in left_levels[i] or v in right_levels[i]:",
         "                go_left = v in left_levels[i]",
         "            else:  # a level this split did not see goes where missing values go",
@@ -540,6 +555,8 @@ def _polars_forest(model: Forest) -> str:
             return f"pl.lit({float(leaf[i])!r})"
         x = columns[model.features[j]]
         left, right = walk(nodes, leaf, int(nodes.left[i])), walk(nodes, leaf, int(nodes.right[i]))
+        if nodes.threshold[i] == np.inf:  # the split of present from missing values
+            return f"pl.when({x}.is_not_null()).then({left}).otherwise({right})"
         if not np.isnan(nodes.threshold[i]):
             below = f"({x} < {float(nodes.threshold[i])!r})"
             test = f"({x}.is_null() | {below})" if nodes.missing_left[i] else f"{below}.fill_null(False)"

@@ -361,6 +361,9 @@ def _split_predicate(
     parent: ET.Element, nodes: TreeNodes, index: int, name: str, goes_left: bool, takes_missing: bool
 ) -> None:
     threshold = float(nodes.threshold[index])
+    if threshold == np.inf:  # present values left, missing ones right
+        _simple(parent, name, "isNotMissing" if goes_left else "isMissing")
+        return
     if not np.isnan(threshold):
         _simple(parent, name, "lessThan" if goes_left else "greaterOrEqual", threshold, numeric=True)
         return

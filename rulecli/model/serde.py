@@ -139,7 +139,8 @@ def nodes_to_dict(nodes: TreeNodes) -> dict[str, Any]:
     value = nodes.value
     return {
         "feature": nodes.feature.tolist(),
-        "threshold": [_float(t) for t in nodes.threshold.tolist()],
+        # JSON has no infinity: a present-vs-missing split's +inf threshold is written "+inf"
+        "threshold": ["+inf" if t == math.inf else _float(t) for t in nodes.threshold.tolist()],
         "left_levels": [list(v) for v in nodes.left_levels],
         "right_levels": [list(v) for v in nodes.right_levels],
         "missing_left": nodes.missing_left.tolist(),
@@ -488,7 +489,10 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
         node = int(np.flatnonzero(parents[1:] != 1)[0]) + 1 if parents[0] == 0 else 0
         raise r.fail(where, f"node {node} is the child of {int(parents[node])} splits; a tree's nodes have one parent")
     threshold = np.array(
-        [np.nan if t is None else r.number(t, f"{where}.threshold[{i}]") for i, t in enumerate(lists["threshold"])]
+        [
+            np.nan if t is None else np.inf if t == "+inf" else r.number(t, f"{where}.threshold[{i}]")
+            for i, t in enumerate(lists["threshold"])
+        ]
     )
     left_levels = _levels(r, lists["left_levels"], f"{where}.left_levels")
     right_levels = _levels(r, lists["right_levels"], f"{where}.right_levels")

@@ -3,7 +3,8 @@
 A tree is plain arrays indexed by node (root 0, nodes numbered depth-first, left child
 first). A split node sends a row left when ``x < threshold`` (numeric) or when its level
 is in ``left_levels`` (categorical); missing values, and levels the node never saw, go
-the way ``missing_left`` says. A leaf's ``value`` holds its training class weights
+the way ``missing_left`` says. A numeric threshold of +inf splits present values (left,
+whatever their size) from missing ones (right). A leaf's ``value`` holds its training class weights
 (classification) or its mean (regression).
 
 A tree is also a set of rules, one per leaf (the seeds' point): :func:`leaf_rules`
@@ -16,6 +17,7 @@ over depth, not rows — and averaging leaf distributions (or values).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,10 +116,15 @@ class _Span:
 
     def condition(self, column: str) -> Condition:
         if self.numeric:
-            if self.low is not None and self.high is not None:
-                return Condition(column, Op.INTERVAL, (self.low, self.high), Closed.LEFT, self.allow_missing)
-            if self.high is not None:
-                return Condition(column, Op.LT, self.high, or_missing=self.allow_missing)
+            if self.low == math.inf:  # the missing side of a present-vs-missing split
+                return Condition(column, Op.MISSING)
+            high = None if self.high == math.inf else self.high
+            if self.low is None and high is None:
+                return Condition(column, Op.PRESENT)
+            if self.low is not None and high is not None:
+                return Condition(column, Op.INTERVAL, (self.low, high), Closed.LEFT, self.allow_missing)
+            if high is not None:
+                return Condition(column, Op.LT, high, or_missing=self.allow_missing)
             assert self.low is not None
             return Condition(column, Op.GE, self.low, or_missing=self.allow_missing)
         if self.include is not None:
@@ -233,6 +240,7 @@ class _Walker:
     slot: np.ndarray  # row of ``directions`` per categorical node
     directions: np.ndarray  # (n_cat_nodes, max_levels + 1) int8: 1 left, 0 right, 2 as missing
     depth: int
+    present_split: bool  # some node splits present from missing values (threshold +inf)
 
 
 def _walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray | None = None) -> _Walker:
@@ -265,6 +273,7 @@ def _walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray | N
         slot,
         directions,
         nodes.depth(),
+        bool(np.isposinf(nodes.threshold).any()),
     )
 
 
@@ -299,6 +308,8 @@ def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:
         flat = feature * n + rows
         x = numeric[flat]
         goes_left = x < w.threshold[node]
+        if w.present_split:  # x < +inf misses x = +inf, which is present
+            goes_left |= np.isposinf(x) & np.isposinf(w.threshold[node])
         missing = np.isnan(x)
         if missing.any():
             goes_left |= missing & w.missing_left[node]

@@ -128,6 +128,7 @@ class _Best:
     feature: np.ndarray
     bin: np.ndarray  # numeric: last bin sent left
     missing_left: np.ndarray
+    apart: np.ndarray  # the split of present from missing values
     left_codes: dict[int, tuple[int, ...]]  # categorical winners: batch node -> left levels
     right_codes: dict[int, tuple[int, ...]]
 
@@ -287,6 +288,10 @@ class Grower:
             if self.data.categorical[j]:
                 t.left_codes[node] = best.left_codes[i]
                 t.right_codes[node] = best.right_codes[i]
+            elif best.apart[i]:
+                # every present value goes left: x < +inf, missing values right
+                self.split_bin[node] = self.data.n_bins[j] - 1
+                t.threshold[node] = float("inf")
             else:
                 self.split_bin[node] = int(best.bin[i])
                 t.threshold[node] = float(threshold_at[j][int(best.bin[i])])
@@ -359,6 +364,7 @@ class Grower:
             feature=np.full(p, -1, dtype=np.int64),
             bin=np.zeros(p, dtype=np.int64),
             missing_left=np.zeros(p, dtype=bool),
+            apart=np.zeros(p, dtype=bool),
             left_codes={},
             right_codes={},
         )
@@ -433,9 +439,7 @@ class Grower:
         categorical: int | None,
     ) -> None:
         """Evaluate the cut after every cell of every node (cells sorted by node, then order)."""
-        cuts = self._cut_gains(
-            cell_node, cell_sums, missing_sums, node_stats, node_impurity, missing_apart=categorical is not None
-        )
+        cuts = self._cut_gains(cell_node, cell_sums, missing_sums, node_stats, node_impurity)
         if cuts is not None:
             _record_winners(best, j, cuts, cell_node, cell_bin, node_stats.shape[0], categorical)
 
@@ -446,14 +450,12 @@ class Grower:
         missing_sums: np.ndarray,
         node_stats: np.ndarray,
         node_impurity: np.ndarray,
-        *,
-        missing_apart: bool = False,
     ) -> _Cuts | None:
         """The gain of the cut after each cell (-inf where a child would be too small), with
-        the side missing values take; None when no cut is allowed. With ``missing_apart``
-        the cut after a node's last cell is the split of present from missing values (a
-        categorical feature whose only level is present or missing, as in market-basket
-        data, is of use only so; scikit-learn >= 1.3 weighs this split too)."""
+        the side missing values take; None when no cut is allowed. The cut after a node's
+        last cell is the split of present from missing values (a feature whose only level
+        is present or missing, as in market-basket data, or a number missing for a reason,
+        is of use only so; scikit-learn >= 1.3 weighs this split too)."""
         criterion = self.params.criterion
         first = np.empty(cell_node.size, dtype=bool)
         first[0] = True
@@ -468,7 +470,7 @@ class Grower:
         wl = _weight(left, self.regression)
         wr = _weight(right, self.regression)
         missing_weight = _weight(missing_sums, self.regression)
-        apart = (wl > 0) & (wr <= 0) & (missing_weight[cell_node] > 0) if missing_apart else np.zeros(wl.size, bool)
+        apart = (wl > 0) & (wr <= 0) & (missing_weight[cell_node] > 0)
         valid = ((wl > 0) & (wr > 0)) | apart
         miss_left = (wl >= wr) & ~apart
         if missing_weight.any():
@@ -488,7 +490,7 @@ class Grower:
             - (wl / total) * impurity(left, criterion, wl)
             - (wr / total) * impurity(right, criterion, wr)
         )
-        return _Cuts(np.where(valid, gain, -np.inf), miss_left, starts, segment)
+        return _Cuts(np.where(valid, gain, -np.inf), miss_left, apart, starts, segment)
 
 
 @dataclass(frozen=True)
@@ -498,6 +500,7 @@ class _Cuts:
 
     gain: np.ndarray
     miss_left: np.ndarray
+    apart: np.ndarray
     starts: np.ndarray
     segment: np.ndarray
 
@@ -535,6 +538,7 @@ def _record_winners(
     best.feature[nodes_won] = j
     best.bin[nodes_won] = cell_bin[cells_won]
     best.missing_left[nodes_won] = cuts.miss_left[cells_won]
+    best.apart[nodes_won] = cuts.apart[cells_won]
     for node, cell in zip(nodes_won.tolist(), cells_won.tolist(), strict=True):
         if categorical is None:
             best.left_codes.pop(node, None)

@@ -268,3 +268,35 @@ def _fit_forest(frame: pl.DataFrame, tmp_path: Path):
     out = tmp_path / "rf.json"
     assert run_cli("forest", str(data), "-y", "y", "-B", "5", "-o", str(out), "-q").code == 0
     return api.load(out)
+
+
+@pytest.mark.parametrize("learner", ["tree", "forest"])
+def test_present_versus_missing_splits_export_alike(tmp_path: Path, learner: str):
+    # a number missing for a reason: the model splits present (+inf included) from missing
+    rng = np.random.default_rng(3)
+    n = 300
+    gone = rng.random(n) < 0.3
+    reading = [None if g else float(v) for g, v in zip(gone, rng.normal(size=n).round(2), strict=True)]
+    frame = pl.DataFrame(
+        {"reading": reading, "other": rng.normal(size=n).round(2)}, schema_overrides={"reading": pl.Float64}
+    )
+    frame = frame.with_columns(status=pl.when(pl.col("reading").is_null()).then(pl.lit("flag")).otherwise(pl.lit("ok")))
+    data = tmp_path / "d.csv"
+    frame.write_csv(data)
+    model_path = tmp_path / "m.json"
+    trees = ["-B", "5"] if learner == "forest" else []
+    assert run_cli(learner, str(data), "-y", "status", *trees, "-o", str(model_path), "-q").code == 0
+    assert '"+inf"' in model_path.read_text()
+    model = api.load(model_path)
+    probe = pl.DataFrame({"reading": [float("inf"), float("-inf"), None, 0.5], "other": [0.0, 1.0, None, 2.0]})
+    scored = pl.concat([frame.drop("status"), probe])
+    expected = api.predict(model, scored)["prediction"].to_list()
+    assert expected[-4:] == ["ok", "ok", "flag", "ok"]
+    con = duckdb.connect()
+    con.register("t", scored.to_arrow())
+    assert con.sql(api.export(model, "sql", table="t")).pl()["prediction"].to_list() == expected
+    namespace: dict = {}
+    exec(api.export(model, "python"), namespace)
+    assert [namespace["predict"](row) for row in scored.to_dicts()] == expected
+    expr = eval(api.export(model, "polars"), {"pl": pl})
+    assert scored.select(expr.alias("p"))["p"].to_list() == expected

@@ -160,3 +160,19 @@ def test_text_pmml_cannot_carry_is_refused():
     rules = "IF x = 'a\x01b' THEN y = 'p'\nELSE y = 'q'\n"
     result = run_cli("export", "-", "--to", "pmml", stdin=rules)
     assert result.code == 2 and "control character" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_present_versus_missing_splits(tmp: Path):
+    # a number missing for a reason: isNotMissing / isMissing predicates on the split
+    rng = np.random.default_rng(3)
+    gone = rng.random(300) < 0.3
+    reading = [None if g else float(v) for g, v in zip(gone, rng.normal(size=300).round(2), strict=True)]
+    frame = pl.DataFrame({"reading": pl.Series(reading, dtype=pl.Float64), "other": rng.normal(size=300).round(2)})
+    frame = frame.with_columns(status=pl.when(pl.col("reading").is_null()).then(pl.lit("flag")).otherwise(pl.lit("ok")))
+    data = tmp / "readings.csv"
+    frame.write_csv(data)
+    for learner, options in (("tree", []), ("forest", ["--trees", "4"])):
+        model = tmp / f"readings-{learner}.json"
+        assert run_cli(learner, str(data), "-y", "status", "-o", str(model), "-q", *options).code == 0
+        assert '"+inf"' in model.read_text()
+        _check(model, data, tmp)

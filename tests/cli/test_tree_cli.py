@@ -225,3 +225,38 @@ def test_a_tree_splits_present_from_missing_values_of_a_one_level_column(tmp_pat
     assert run_cli("tree", str(data), "-y", "total", "-o", str(model), "-q").code == 0
     accuracy = json.loads(run_cli("evaluate", str(model), str(data), "--json").stdout)["accuracy"]
     assert accuracy == 1.0
+
+
+def _missing_decides(n: int = 400) -> pl.DataFrame:
+    # a number that is missing for a reason: absent readings are the 'flag' rows, and no
+    # threshold on the present values separates anything
+    rng = np.random.default_rng(1)
+    gone = rng.random(n) < 0.3
+    reading = rng.normal(size=n).round(2)
+    return pl.DataFrame(
+        {
+            "reading": pl.Series([None if g else float(r) for g, r in zip(gone, reading, strict=True)]),
+            "other": rng.normal(size=n).round(2),
+            "status": ["flag" if g else "ok" for g in gone],
+        }
+    )
+
+
+def test_trees_and_forests_split_present_from_missing_numbers(tmp_path: Path):
+    data = tmp_path / "readings.csv"
+    _missing_decides().write_csv(data)
+    shown = run_cli("tree", str(data), "-y", "status")
+    assert shown.code == 0, shown.stderr
+    assert "|--- reading is not missing" in shown.stdout
+    assert "IF reading is missing THEN status = 'flag'" in shown.stdout
+    for learner in ("tree", "forest"):
+        model = tmp_path / f"{learner}.json"
+        assert run_cli(learner, str(data), "-y", "status", "-o", str(model), "-q").code == 0
+        accuracy = json.loads(run_cli("evaluate", str(model), str(data), "--json").stdout)["accuracy"]
+        assert accuracy == 1.0, learner
+    text = tmp_path / "tree.txt"
+    assert run_cli("tree", str(data), "-y", "status", "-o", str(text), "-q").code == 0
+    assert (
+        run_cli("predict", str(text), str(data)).stdout
+        == run_cli("predict", str(tmp_path / "tree.json"), str(data)).stdout
+    )
