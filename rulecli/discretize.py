@@ -73,6 +73,26 @@ def cut_between(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     return readable(np.where(mid > low, mid, high), low, high, with_high=True)
 
 
+def cut_between_one(low: float, high: float) -> float:
+    """:func:`cut_between` for one pair, in plain floats: the same value bit for bit (NumPy
+    rounds ``x`` to ``d`` decimals as ``rint(x * 10**d) / 10**d``; so does this), at a
+    hundredth of the cost where a search makes cuts one at a time."""
+    gap = high - low
+    finite_gap = math.isfinite(gap)
+    mid = low + gap / 2 if finite_gap else low / 2 + high / 2
+    point = mid if mid > low else high
+    tolerance = gap / 100 if finite_gap else (high / 2 - low / 2) / 50
+    scale = 1.0
+    for _ in range(16):
+        scaled = point * scale
+        if math.isfinite(scaled):
+            short = round(scaled) / scale  # round() on a float: to the nearest even, as rint
+            if low < short <= high and math.isfinite(short) and abs(short - point) <= tolerance:
+                return short
+        scale *= 10.0
+    return point
+
+
 def _readable_positions(edges: tuple[float, ...], x: np.ndarray) -> tuple[float, ...]:
     """Equal-width / equal-frequency cuts made readable without moving any training value
     across one: each stays within its neighbouring values (values <= cut go below it)."""

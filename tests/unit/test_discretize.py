@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from rulecli.discretize import compute_cuts, interval_labels, label_expr
+from rulecli.discretize import compute_cuts, cut_between, cut_between_one, interval_labels, label_expr
 from rulecli.errors import ParamError
 from rulecli.schema import Cuts
 
@@ -53,3 +55,26 @@ def test_labels_use_the_seeds_notation_and_label_expr_applies_them():
     assert out == ["[12.9,27.2]", "[12.9,27.2]", "(27.2,41.4]", "(41.4,84.1]", None]
     left = Cuts("x", (1.0,), False, 0.0, 2.0)
     assert interval_labels(left) == ["[0,1)", "[1,2]"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+)
+def test_one_cut_equals_the_array_cut_bit_for_bit(a: float, b: float):
+    assume(a != b)
+    low, high = min(a, b), max(a, b)
+    one = cut_between_one(low, high)
+    assert np.float64(one).tobytes() == cut_between(np.array([low]), np.array([high]))[0].tobytes()
+    assert low < one <= high
+
+
+def test_one_cut_on_everyday_and_extreme_pairs():
+    rng = np.random.default_rng(0)
+    rounded = [float(np.round(v, d)) for v, d in zip(rng.normal(size=2000), rng.integers(0, 6, 2000), strict=True)]
+    low = np.array([*rounded, -1.7e308, 1e-300, 0.1, 5e-324])
+    high = low + np.abs(rng.normal(size=low.size)) * 10.0 ** rng.integers(-8, 4, low.size)
+    high = np.where(high > low, high, np.nextafter(low, np.inf))
+    many = cut_between(low, high)
+    assert [cut_between_one(float(a), float(b)) for a, b in zip(low, high, strict=True)] == many.tolist()
