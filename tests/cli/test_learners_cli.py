@@ -89,15 +89,20 @@ def test_aq_on_inconsistent_data_keeps_every_rule_within_its_error_bound(tmp_pat
     survived = np.where(rng.random(n) < 0.2 + 0.5 * (sex == "female") + 0.15 * (status == "first"), "yes", "no")
     data = tmp_path / "titanic.csv"
     pl.DataFrame({"status": status, "sex": sex, "survived": survived}).write_csv(data)
-    out = tmp_path / "aq.json"
-    assert run_cli("aq", str(data), "-o", str(out), "-q").code == 0
-    model = json.loads(out.read_text())
-    for rule in model["rules"]:
-        stats = rule["stats"]
-        assert stats["covered"] - stats["correct"] <= 0.01 * stats["covered"], rule
-    scored = json.loads(run_cli("evaluate", str(out), str(data), "--json").stdout)
     majority = max(np.mean(survived == "yes"), np.mean(survived == "no"))
-    assert scored["accuracy"] >= majority
+    accuracy = {}
+    for name, options in (("strict", ["--max-error", "0.01"]), ("default", [])):
+        out = tmp_path / f"aq-{name}.json"
+        assert run_cli("aq", str(data), "-o", str(out), "-q", *options).code == 0
+        model = json.loads(out.read_text())
+        bound = model["params"]["max_error"]
+        assert (bound == 0.01) if name == "strict" else (model["training"]["max_error"] == bound)
+        for rule in model["rules"]:
+            stats = rule["stats"]
+            assert stats["covered"] - stats["correct"] <= bound * stats["covered"], rule
+        accuracy[name] = json.loads(run_cli("evaluate", str(out), str(data), "--json").stdout)["accuracy"]
+    # the bound chosen on the table's noise beats the lecture's 1 % here, and the majority rate
+    assert accuracy["default"] > max(accuracy["strict"], majority) + 0.03, accuracy
 
 
 @pytest.mark.parametrize(
