@@ -31,7 +31,8 @@ from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")
 ORDERS = ("given", "random", "significance")
-# Shortening costs rules x descriptors x distinct descriptions; beyond this it is skipped.
+# Shortening costs rules x descriptors x 64-row words of distinct descriptions; beyond this
+# it is skipped (the rules keep every descriptor).
 SHORTEN_BUDGET = 500_000_000
 # Conditions a rule set may hold: scoring evaluates each one as a column, and a couple of
 # hundred thousand need gigabytes (supermarket.arff: 4,527 rules of 45 conditions aborted
@@ -148,12 +149,35 @@ class _Granules:
         )
         return cls(attributes, descriptions, flat.reshape(-1, table.n_classes))
 
-    def matching(self, columns: list[int], values: np.ndarray) -> np.ndarray:
-        """Class counts of the rows that agree with ``values`` on ``columns`` (indices into attributes)."""
-        if not columns:
-            return self.counts.sum(axis=0)
-        mask = (self.descriptions[:, columns] == values).all(axis=1)
-        return self.counts[mask].sum(axis=0)
+    def shortened(self, g: int, cls: int, min_accuracy: float) -> tuple[list[int], np.ndarray]:
+        """Granule ``g``'s certain rule with descriptors dropped in order while its accuracy
+        stays at least ``min_accuracy``: the positions kept and the rule's class counts.
+
+        The descriptions that agree with ``g`` on each position are bit sets; trying to drop
+        position j needs the AND over the positions kept before j (a running AND) and all
+        after j (not tried yet, so all kept: one suffix AND each), so every trial is one AND
+        of two bit sets and one weighted count."""
+        m, width = self.descriptions.shape
+        agree = self.descriptions == self.descriptions[g]  # (m, positions)
+        bits = np.packbits(agree, axis=0, bitorder="little")  # (bytes, positions)
+        words = -(-bits.shape[0] // 8)
+        bits = np.pad(bits, ((0, words * 8 - bits.shape[0]), (0, 0))).T.copy().view(np.uint64)  # (positions, words)
+        suffix = np.empty((width + 1, words), dtype=np.uint64)
+        suffix[width] = ~np.uint64(0)
+        for j in range(width - 1, -1, -1):
+            suffix[j] = suffix[j + 1] & bits[j]
+        before = np.full(words, ~np.uint64(0), dtype=np.uint64)
+        kept, counts = [], self.counts[g]
+        for j in range(width):
+            trial = before & suffix[j + 1]
+            mask = np.unpackbits(trial.view(np.uint8), count=m, bitorder="little")
+            trial_counts = mask @ self.counts
+            if trial_counts[cls] >= min_accuracy * trial_counts.sum() - 1e-9:
+                counts = trial_counts
+            else:
+                kept.append(j)
+                before &= bits[j]
+        return kept, counts
 
 
 RuleKey = tuple[tuple[tuple[int, int], ...], int]
@@ -172,19 +196,14 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
         )
     rules: dict[RuleKey, np.ndarray] = {}
     certain = np.flatnonzero((granules.counts > 0).sum(axis=1) == 1)
-    shorten = certain.size * len(reduct) * m <= SHORTEN_BUDGET
+    shorten = certain.size * len(reduct) * -(-m // 64) <= SHORTEN_BUDGET
     for g in range(m):
         present = np.flatnonzero(granules.counts[g])
         description = granules.descriptions[g]
         kept = list(range(len(reduct)))
         counts = granules.counts[g]
-        if present.size == 1 and shorten:
-            cls = int(present[0])
-            for position in range(len(reduct)):
-                trial = [p for p in kept if p != position]
-                trial_counts = granules.matching(trial, description[trial])
-                if trial_counts[cls] >= params.min_accuracy * trial_counts.sum() - 1e-9:
-                    kept, counts = trial, trial_counts
+        if present.size == 1 and shorten and reduct:
+            kept, counts = granules.shortened(g, int(present[0]), params.min_accuracy)
         for cls in present.tolist():
             rules[(tuple((reduct[p], int(description[p])) for p in kept), cls)] = counts
     conditions = sum(len(key) for key, _ in rules)

@@ -8,10 +8,12 @@ import itertools
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.errors import ParamError
-from rulecli.learners.reduct import ReductParams, fit_reduct
+from rulecli.learners.reduct import ReductParams, _Granules, fit_reduct
 from rulecli.model.compile import prediction_frame
 from rulecli.model.serde import dumps, loads
 from rulecli.search.roughset import DecisionTable, RoughSets
@@ -144,3 +146,38 @@ def test_several_random_orders_pool_their_rules():
     pooled = fit_reduct(ds, ReductParams(n_reducts=8, seed=1))
     assert len(pooled.info.training["reducts"]) == 2
     assert dumps(pooled) == dumps(fit_reduct(ds, ReductParams(n_reducts=8, seed=1)))
+
+
+def _naive_shortened(granules: _Granules, g: int, cls: int, min_accuracy: float) -> tuple[list[int], list[int]]:
+    """The definition: drop each descriptor in order while the rule stays accurate enough."""
+    description = granules.descriptions[g]
+    kept, counts = list(range(granules.descriptions.shape[1])), granules.counts[g]
+    for position in range(granules.descriptions.shape[1]):
+        trial = [p for p in kept if p != position]
+        mask = (granules.descriptions[:, trial] == description[trial]).all(axis=1)
+        trial_counts = granules.counts[mask].sum(axis=0)
+        if trial_counts[cls] >= min_accuracy * trial_counts.sum() - 1e-9:
+            kept, counts = trial, trial_counts
+    return kept, counts.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 200),
+    st.integers(1, 9),
+    st.integers(2, 4),
+    st.sampled_from([1.0, 0.9, 0.6]),
+    st.integers(0, 2**32 - 1),
+)
+def test_bitset_shortening_equals_the_definition(m: int, width: int, levels: int, min_accuracy: float, seed: int):
+    rng = np.random.default_rng(seed)
+    descriptions = np.unique(rng.integers(0, levels, size=(m, width)), axis=0)
+    counts = rng.integers(0, 3, size=(descriptions.shape[0], 2)) * (rng.random((descriptions.shape[0], 2)) < 0.7)
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    granules = _Granules(list(range(width)), descriptions, counts)
+    certain = np.flatnonzero((counts > 0).sum(axis=1) == 1)
+    assume(certain.size > 0)
+    for g in certain[:10].tolist():
+        cls = int(np.flatnonzero(counts[g])[0])
+        kept, found = granules.shortened(g, cls, min_accuracy)
+        assert (kept, found.tolist()) == _naive_shortened(granules, g, cls, min_accuracy)
