@@ -174,7 +174,7 @@ def _mdlp_edges(x: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float, ..
         cut = _mdlp_best_cut(xs, cum, start, stop)
         if cut is None:
             continue
-        edges.append(float(cut_between(xs[cut - 1], xs[cut])))
+        edges.append(cut_between_one(float(xs[cut - 1]), float(xs[cut])))
         stack.append((start, cut))
         stack.append((cut, stop))
     return tuple(sorted(float(e) for e in edges))

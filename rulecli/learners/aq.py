@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 
 from rulecli.dataset import Dataset, stratified_folds, stratified_holdout
-from rulecli.discretize import cut_between_one
+from rulecli.discretize import cut_between
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.compile import prediction_frame
 from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, Vote
@@ -89,56 +89,102 @@ class _Partial:
         return (tuple(sorted(self.levels.items())), tuple(sorted(self.bounds.items())))
 
 
+@dataclass(frozen=True)
+class _Matrix:
+    """The features side by side, once per fit: a specialisation is tried on every feature
+    of a partial rule at once, as one comparison of the rows it covers."""
+
+    numeric: np.ndarray  # (n_rows, n_numeric) float64, NaN missing
+    codes: np.ndarray  # (n_rows, n_categorical) int64, n_levels missing
+    numeric_of: np.ndarray  # feature index of each numeric column
+    categorical_of: np.ndarray
+    missing_code: np.ndarray  # per categorical column
+
+    @classmethod
+    def of(cls, enc: Encoded) -> _Matrix:
+        num = [j for j, k in enumerate(enc.kinds) if k != Kind.CATEGORICAL]
+        cat = [j for j, k in enumerate(enc.kinds) if k == Kind.CATEGORICAL]
+        n = enc.n_rows
+        return cls(
+            np.column_stack([enc.columns[j] for j in num]) if num else np.zeros((n, 0)),
+            np.column_stack([enc.columns[j] for j in cat]).astype(np.int64) if cat else np.zeros((n, 0), np.int64),
+            np.array(num, dtype=np.int64),
+            np.array(cat, dtype=np.int64),
+            np.array([len(enc.levels[j]) for j in cat], dtype=np.int64),
+        )
+
+
 class _Star:
     """The star search for one seed object."""
 
-    def __init__(self, enc: Encoded, params: AQParams, order_rank: np.ndarray, covered: np.ndarray) -> None:
-        self.enc, self.params, self.order_rank, self.covered = enc, params, order_rank, covered
+    def __init__(
+        self, enc: Encoded, matrix: _Matrix, params: AQParams, order_rank: np.ndarray, covered: np.ndarray
+    ) -> None:
+        self.enc, self.matrix, self.params, self.order_rank, self.covered = enc, matrix, params, order_rank, covered
 
-    def _feature_mask(self, j: int, partial: _Partial) -> np.ndarray:
-        column = self.enc.columns[j]
-        if self.enc.kinds[j] == Kind.CATEGORICAL:
-            return np.isin(column, np.fromiter(partial.levels[j], dtype=np.int64))
-        low, high = partial.bounds[j]
-        with np.errstate(invalid="ignore"):
-            return (column >= low) & (column <= high)
-
-    def _specialisations(self, partial: _Partial, seed: int, y: int) -> list[_Partial]:
-        """Every one-selector change of ``partial`` that keeps ``seed`` and drops ``y``."""
-        enc, out = self.enc, []
+    def _specialisations(self, partial: _Partial, seed: int, y: int, is_pos: np.ndarray) -> _Block | None:
+        """Every one-selector change of ``partial`` that keeps ``seed`` and drops ``y``, in
+        feature order, scored; computed for all features at once over the rows it covers."""
+        mx = self.matrix
         limit = self.params.max_rule_length
-        for j in range(len(enc.names)):
-            column = enc.columns[j]
-            new_feature = j not in partial.levels and j not in partial.bounds
-            if new_feature and limit is not None and partial.length >= limit:
-                continue
-            if enc.kinds[j] == Kind.CATEGORICAL:
-                missing = len(enc.levels[j])
-                if column[seed] == missing:
-                    continue
-                allowed = partial.levels.get(j, frozenset(range(missing)))
-                if column[y] != missing:
-                    if column[y] == column[seed] or column[y] not in allowed:
-                        continue
-                    allowed = allowed - {int(column[y])}
-                elif not new_feature:
-                    continue  # y's missing value already fails the existing selector
-                child = _Partial({**partial.levels, j: allowed}, partial.bounds)
-            else:
-                if math.isnan(column[seed]):
-                    continue
-                low, high = partial.bounds.get(j, (-math.inf, math.inf))
-                if not math.isnan(column[y]):
-                    if column[y] == column[seed]:
-                        continue
-                    middle = _halfway(float(column[y]), float(column[seed]))
-                    low, high = (max(low, middle), high) if column[y] < column[seed] else (low, min(high, middle))
-                elif not new_feature:
-                    continue
-                child = _Partial(partial.levels, {**partial.bounds, j: (low, high)})
-            mask = partial.mask & self._feature_mask(j, child)
-            out.append(dataclasses.replace(child, mask=mask))
-        return out
+        can_add = limit is None or partial.length < limit
+        rows = np.flatnonzero(partial.mask)
+        parts = []  # (features, covers, new, low, high, dropped code)
+        # numeric features: the side of the interval facing y moves to midway between the two
+        if mx.numeric_of.size:
+            sv, yv = mx.numeric[seed], mx.numeric[y]
+            new = ~np.isin(mx.numeric_of, list(partial.bounds))
+            y_missing = np.isnan(yv)
+            ok = np.flatnonzero(~np.isnan(sv) & (yv != sv) & (~new | can_add) & (~y_missing | new))
+            if ok.size:
+                old = np.array([partial.bounds.get(int(j), (-math.inf, math.inf)) for j in mx.numeric_of[ok]])
+                low, high = old[:, 0].copy(), old[:, 1].copy()
+                s_ok, y_ok = sv[ok], yv[ok]
+                present = ~y_missing[ok]
+                middle = np.full(ok.size, np.nan)
+                if present.any():
+                    a, b = s_ok[present], y_ok[present]
+                    middle[present] = cut_between(np.minimum(a, b), np.maximum(a, b))
+                below = present & (y_ok < s_ok)
+                above = present & ~below
+                low = np.where(below, np.maximum(low, middle), low)
+                high = np.where(above, np.minimum(high, middle), high)
+                sub = mx.numeric[rows][:, ok]
+                with np.errstate(invalid="ignore"):
+                    covers = np.where(below, sub >= low, np.where(above, sub <= high, ~np.isnan(sub)))
+                parts.append(
+                    (mx.numeric_of[ok], covers, new[ok], low, high, np.full(ok.size, -1), np.full(ok.size, -1))
+                )
+        # categorical features: drop y's level from the internal disjunction
+        if mx.categorical_of.size:
+            sc, yc = mx.codes[seed], mx.codes[y]
+            missing = mx.missing_code
+            new = ~np.isin(mx.categorical_of, list(partial.levels))
+            y_missing = yc == missing
+            allowed_y = np.array(
+                [new[c] or int(yc[c]) in partial.levels[int(j)] for c, j in enumerate(mx.categorical_of.tolist())]
+            )
+            ok = np.flatnonzero((sc != missing) & (~new | can_add) & (~y_missing | new) & (yc != sc) & allowed_y)
+            if ok.size:
+                sub = mx.codes[rows][:, ok]
+                dropped = np.where(y_missing[ok], -1, yc[ok])
+                covers = (sub != dropped) & (sub != missing[ok])
+                nan = np.full(ok.size, np.nan)
+                parts.append((mx.categorical_of[ok], covers, new[ok], nan, nan, dropped, missing[ok]))
+        if not parts:
+            return None
+        features, covers, new, low, high, dropped, n_levels = (
+            np.concatenate([p[i] for p in parts], axis=-1 if i == 1 else 0) for i in range(7)
+        )
+        order = np.argsort(features, kind="stable")
+        covers = covers[:, order]
+        features, new, low, high, dropped, n_levels = (a[order] for a in (features, new, low, high, dropped, n_levels))
+        pos = is_pos[rows]
+        n_pos = pos.astype(np.int64) @ covers
+        fresh = (pos & ~self.covered[rows]).astype(np.int64) @ covers
+        n_neg = covers.sum(axis=0) - n_pos
+        length = partial.length + new.astype(np.int64)
+        return _Block(partial, rows, features, covers, low, high, dropped, n_levels, (fresh, n_pos, -n_neg, -length))
 
     def _score(self, partial: _Partial, is_pos: np.ndarray) -> tuple[int, int, int, int]:
         """AQ's preference: uncovered positives, then all positives, fewer negatives, shorter."""
@@ -161,23 +207,59 @@ class _Star:
             done = [p for p in star if self._consistent(p, is_pos)]
             if done:
                 return max(done, key=lambda p: self._score(p, is_pos))
-            children: dict[tuple[object, ...], _Partial] = {}
+            blocks = []
             for partial in star:
                 negatives = np.flatnonzero(partial.mask & ~is_pos)
                 y = int(negatives[np.argmin(self.order_rank[negatives])])
-                for child in self._specialisations(partial, seed, y):
-                    children.setdefault(child.key(), child)
-            if not children:
+                block = self._specialisations(partial, seed, y, is_pos)
+                if block is not None:
+                    blocks.append(block)
+            if not blocks:
                 # nothing in x* separates it from y (identical descriptions, or x* missing where
                 # they differ): no rule within the error bound covers the seed, so it gets none
                 return None
-            ranked = sorted(children.values(), key=lambda p: self._score(p, is_pos), reverse=True)
-            star = ranked[: self.params.beam_width]
+            # best first, ties in the order made (a stable sort); a rule reached twice counts
+            # once (the same selectors cover the same rows, so both copies score alike)
+            score = [np.concatenate([b.score[i] for b in blocks]) for i in range(4)]
+            which = np.concatenate([np.full(b.features.size, k) for k, b in enumerate(blocks)])
+            column = np.concatenate([np.arange(b.features.size) for b in blocks])
+            ranked = np.lexsort((-score[3], -score[2], -score[1], -score[0]))
+            star, seen = [], set()
+            for i in ranked.tolist():
+                made = blocks[which[i]].partial(int(column[i]), self.enc.n_rows)
+                key = made.key()
+                if key in seen:
+                    continue
+                seen.add(key)
+                star.append(made)
+                if len(star) == self.params.beam_width:
+                    break
 
 
-def _halfway(a: float, b: float) -> float:
-    """A readable cut between two distinct finite floats (see :func:`cut_between`)."""
-    return cut_between_one(min(a, b), max(a, b))
+@dataclass(frozen=True)
+class _Block:
+    """A partial rule's specialisations, one per feature column; each is made into a
+    partial rule only if it enters the star."""
+
+    parent: _Partial
+    rows: np.ndarray  # the rows the parent covers
+    features: np.ndarray
+    covers: np.ndarray  # (rows, specialisations) bool
+    low: np.ndarray  # numeric: the new bounds
+    high: np.ndarray
+    dropped: np.ndarray  # categorical: the level dropped (-1: none, y was missing)
+    n_levels: np.ndarray  # categorical: the feature's level count
+    score: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # AQ's preference, per column
+
+    def partial(self, k: int, n_rows: int) -> _Partial:
+        mask = np.zeros(n_rows, dtype=bool)
+        mask[self.rows[self.covers[:, k]]] = True
+        j, parent = int(self.features[k]), self.parent
+        if math.isnan(self.low[k]) and math.isnan(self.high[k]):
+            code = int(self.dropped[k])
+            allowed = parent.levels.get(j, frozenset(range(int(self.n_levels[k]))))
+            return _Partial({**parent.levels, j: allowed - {code}}, parent.bounds, mask)
+        return _Partial(parent.levels, {**parent.bounds, j: (float(self.low[k]), float(self.high[k]))}, mask)
 
 
 def _conditions(enc: Encoded, partial: _Partial) -> tuple[Condition, ...]:
@@ -253,6 +335,7 @@ def _tuned_max_error(ds: Dataset, params: AQParams) -> float:
 def _fit(ds: Dataset, params: AQParams, progress: Progress | None) -> RuleSet:
     assert params.max_error is not None
     enc = Encoded.from_dataset(ds)
+    matrix = _Matrix.of(enc)
     rng = np.random.default_rng(params.seed)
     order = rng.permutation(enc.n_rows)
     order_rank = np.empty(enc.n_rows, dtype=np.int64)
@@ -264,7 +347,7 @@ def _fit(ds: Dataset, params: AQParams, progress: Progress | None) -> RuleSet:
             continue
         if params.max_rules is not None and len(raw) >= params.max_rules:
             break
-        best = _Star(enc, params, order_rank, covered).search(int(seed))
+        best = _Star(enc, matrix, params, order_rank, covered).search(int(seed))
         covered[seed] = True  # a seed nothing separates from a counterexample is not retried
         if best is None:
             continue
