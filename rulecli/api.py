@@ -30,8 +30,10 @@ from rulecli.drift import drift_warnings
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.learners.forest import partial_dependence as _partial_dependence
 from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports, violations
-from rulecli.model.compile import Predictor, check_data, prediction_frame, read_dtypes_for
+from rulecli.model.compile import Predictor, check_data, prediction_frame, read_dtypes_for, rule_expr, rule_id_expr
 from rulecli.model.core import DecisionList, RuleSet
+from rulecli.model.diff import ModelDiff
+from rulecli.model.diff import diff as model_diff
 from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
 from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
@@ -449,3 +451,100 @@ def export(
     if to == "pmml":
         return to_pmml(model)
     return to_polars(model)
+
+
+# ---------------------------------------------------------------------------- diff
+
+
+SAMPLE_ROWS = 5
+
+
+def diff(
+    old: Predictor,
+    new: Predictor,
+    data: str | Path | pl.DataFrame | None = None,
+    *,
+    changed_rows: str | None = None,
+    **read: Any,
+) -> tuple[ModelDiff, dict[str, Any] | None]:
+    """``old`` against ``new`` rule by rule (:mod:`rulecli.model.diff`); with ``data``, each
+    rule's coverage and accuracy there under both models and the rows whose prediction
+    changes (all of them written to ``changed_rows``, if given)."""
+    if old.target != new.target:
+        raise ParamError(f"the models predict different targets ('{old.target}', '{new.target}'): nothing to compare")
+    if changed_rows is not None:
+        if data is None:
+            raise ParamError("--changed-rows needs DATA: the rows whose prediction changes are rows of a table")
+        io.table_output(changed_rows)
+    structure = model_diff(old, new)
+    if data is None:
+        return structure, None
+    frames = []
+    for model in (old, new):
+        lf, label = scan_for(model, data, **read)
+        frames.append((lf, label))
+    lf, label = frames[0]
+    try:
+        table = lf.collect()
+    except pl.exceptions.PolarsError as exc:
+        raise _polars_failure(label, exc) from exc
+    before = prediction_frame(old, table.lazy()).collect().get_column("prediction")
+    after = prediction_frame(new, frames[1][0].collect().lazy()).collect().get_column("prediction")
+    moved = before.ne_missing(after)
+    rows = table.with_row_index("row", offset=1).filter(moved)
+    report: dict[str, Any] = {
+        "rows": table.height,
+        "changed": int(moved.sum()),
+        "sample": [
+            {"row": int(r), "old": o, "new": n}
+            for r, o, n in zip(
+                rows.get_column("row").head(SAMPLE_ROWS).to_list(),
+                before.filter(moved).head(SAMPLE_ROWS).to_list(),
+                after.filter(moved).head(SAMPLE_ROWS).to_list(),
+                strict=True,
+            )
+        ],
+    }
+    has_truth = old.target in table.columns
+    report["old_rules"] = _rule_stats_on(old, table, has_truth)
+    report["new_rules"] = _rule_stats_on(new, table, has_truth)
+    if changed_rows is not None:
+        written = table.filter(moved).with_columns(
+            before.filter(moved).alias("old_prediction"), after.filter(moved).alias("new_prediction")
+        )
+        io.write_table(written, changed_rows)
+    return structure, report
+
+
+def _rule_stats_on(model: Predictor, table: pl.DataFrame, has_truth: bool) -> list[dict[str, Any]]:
+    """Per rule (in the model's order): rows it decides on ``table`` (matches, for a rule
+    set), and of those, how many it gets right when the table holds the truth."""
+    if isinstance(model, Forest):
+        return []
+    as_rules = decision_list(model) if isinstance(model, Tree) and not model.regression else model
+    if isinstance(as_rules, Tree):
+        return []
+    truth = truth_expr(model) if has_truth else None
+    if isinstance(as_rules, DecisionList):
+        decided = rule_id_expr(as_rules)
+        hits = [decided == str(i) for i in range(1, len(as_rules.rules) + 1)]
+    else:
+        hits = [rule_expr(rule).fill_null(False) for rule in as_rules.rules]
+    columns = []
+    for i, (rule, hit) in enumerate(zip(as_rules.rules, hits, strict=True)):
+        columns.append(hit.fill_null(False).sum().alias(f"c{i}"))
+        if truth is not None:
+            right = hit.fill_null(False) & (truth == pl.lit(rule.prediction)).fill_null(False)
+            columns.append(right.sum().alias(f"r{i}"))
+    if not columns:
+        return []
+    counts = table.select(columns).row(0, named=True)
+    out = []
+    for i in range(len(as_rules.rules)):
+        covered = int(counts[f"c{i}"])
+        entry: dict[str, Any] = {"covered": covered}
+        if truth is not None:
+            correct = int(counts[f"r{i}"])
+            entry |= {"correct": correct, "accuracy": correct / covered if covered else None}
+        out.append(entry)
+    return out

@@ -29,8 +29,9 @@ COMMANDS = {
     "evaluate": ("rulecli.cli.evaluate:evaluate", "Score a model on labelled data, with quality gates."),
     "export": ("rulecli.cli.export:export", "Write a model as SQL, Python, Polars or PMML."),
     "show": ("rulecli.cli.show:show", "Print a saved model as its rules (or its JSON)."),
+    "diff": ("rulecli.cli.diff:diff", "Compare two models rule by rule (exit 1 when they differ)."),
 }
-ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export", "show")
+ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export", "show", "diff")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
@@ -72,6 +73,9 @@ def _described(command: _click.Command) -> _click.Command:
 FILES = {
     "data": "DATA",
     "model_path": "MODEL",
+    "old_path": "OLD",
+    "new_path": "NEW",
+    "changed_rows": "FILE",
     "output": "FILE",
     "test": "FILE",
     "metrics_out": "FILE",

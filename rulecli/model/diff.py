@@ -1,0 +1,194 @@
+"""Two models compared rule by rule, for review of a retrained model.
+
+A decision list's rules are matched by position (the first match decides, so rule 3 is
+rule 3 whatever it says); a rule set's rules, and a tree's leaf rules, by what they say:
+the same conditions (in any order) and class are the same rule; a rule left on one side
+is paired with one on the other that tests the same columns, as a *changed* rule, and the
+conditions that moved are listed by column (``age >= 42`` -> ``age >= 45``). Forests have
+no rules to pair: they are the same when every tree is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulecli.model.core import Condition, DecisionList, Rule, RuleSet
+from rulecli.model.text import render_number
+from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
+
+Predictor = DecisionList | RuleSet | Tree | Forest
+
+
+@dataclass(frozen=True)
+class Moved:
+    """The conditions one column had before and has after (an empty side: none)."""
+
+    column: str
+    old: tuple[Condition, ...]
+    new: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    status: str  # "same", "changed", "added" or "removed"
+    old_number: int | None  # 1-based position in its model
+    new_number: int | None
+    old: Rule | None
+    new: Rule | None
+    moved: tuple[Moved, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelDiff:
+    target: str
+    old_kind: str
+    new_kind: str
+    ordered: bool  # rules matched by position
+    rules: tuple[RuleChange, ...]
+    old_default: Rule | None
+    new_default: Rule | None
+    notes: tuple[str, ...]  # what else differs: classes, vote, learner
+
+    @property
+    def default_changed(self) -> bool:
+        return _key(self.old_default) != _key(self.new_default)
+
+    @property
+    def identical(self) -> bool:
+        """Equal in rules (statistics may differ): the models predict alike."""
+        return not self.notes and not self.default_changed and all(c.status == "same" for c in self.rules)
+
+
+def kind_of(model: Predictor) -> str:
+    if isinstance(model, Forest | Tree):
+        return model.kind
+    algorithm = model.info.algorithm
+    return f"{algorithm} {'decision list' if isinstance(model, DecisionList) else 'rule set'}"
+
+
+def rules_of(model: Predictor) -> tuple[list[Rule], Rule | None, bool]:
+    """A model's rules, its default, and whether position matters (a decision list)."""
+    if isinstance(model, Tree):
+        if model.regression:
+            rules = [
+                Rule(conds, render_number(float(model.nodes.value[leaf, 0])))
+                for leaf, conds in leaf_rules(model.nodes, model.features)
+            ]
+            return rules, None, False
+        return list(decision_list(model).rules), None, False
+    if isinstance(model, Forest):
+        return [], None, False
+    return list(model.rules), model.default, isinstance(model, DecisionList)
+
+
+def _key(rule: Rule | None) -> tuple[frozenset[Condition], str] | None:
+    return None if rule is None else (frozenset(rule.conditions), rule.prediction)
+
+
+def _columns(rule: Rule) -> set[str]:
+    return {c.column for c in rule.conditions}
+
+
+def moved(old: Rule, new: Rule) -> tuple[Moved, ...]:
+    """Per column (in the order the rules name them), conditions that differ."""
+    order = list(dict.fromkeys([c.column for c in old.conditions] + [c.column for c in new.conditions]))
+    out = []
+    for column in order:
+        before = tuple(c for c in old.conditions if c.column == column)
+        after = tuple(c for c in new.conditions if c.column == column)
+        if set(before) != set(after):
+            out.append(Moved(column, before, after))
+    return tuple(out)
+
+
+def _by_position(old: list[Rule], new: list[Rule]) -> list[RuleChange]:
+    out = []
+    for i in range(max(len(old), len(new))):
+        a, b = (old[i] if i < len(old) else None), (new[i] if i < len(new) else None)
+        if a is None:
+            out.append(RuleChange("added", None, i + 1, None, b))
+        elif b is None:
+            out.append(RuleChange("removed", i + 1, None, a, None))
+        elif _key(a) == _key(b):
+            out.append(RuleChange("same", i + 1, i + 1, a, b))
+        else:
+            out.append(RuleChange("changed", i + 1, i + 1, a, b, moved(a, b)))
+    return out
+
+
+def _by_content(old: list[Rule], new: list[Rule]) -> list[RuleChange]:
+    """Same conditions and class first; then each rule left pairs with the most similar rule
+    of its class left on the other side that tests a column it tests (shared conditions,
+    then shared columns), best pairs first."""
+    waiting: dict[tuple[frozenset[Condition], str], list[int]] = {}
+    for j, rule in enumerate(new):
+        waiting.setdefault(_key(rule), []).append(j)  # type: ignore[arg-type]
+    matched: dict[int, int] = {}
+    for i, rule in enumerate(old):
+        slots = waiting.get(_key(rule))  # type: ignore[arg-type]
+        if slots:
+            matched[i] = slots.pop(0)
+    old_left = [i for i in range(len(old)) if i not in matched]
+    taken = set(matched.values())
+    new_left = [j for j in range(len(new)) if j not in taken]
+    pairs = []
+    for i in old_left:
+        for j in new_left:
+            shared_columns = len(_columns(old[i]) & _columns(new[j]))
+            if shared_columns and old[i].prediction == new[j].prediction:
+                shared = len(set(old[i].conditions) & set(new[j].conditions))
+                pairs.append(((-shared, -shared_columns, i, j), i, j))
+    changed: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in sorted(pairs):
+        if i not in changed and j not in used:
+            changed[i] = j
+            used.add(j)
+    out = []
+    for i, rule in enumerate(old):
+        if i in matched:
+            out.append(RuleChange("same", i + 1, matched[i] + 1, rule, new[matched[i]]))
+        elif i in changed:
+            j = changed[i]
+            out.append(RuleChange("changed", i + 1, j + 1, rule, new[j], moved(rule, new[j])))
+        else:
+            out.append(RuleChange("removed", i + 1, None, rule, None))
+    out += [RuleChange("added", None, j + 1, None, new[j]) for j in range(len(new)) if j not in taken and j not in used]
+    return out
+
+
+def _same_forest(old: Forest, new: Forest) -> bool:
+    if len(old.trees) != len(new.trees) or old.features != new.features:
+        return False
+    for a, b in zip(old.trees, new.trees, strict=True):
+        arrays = ("feature", "left", "right", "missing_left", "value")
+        if any(not np.array_equal(getattr(a, name), getattr(b, name)) for name in arrays):
+            return False
+        if not np.array_equal(a.threshold, b.threshold, equal_nan=True):
+            return False
+        if a.left_levels != b.left_levels or a.right_levels != b.right_levels:
+            return False
+    return True
+
+
+def diff(old: Predictor, new: Predictor) -> ModelDiff:
+    """``old`` against ``new``; the caller checks that both predict the same target."""
+    old_rules, old_default, old_ordered = rules_of(old)
+    new_rules, new_default, new_ordered = rules_of(new)
+    ordered = old_ordered and new_ordered
+    notes = []
+    if kind_of(old) != kind_of(new):
+        notes.append(f"model: {kind_of(old)} -> {kind_of(new)}")
+    if old.classes != new.classes:
+        notes.append(f"classes: {', '.join(old.classes)} -> {', '.join(new.classes)}")
+    old_vote, new_vote = (getattr(m, "vote", None) for m in (old, new))
+    if old_vote != new_vote and old_vote is not None and new_vote is not None:
+        notes.append(f"vote: {old_vote.value} -> {new_vote.value}")
+    if isinstance(old, Forest) and isinstance(new, Forest) and not _same_forest(old, new):
+        notes.append(f"forest: {len(old.trees)} trees -> {len(new.trees)} trees, not the same trees")
+    changes = _by_position(old_rules, new_rules) if ordered else _by_content(old_rules, new_rules)
+    return ModelDiff(
+        old.target, kind_of(old), kind_of(new), ordered, tuple(changes), old_default, new_default, tuple(notes)
+    )
