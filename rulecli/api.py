@@ -29,8 +29,16 @@ from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
 from rulecli.drift import drift_warnings
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.learners.forest import partial_dependence as _partial_dependence
-from rulecli.metrics import Gate, gate_failures, leaf_reports, rule_reports, violations
-from rulecli.model.compile import Predictor, check_data, prediction_frame, read_dtypes_for, rule_expr, rule_id_expr
+from rulecli.metrics import Gate, drift_failures, gate_failures, leaf_reports, rule_drift, rule_reports, violations
+from rulecli.model.compile import (
+    DEFAULT_RULE,
+    Predictor,
+    check_data,
+    prediction_frame,
+    read_dtypes_for,
+    rule_expr,
+    rule_id_expr,
+)
 from rulecli.model.core import DecisionList, RuleSet
 from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
@@ -334,11 +342,16 @@ def evaluate(
     per_rule: bool = True,
     gates: Sequence[Gate] = (),
     violations_out: str | None = None,
+    baseline: bool = False,
+    max_rule_drift: float | None = None,
+    min_rule_coverage: float | None = None,
     **read: Any,
 ) -> dict[str, Any]:
     """Metrics of ``model`` on labelled data; with ``per_rule`` each rule's statistics; with
     ``gates`` a ``gates`` entry (``passed``, ``failures``); with ``violations_out`` the rows
-    a rule covers but gets wrong written to that file."""
+    a rule covers but gets wrong written to that file. With ``baseline`` (implied by the two
+    rule drift gates) each rule's coverage and accuracy here against its training
+    statistics, tested (:func:`rulecli.metrics.rule_drift`)."""
     lf, label = scan_for(model, data, **read)
     target_name = target or model.target
     if target_name not in lf.collect_schema():
@@ -346,9 +359,15 @@ def evaluate(
     truth = truth_expr(model, target)
     regression = is_regression(model)
     _check_gates(gates, regression)
-    with_rules = per_rule and (
-        isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
-    )
+    has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
+    baseline = baseline or max_rule_drift is not None or min_rule_coverage is not None
+    for option, bound in (("--max-rule-drift", max_rule_drift), ("--min-rule-coverage", min_rule_coverage)):
+        if bound is not None and not (math.isfinite(bound) and bound >= 0):
+            raise ParamError(f"{option} must be a number of at least 0, got {bound}")
+    if baseline and not has_rules:
+        kind = "a forest" if isinstance(model, Forest) else "a regression tree"
+        raise ParamError(f"--baseline compares rules with their training statistics; {kind} has no such rules")
+    with_rules = (per_rule or baseline) and has_rules
     try:
         metrics = evaluate_model(model, lf, truth)
         if metrics["rows"] == 0:
@@ -365,9 +384,15 @@ def evaluate(
             io.write_table(violations(model, lf, truth), violations_out)
     except pl.exceptions.PolarsError as exc:
         raise _polars_failure(label, exc) from exc
-    payload = {**metrics, "rules": [r.as_dict(metrics["rows"]) for r in rules]} if with_rules else dict(metrics)
-    if gates:
-        failures = gate_failures(metrics, list(gates))
+    payload = (
+        {**metrics, "rules": [r.as_dict(metrics["rows"]) for r in rules]} if with_rules and per_rule else dict(metrics)
+    )
+    failures = gate_failures(metrics, list(gates)) if gates else []
+    if baseline:
+        drift = rule_drift(model, [r for r in rules if r.rule != DEFAULT_RULE], metrics["rows"])
+        payload["baseline"] = drift
+        failures += drift_failures(drift, max_rule_drift, min_rule_coverage)
+    if gates or max_rule_drift is not None or min_rule_coverage is not None:
         payload["gates"] = {"passed": not failures, "failures": failures}
     return payload
 

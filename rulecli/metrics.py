@@ -9,6 +9,7 @@ set every matching rule counts the row.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -344,5 +345,122 @@ def gate_failures(metrics: dict[str, Any], gates: list[Gate]) -> list[str]:
             failures.append(
                 f"quality gate failed: {gate.metric} {value:.4f} < {gate.threshold:.4f} ({gate.option}), "
                 f"short by {gate.threshold - value:.4f}"
+            )
+    return failures
+
+
+# ---------------------------------------------------------------------------- rule drift
+
+DRIFT_ALPHA = 0.05
+
+
+def _two_proportions(hits_a: int, n_a: int, hits_b: int, n_b: int) -> float | None:
+    """Two-sided p-value of the pooled two-proportion z-test (None when a side is empty)."""
+    if n_a == 0 or n_b == 0:
+        return None
+    pooled = (hits_a + hits_b) / (n_a + n_b)
+    spread = pooled * (1 - pooled) * (1 / n_a + 1 / n_b)
+    if spread <= 0:
+        return 1.0  # both sides all hits or all misses: no evidence of a change
+    z = (hits_b / n_b - hits_a / n_a) / math.sqrt(spread)
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def _holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment (family-wise error over every test made)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def training_rows(model: Predictor) -> int | None:
+    """The rows a model was trained on, as its file records them."""
+    if isinstance(model, Tree):
+        return round(float(model.nodes.n_samples[0]))
+    rows = model.info.training.get("rows") if isinstance(model.info.training, dict) else None
+    if isinstance(rows, int):
+        return rows
+    if isinstance(model, DecisionList) and model.default.stats is not None and all(r.stats for r in model.rules):
+        return sum(r.stats.covered for r in model.rules if r.stats) + model.default.stats.covered
+    return None
+
+
+def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict[str, Any]:
+    """Each rule's training coverage and accuracy (as the model records them) beside its
+    coverage and accuracy on this data, with a two-proportion z-test of each change; the
+    p-values are Holm-adjusted over all the tests made (coverage and accuracy of every rule)."""
+    rules = list(decision_list(model).rules) if isinstance(model, Tree) else list(model.rules)  # type: ignore[union-attr]
+    n_train = training_rows(model)
+    if n_train is None or any(r.stats is None for r in rules):
+        raise ParamError(
+            "--baseline needs the training statistics of every rule (covers, correct) and the training rows"
+        )
+    rows = []
+    tests: list[tuple[int, str, float]] = []
+    for k, (rule, report) in enumerate(zip(rules, reports, strict=False)):
+        stats = rule.stats
+        assert stats is not None
+        entry: dict[str, Any] = {
+            "rule": report.rule,
+            "conditions": report.text,
+            "prediction": rule.prediction,
+            "train_coverage": stats.covered / n_train if n_train else 0.0,
+            "coverage": report.n_covered / n_rows if n_rows else 0.0,
+            "train_accuracy": stats.correct / stats.covered if stats.covered else None,
+            "accuracy": report.n_correct / report.n_covered if report.n_covered else None,
+            "covered": report.n_covered,
+            "train_covered": stats.covered,
+        }
+        for what, p in (
+            ("coverage", _two_proportions(stats.covered, n_train, report.n_covered, n_rows)),
+            ("accuracy", _two_proportions(stats.correct, stats.covered, report.n_correct, report.n_covered)),
+        ):
+            entry[f"{what}_p"] = None
+            if p is not None:
+                tests.append((k, what, p))
+        rows.append(entry)
+    for (k, what, _), adjusted in zip(tests, _holm([p for _, _, p in tests]), strict=True):
+        rows[k][f"{what}_p"] = adjusted
+    for entry in rows:
+        entry["drifted"] = any(
+            entry[f"{w}_p"] is not None and entry[f"{w}_p"] < DRIFT_ALPHA for w in ("coverage", "accuracy")
+        )
+    return {"alpha": DRIFT_ALPHA, "correction": "holm", "tests": len(tests), "training_rows": n_train, "rules": rows}
+
+
+def drift_failures(drift: dict[str, Any], max_drift: float | None, min_coverage: float | None) -> list[str]:
+    """One message per rule whose change is significant and beyond a bound: an accuracy
+    drop or a coverage change larger than ``max_drift``, or coverage below ``min_coverage``
+    times its training share (a rule that no longer fires has none)."""
+    failures = []
+    for entry in drift["rules"]:
+        label = f"rule {entry['rule']} (IF {entry['conditions']} THEN {entry['prediction']})"
+        acc_p, cov_p = entry["accuracy_p"], entry["coverage_p"]
+        significant_acc = acc_p is not None and acc_p < drift["alpha"]
+        significant_cov = cov_p is not None and cov_p < drift["alpha"]
+        if max_drift is not None:
+            before, now = entry["train_accuracy"], entry["accuracy"]
+            if significant_acc and before is not None and now is not None and before - now > max_drift:
+                failures.append(
+                    f"rule drift gate failed: {label}: accuracy {before:.4f} -> {now:.4f}, a drop of "
+                    f"{before - now:.4f} > {max_drift:.4f} (--max-rule-drift; adjusted p = {acc_p:.2g})"
+                )
+            change = entry["coverage"] - entry["train_coverage"]
+            if significant_cov and abs(change) > max_drift:
+                failures.append(
+                    f"rule drift gate failed: {label}: coverage {entry['train_coverage']:.4f} -> "
+                    f"{entry['coverage']:.4f}, a change of {change:+.4f} beyond ±{max_drift:.4f} "
+                    f"(--max-rule-drift; adjusted p = {cov_p:.2g})"
+                )
+        if min_coverage is not None and significant_cov and entry["coverage"] < min_coverage * entry["train_coverage"]:
+            what = "no longer fires" if entry["covered"] == 0 else f"covers {entry['coverage']:.4f}"
+            failures.append(
+                f"rule drift gate failed: {label}: {what}, below {min_coverage:g} x its training coverage "
+                f"{entry['train_coverage']:.4f} (--min-rule-coverage; adjusted p = {cov_p:.2g})"
             )
     return failures

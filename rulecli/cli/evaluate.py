@@ -26,6 +26,25 @@ MinCoverage = _gate("--min-coverage", "Exit 1 if fewer rows are decided by a non
 MaxRmse = _gate("--max-rmse", "Numeric target: exit 1 if the RMSE is higher.", min=0)
 MaxMae = _gate("--max-mae", "Numeric target: exit 1 if the MAE is higher.", min=0)
 MinR2 = _gate("--min-r2", "Numeric target: exit 1 if R² is lower.")
+MaxRuleDrift = _gate(
+    "--max-rule-drift",
+    "Exit 1 if a rule's accuracy drops, or its coverage moves, by more than this since training (a change "
+    "the test finds beyond chance; implies --baseline).",
+    min=0,
+    max=1,
+)
+MinRuleCoverage = _gate(
+    "--min-rule-coverage",
+    "Exit 1 if a rule covers less than this times its training share of rows (0: a rule that no longer "
+    "fires; a change beyond chance; implies --baseline).",
+    min=0,
+)
+Baseline = Annotated[
+    bool,
+    typer.Option(
+        "--baseline", help="Compare each rule's coverage and accuracy here with its training statistics, tested."
+    ),
+]
 PerRule = Annotated[bool, typer.Option("--per-rule/--no-per-rule", help="Show per-rule statistics on this data.")]
 JsonOut = Annotated[bool, typer.Option("--json", help="Print all metrics as JSON on stdout.")]
 Output = Annotated[str | None, typer.Option("--output", "-o", help="Also write the JSON metrics to this file.")]
@@ -48,6 +67,9 @@ def evaluate(
     max_rmse: MaxRmse = None,
     max_mae: MaxMae = None,
     min_r2: MinR2 = None,
+    max_rule_drift: MaxRuleDrift = None,
+    min_rule_coverage: MinRuleCoverage = None,
+    baseline: Baseline = False,
     per_rule: PerRule = True,
     json_out: JsonOut = False,
     output: Output = None,
@@ -91,7 +113,16 @@ def evaluate(
     read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
     payload = api.evaluate(
-        model, lf, label=label, target=target, per_rule=per_rule, gates=gates, violations_out=violations_out
+        model,
+        lf,
+        label=label,
+        target=target,
+        per_rule=per_rule,
+        gates=gates,
+        violations_out=violations_out,
+        baseline=baseline,
+        max_rule_drift=max_rule_drift,
+        min_rule_coverage=min_rule_coverage,
     )
     failures = payload["gates"]["failures"]
     if output is not None:
@@ -149,3 +180,29 @@ def _show(payload: dict[str, Any], label: str) -> None:
                 f"{r['accuracy']:.3f}",
             )
         out.print(rules)
+    if payload.get("baseline"):
+        drift = payload["baseline"]
+        table = console.DataTable(
+            f"rules against training ({drift['training_rows']} rows): two-proportion tests, "
+            f"p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}"
+        )
+        for name in ("rule", "coverage: train -> here", "p", "accuracy: train -> here", "p", "drifted"):
+            table.add_column(name, justify="left" if name.startswith("coverage") else "right")
+        for r in drift["rules"]:
+            table.add_row(
+                r["rule"],
+                f"{r['train_coverage']:.3f} -> {r['coverage']:.3f}",
+                _p(r["coverage_p"]),
+                f"{_share(r['train_accuracy'])} -> {_share(r['accuracy'])}",
+                _p(r["accuracy_p"]),
+                "yes" if r["drifted"] else "",
+            )
+        out.print(table)
+
+
+def _p(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2g}"
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"

@@ -116,7 +116,10 @@ def test_with_data_each_rule_is_scored_and_changed_rows_are_written(tmp_path: Pa
     assert payload["data"]["rows"] == 6 and payload["data"]["changed"] == 3
     assert payload["data"]["sample"][0] == {"row": 2, "old": "yes", "new": "no"}
     written = pl.read_csv(changed)
-    assert written["age"].to_list() == [43.0, 18.0, None] and written.columns[-2:] == ["old_prediction", "new_prediction"]
+    assert written["age"].to_list() == [43.0, 18.0, None] and written.columns[-2:] == [
+        "old_prediction",
+        "new_prediction",
+    ]
     text = run_cli("diff", old, new, data)
     assert "on the data: 3 of 6 rows change their prediction (50.0%); first: row 2 'yes' -> 'no'" in text.stdout
     assert "on the data: covers 3, accuracy 0.667 -> covers 2, accuracy 0.500" in text.stdout

@@ -1,0 +1,96 @@
+"""evaluate --baseline and the rule drift gates, on data made to drift in one rule only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from tests.conftest import SAMPLE, run_cli
+
+MODEL = """\
+IF x < 0.3 THEN y = 'lo'  (covers 300, correct 294)
+IF x >= 0.7 THEN y = 'hi'  (covers 300, correct 291)
+ELSE y = 'mid'  (covers 400, correct 388)
+"""
+
+
+def _today(tmp_path: Path, *, drift_hi: bool = False, low_x: bool = True, seed: int = 0) -> str:
+    rng = np.random.default_rng(seed)
+    n = 1000
+    x = rng.random(n) if low_x else 0.3 + 0.7 * rng.random(n)
+    y = np.where(x < 0.3, "lo", np.where(x >= 0.7, "hi", "mid"))
+    noise = rng.random(n) < 0.02
+    y = np.where(noise, "mid", y)
+    if drift_hi:  # the world changed for the rows rule 2 covers: half of them are 'mid' now
+        y = np.where((x >= 0.7) & (rng.random(n) < 0.5), "mid", y)
+    path = tmp_path / f"today-{drift_hi}-{low_x}.csv"
+    pl.DataFrame({"x": x.round(4), "y": y}).write_csv(path)
+    return str(path)
+
+
+def _model(tmp_path: Path) -> str:
+    path = tmp_path / "m.txt"
+    path.write_text(MODEL)
+    return str(path)
+
+
+def test_only_the_rule_that_drifted_is_flagged_and_gated(tmp_path: Path):
+    model = _model(tmp_path)
+    steady = run_cli("evaluate", model, _today(tmp_path), "--baseline", "--json")
+    assert steady.code == 0, steady.stderr
+    drift = json.loads(steady.stdout)["baseline"]
+    assert drift["correction"] == "holm" and drift["tests"] == 4 and drift["training_rows"] == 1000
+    assert [r["drifted"] for r in drift["rules"]] == [False, False]
+    assert run_cli("evaluate", model, _today(tmp_path), "--max-rule-drift", "0.1").code == 0
+
+    drifted = run_cli("evaluate", model, _today(tmp_path, drift_hi=True), "--baseline", "--json")
+    rules = json.loads(drifted.stdout)["baseline"]["rules"]
+    assert [r["drifted"] for r in rules] == [False, True]
+    assert rules[1]["accuracy"] < 0.6 and rules[1]["accuracy_p"] < 1e-6
+    gated = run_cli("evaluate", model, _today(tmp_path, drift_hi=True), "--max-rule-drift", "0.1")
+    assert gated.code == 1
+    lines = gated.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rule drift gate failed: rule 2 (IF x >= 0.7 THEN hi)")
+    assert "(--max-rule-drift; adjusted p = " in lines[0]
+    # a generous bound lets the same drift pass
+    assert run_cli("evaluate", model, _today(tmp_path, drift_hi=True), "--max-rule-drift", "0.6").code == 0
+
+
+def test_a_rule_that_no_longer_fires_fails_min_rule_coverage(tmp_path: Path):
+    model = _model(tmp_path)
+    shifted = _today(tmp_path, low_x=False)  # no row has x < 0.3 any more
+    gated = run_cli("evaluate", model, shifted, "--min-rule-coverage", "0.5")
+    assert gated.code == 1
+    assert "rule drift gate failed: rule 1 (IF x < 0.3 THEN lo): no longer fires, below 0.5 x" in gated.stderr
+    assert "rule 2" not in gated.stderr
+    assert run_cli("evaluate", model, _today(tmp_path), "--min-rule-coverage", "0.5").code == 0
+
+
+def test_learned_models_and_what_has_no_baseline(tmp_path: Path):
+    penguins = str(SAMPLE / "penguins.csv")
+    for learner in ("ripper", "aq", "tree"):
+        out = tmp_path / f"{learner}.json"
+        assert run_cli(learner, penguins, "-y", "species", "-q", "-o", str(out)).code == 0
+        same = run_cli("evaluate", str(out), penguins, "--baseline", "--json", "--max-rule-drift", "0")
+        assert same.code == 0, (learner, same.stderr)  # its own training data: nothing drifted
+        assert not any(r["drifted"] for r in json.loads(same.stdout)["baseline"]["rules"])
+    forest = tmp_path / "forest.json"
+    assert run_cli("forest", penguins, "-y", "species", "-B", "3", "-q", "-o", str(forest)).code == 0
+    refused = run_cli("evaluate", str(forest), penguins, "--baseline")
+    assert refused.code == 2 and "a forest has no such rules" in refused.stderr
+    unknown = tmp_path / "set.txt"
+    unknown.write_text("RULESET VOTE one\nIF x < 1 THEN y = 'a'  (covers 3, correct 3)\nELSE y = 'b'\n")
+    data = tmp_path / "d.csv"
+    pl.DataFrame({"x": [0.0, 2.0], "y": ["a", "b"]}).write_csv(data)
+    missing = run_cli("evaluate", str(unknown), str(data), "--baseline")
+    assert missing.code == 2 and "--baseline needs the training statistics" in missing.stderr
+
+
+@pytest.mark.parametrize("bound", ["-1", "nan"])
+def test_bad_bounds(tmp_path: Path, bound: str):
+    result = run_cli("evaluate", _model(tmp_path), _today(tmp_path), "--max-rule-drift", bound)
+    assert result.code == 2 and "--max-rule-drift" in result.stderr
