@@ -34,18 +34,19 @@ import numpy as np
 from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
-from rulecli.learners.tree import TreeGrowth, grow_tree
+from rulecli.learners.tree import TreeGrowth, grow_tree, tree_nodes
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
 from rulecli.params import param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
-from rulecli.search.grow import GrowParams
+from rulecli.search.grow import Grove, GrowParams
 from rulecli.search.workers import worker_map
 from rulecli.words import counted
 
 PD_FLOOR = 1e-3
 SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
+GROVE_INSTANCES = 4_000_000  # bootstrap rows of the trees grown together in one batch
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +130,14 @@ def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
     return grow_tree(data, ds, grow, weights, rng)
 
 
+def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
+    """The trees of ``seeds`` as one grove (:class:`Grove`): each the tree :func:`_grow_one` grows."""
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    weights = [bootstrap_weights(rng, ds.n_rows) for rng in rngs]
+    grove = Grove(data, ds.y, len(ds.classes), grow, weights, rngs)
+    return [tree_nodes(grown, data, False, 0.0) for grown in grove.grow_all()]
+
+
 def training_columns(ds: Dataset) -> Columns:
     """The training rows as traversal input (what ``predict`` builds from a table)."""
     d, n = len(ds.schema.features), ds.n_rows
@@ -209,12 +218,20 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
     # starting worker processes costs more than growing a small forest in this one
     jobs = params.jobs or _cores()
     if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
-        _init_worker(data, ds, grow)
-        for seed in seeds:
-            trees.append(_grow_one(seed))
-            if progress is not None:
-                progress(len(trees))
-        _SHARED.clear()
+        if not ds.regression and grow.max_leaf_nodes is None:
+            # trees grown together, a batch at a time (instances bound the memory)
+            batch = max(1, GROVE_INSTANCES // max(ds.n_rows, 1))
+            for start in range(0, len(seeds), batch):
+                trees.extend(_grow_together(data, ds, grow, seeds[start : start + batch]))
+                if progress is not None:
+                    progress(len(trees))
+        else:
+            _init_worker(data, ds, grow)
+            for seed in seeds:
+                trees.append(_grow_one(seed))
+                if progress is not None:
+                    progress(len(trees))
+            _SHARED.clear()
     else:
         with worker_map(_grow_one, seeds, jobs, _init_worker, (data, ds, grow)) as grown:
             for nodes in grown:

@@ -205,7 +205,7 @@ class Grower:
         t = self.tree
         w = _weight(np.stack([t.stats[n] for n in nodes]), self.regression)
         ok = (w >= p.min_samples_split) & (w >= 2 * p.min_samples_leaf)
-        ok &= np.array([t.impurity[n] for n in nodes]) > self.pure_tolerance
+        ok &= np.array([t.impurity[n] for n in nodes]) > self._tolerance(nodes)
         if p.max_depth is not None:
             ok &= np.array([t.depth[n] for n in nodes]) < p.max_depth
         return [n for n, keep in zip(nodes, ok.tolist(), strict=True) if keep]
@@ -272,7 +272,7 @@ class Grower:
         t = self.tree
         weight = _weight(np.stack([t.stats[n] for n in candidates]), self.regression)
         finite = np.isfinite(best.gain)
-        f_all = np.where(finite, best.gain, 0.0) * weight / self.root_weight
+        f_all = np.where(finite, best.gain, 0.0) * weight / self._root_weights(candidates)
         worth = finite & (f_all + 1e-15 >= self.params.min_impurity_decrease)
         threshold_at = {}
         for j in np.unique(best.feature[worth]).tolist():
@@ -309,7 +309,7 @@ class Grower:
         goes_left = np.empty(rows.size, dtype=bool)
         for j in np.unique(feature).tolist():
             at = np.flatnonzero(row_feature == j)
-            code = self.data.codes[j][rows[at]]
+            code = self._codes(j, rows[at])
             node = local[at]
             nb = self.data.n_bins[j]
             on_j = np.flatnonzero(feature == j)
@@ -339,17 +339,25 @@ class Grower:
 
     # -- the batched split search
 
-    def _feature_choice(self, n_nodes: int) -> np.ndarray | None:
+    def _feature_choice(self, nodes: list[int]) -> np.ndarray | None:
         """Which features each node may split on (forests draw m at random per node)."""
         m = self.params.max_features
         d = self.data.n_features
         if m is None or m >= d:
             return None
         assert self.rng is not None
-        order = np.argsort(self.rng.random((n_nodes, d)), axis=1)[:, :m]
-        allowed = np.zeros((n_nodes, d), dtype=bool)
-        np.put_along_axis(allowed, order, True, axis=1)
-        return allowed
+        return _draw_features(self.rng, len(nodes), d, m)
+
+    # -- what a grove of trees grown together answers per tree
+
+    def _codes(self, j: int, rows: np.ndarray) -> np.ndarray:
+        return self.data.codes[j][rows]
+
+    def _tolerance(self, nodes: list[int]) -> float | np.ndarray:
+        return self.pure_tolerance
+
+    def _root_weights(self, nodes: list[int]) -> float | np.ndarray:
+        return self.root_weight
 
     def _best_splits(self, nodes: list[int]) -> _Best:
         t = self.tree
@@ -358,7 +366,7 @@ class Grower:
         local = np.repeat(np.arange(p, dtype=np.int64), [self.node_rows[n].size for n in nodes])
         node_stats = np.stack([t.stats[n] for n in nodes])
         node_impurity = np.array([t.impurity[n] for n in nodes])
-        allowed = self._feature_choice(p)
+        allowed = self._feature_choice(nodes)
         best = _Best(
             gain=np.full(p, -np.inf),
             feature=np.full(p, -1, dtype=np.int64),
@@ -389,7 +397,7 @@ class Grower:
         best: _Best,
     ) -> None:
         nb = self.data.n_bins[j]
-        code = self.data.codes[j][rows].astype(np.int64)
+        code = self._codes(j, rows).astype(np.int64)
         missing = code == nb
         missing_sums = self._sums(rows[missing], local[missing], p)
         present = ~missing
@@ -491,6 +499,116 @@ class Grower:
             - (wr / total) * impurity(right, criterion, wr)
         )
         return _Cuts(np.where(valid, gain, -np.inf), miss_left, apart, starts, segment)
+
+
+def _draw_features(rng: np.random.Generator, n_nodes: int, d: int, m: int) -> np.ndarray:
+    order = np.argsort(rng.random((n_nodes, d)), axis=1)[:, :m]
+    allowed = np.zeros((n_nodes, d), dtype=bool)
+    np.put_along_axis(allowed, order, True, axis=1)
+    return allowed
+
+
+class Grove(Grower):
+    """Several classification trees grown together, level by level: tree t's bootstrap
+    copy of row r is an *instance* of its own, every tree's pending nodes are one batch,
+    so a level costs one pass per feature for all the trees (a small table's forest was
+    per-level Python overhead, tree after tree). Each tree draws its features from its own
+    generator, in its own node order, and every count is an integer sum, so each tree equals
+    the one :class:`Grower` grows alone. Growth without a leaf limit only (every splittable
+    node of a level is split)."""
+
+    def __init__(
+        self,
+        data: Binned,
+        y: np.ndarray,
+        n_classes: int,
+        params: GrowParams,
+        weights: list[np.ndarray],
+        rngs: list[np.random.Generator],
+    ) -> None:
+        assert not params.regression and params.max_leaf_nodes is None
+        rows = [np.flatnonzero(w > 0) for w in weights]
+        self.row_of = np.concatenate(rows)
+        sizes = [r.size for r in rows]
+        self.bounds = np.concatenate([[0], np.cumsum(sizes)])
+        instance_weights = np.concatenate([w[r] for w, r in zip(weights, rows, strict=True)])
+        super().__init__(data, y[self.row_of], n_classes, params, instance_weights, None)
+        self.rngs = rngs
+        self.node_tree: list[int] = []
+        self.tree_root_weight = np.ones(len(rows))
+        self.tree_tolerance = np.full(len(rows), _PURE)
+
+    def _codes(self, j: int, rows: np.ndarray) -> np.ndarray:
+        return self.data.codes[j][self.row_of[rows]]
+
+    def _tolerance(self, nodes: list[int]) -> np.ndarray:
+        return self.tree_tolerance[np.array([self.node_tree[n] for n in nodes], dtype=np.int64)]
+
+    def _root_weights(self, nodes: list[int]) -> np.ndarray:
+        return self.tree_root_weight[np.array([self.node_tree[n] for n in nodes], dtype=np.int64)]
+
+    def _feature_choice(self, nodes: list[int]) -> np.ndarray | None:
+        m = self.params.max_features
+        d = self.data.n_features
+        if m is None or m >= d:
+            return None
+        tree = np.array([self.node_tree[n] for n in nodes], dtype=np.int64)
+        allowed = np.zeros((len(nodes), d), dtype=bool)
+        for t in np.unique(tree).tolist():
+            at = np.flatnonzero(tree == t)
+            allowed[at] = _draw_features(self.rngs[t], at.size, d, m)
+        return allowed
+
+    def _split(self, nodes: list[int]) -> list[int]:
+        children = super()._split(nodes)
+        self.node_tree.extend(self.node_tree[n] for n in nodes for _ in (0, 1))
+        return children
+
+    def grow_all(self) -> list[GrownTree]:
+        roots = []
+        for t in range(len(self.rngs)):
+            rows = np.arange(self.bounds[t], self.bounds[t + 1])
+            stats = self._sums(rows, np.zeros(rows.size, dtype=np.int64), 1)
+            root = self._new_nodes([rows], stats, [0])
+            self.node_tree.append(t)
+            self.tree_root_weight[t] = float(_weight(stats, False)[0])
+            self.tree_tolerance[t] = _PURE * max(1.0, self.tree.impurity[root])
+            roots.append(root)
+        pending = roots
+        heap: list[tuple[float, int]] = []
+        while True:
+            if pending:
+                self._count(pending, heap)
+            if not heap:
+                break
+            chosen = [heapq.heappop(heap)[1] for _ in range(len(heap))]
+            pending = self._split(chosen)
+        self.node_rows.clear()
+        return self._per_tree()
+
+    def _per_tree(self) -> list[GrownTree]:
+        """The grove's nodes dealt back to their trees, renumbered in creation order."""
+        g = self.tree
+        tree = np.array(self.node_tree)
+        out = []
+        for t in range(len(self.rngs)):
+            mine = np.flatnonzero(tree == t).tolist()
+            local = {node: i for i, node in enumerate(mine)}
+            grown = GrownTree()
+            for node in mine:
+                grown.feature.append(g.feature[node])
+                grown.threshold.append(g.threshold[node])
+                grown.left_codes.append(g.left_codes[node])
+                grown.right_codes.append(g.right_codes[node])
+                grown.missing_left.append(g.missing_left[node])
+                grown.left.append(local[g.left[node]] if g.left[node] >= 0 else -1)
+                grown.right.append(local[g.right[node]] if g.right[node] >= 0 else -1)
+                grown.depth.append(g.depth[node])
+                grown.stats.append(g.stats[node])
+                grown.impurity.append(g.impurity[node])
+                grown.improvement.append(g.improvement[node])
+            out.append(grown)
+        return out
 
 
 @dataclass(frozen=True)

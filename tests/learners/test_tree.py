@@ -9,6 +9,8 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners import forest as forest_module
@@ -373,3 +375,35 @@ def test_regression_forest_oob_mse():
     assert 0 < forest.info.training["oob_mse"] < 10
     importance = forest.info.training["importance"]
     assert importance["x"] > importance["noise"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(20, 300),
+    st.integers(1, 6),
+    st.integers(2, 4),
+    st.sampled_from(["gini", "entropy"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_trees_grown_together_equal_trees_grown_alone(n: int, d: int, k: int, criterion: str, seed: int):
+    rng = np.random.default_rng(seed)
+    columns = {}
+    for j in range(d):
+        if j % 2:
+            columns[f"c{j}"] = [None if rng.random() < 0.1 else f"v{v}" for v in rng.integers(0, 4, n)]
+        else:
+            x = rng.normal(size=n).round(1)
+            columns[f"x{j}"] = [None if rng.random() < 0.1 else float(v) for v in x]
+    columns["y"] = [f"k{v}" for v in rng.integers(0, k, n)]
+    ds = prepare_dataset(pl.DataFrame(columns), DataSpec(target="y"))
+    assume(len(ds.classes) > 1 and ds.schema.features)
+    params = ForestParams(trees=4, criterion=criterion, seed=seed % 1000, jobs=1)
+    data = forest_module.Binned.from_dataset(ds, params.max_bins)
+    grow = params.grow_params(ds, max_features=params.features_per_node(data.n_features, ds.regression))
+    seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
+    together = forest_module._grow_together(data, ds, grow, seeds)
+    forest_module._init_worker(data, ds, grow)
+    alone = [forest_module._grow_one(s) for s in seeds]
+    forest_module._SHARED.clear()
+    for a, b in zip(together, alone, strict=True):
+        assert nodes_to_dict(a) == nodes_to_dict(b)
