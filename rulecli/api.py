@@ -48,6 +48,8 @@ from rulecli.model.serde import dumps, loads
 from rulecli.model.text import forest_summary, parse_text, render_text, render_tree
 from rulecli.model.tree import Forest, Tree, decision_list
 from rulecli.params import Params
+from rulecli.report import Curve
+from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
@@ -573,3 +575,69 @@ def _rule_stats_on(model: Predictor, table: pl.DataFrame, has_truth: bool) -> li
             entry |= {"correct": correct, "accuracy": correct / covered if covered else None}
         out.append(entry)
     return out
+
+
+# ---------------------------------------------------------------------------- report
+
+CURVES = 3  # partial-dependence curves drawn for a forest: its most important features
+CURVE_ROWS = 300  # rows averaged over at each grid value
+CURVE_POINTS = 20
+
+
+def report(
+    model: Predictor,
+    data: str | Path | pl.DataFrame,
+    *,
+    target: str | None = None,
+    baseline: bool = False,
+    model_label: str = "model",
+    **read: Any,
+) -> str:
+    """A self-contained HTML page about ``model`` on ``data`` (:mod:`rulecli.report`)."""
+    lf, label = scan_for(model, data, **read)
+    try:
+        frame = lf.collect()
+    except pl.exceptions.PolarsError as exc:
+        raise _polars_failure(label, exc) from exc
+    payload = evaluate(model, frame, target=target, per_rule=True, baseline=baseline, label=label)
+    importance, curves = None, []
+    if isinstance(model, Forest):
+        raw = model.info.training.get("importance") if isinstance(model.info.training, dict) else None
+        importance = {str(k): float(v) for k, v in raw.items()} if isinstance(raw, dict) else None
+        if importance:
+            top = [name for name, _ in sorted(importance.items(), key=lambda kv: -kv[1])[:CURVES]]
+            curves = [_curve(model, frame, name) for name in top if name in frame.columns]
+    return render_report(
+        model,
+        payload,
+        model_label=model_label,
+        data_label=label,
+        importance=importance,
+        curves=[c for c in curves if c is not None],
+    )
+
+
+def _curve(model: Forest, frame: pl.DataFrame, feature: str) -> Curve | None:
+    """The mean prediction over (the first 300) rows with ``feature`` set to each grid value."""
+    sample = frame.head(CURVE_ROWS)
+    schema = model.info.schema
+    kind = schema.feature(feature) if schema is not None else None
+    dtype = frame.schema[feature]
+    if kind is not None and kind.levels:
+        grid: list[float | str] = list(kind.levels[:CURVE_POINTS])
+    else:
+        present = sample.get_column(feature).cast(pl.Float64, strict=False).drop_nulls().drop_nans()
+        if present.is_empty():
+            return None
+        grid = sorted({float(present.quantile(q / (CURVE_POINTS - 1))) for q in range(CURVE_POINTS)})
+    stacked = pl.concat(
+        [sample.with_columns(pl.lit(value).cast(dtype).alias(feature)) for value in grid], how="vertical"
+    )
+    scored = predict(model, stacked, proba=not model.regression)
+    if model.regression:
+        column, name = "prediction", "mean_prediction"
+    else:
+        cls = model.classes[1] if len(model.classes) == 2 else model.classes[0]
+        column, name = f"proba_{cls}", f"P({cls})"
+    values = scored.get_column(column).cast(pl.Float64).to_numpy().reshape(len(grid), sample.height).mean(axis=1)
+    return Curve(feature, name, grid, [float(v) for v in values])

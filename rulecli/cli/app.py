@@ -30,8 +30,9 @@ COMMANDS = {
     "export": ("rulecli.cli.export:export", "Write a model as SQL, Python, Polars or PMML."),
     "show": ("rulecli.cli.show:show", "Print a saved model as its rules (or its JSON)."),
     "diff": ("rulecli.cli.diff:diff", "Compare two models rule by rule (exit 1 when they differ)."),
+    "report": ("rulecli.cli.report:report", "Write an HTML page about a model on a table."),
 }
-ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export", "show", "diff")
+ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export", "show", "diff", "report")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 

@@ -1,0 +1,63 @@
+"""report: one self-contained HTML page about a model on a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rulecli import api, io
+from rulecli.errors import ParamError
+
+from . import common
+
+
+def report(
+    model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file.")],
+    data: Annotated[str, typer.Argument(help="Labelled table to report on ('-' = stdin).")],
+    output: Annotated[
+        str, typer.Option("--output", "-o", help="Write the page here (.html); '-' = stdout.")
+    ] = io.STDIO,
+    target: Annotated[
+        str | None, typer.Option("--target", "-y", help="True-label column (default: the model's target).")
+    ] = None,
+    baseline: Annotated[
+        bool,
+        typer.Option(
+            "--baseline", help="Compare each rule's coverage and accuracy here with its training statistics, tested."
+        ),
+    ] = False,
+    input_format: common.InputFormat = None,
+    null_values: common.NullValues = None,
+    delimiter: common.Delimiter = None,
+    encoding: common.Encoding = "utf-8",
+    no_header: common.NoHeader = False,
+    skip_lines: common.SkipLines = 0,
+    strict: common.Strict = False,
+    quiet: common.QuietScoring = False,
+) -> None:
+    """Write one self-contained HTML page (no scripts, no network) about a model on
+    labelled data: metrics, per-class precision and recall, the confusion matrix as a heat
+    map, each rule's coverage and accuracy as bars, a tree drawn, a forest's feature
+    importance and partial-dependence curves, and with --baseline the rule drift table.
+
+    Examples:
+
+        rulecli tree sample_data/penguins.csv -y species -q -o penguins.tree.json
+
+        rulecli report penguins.tree.json sample_data/penguins.csv -o penguins.html
+
+        rulecli report penguins.tree.json sample_data/penguins.csv --baseline -o penguins.drift.html
+    """
+    if output != io.STDIO:
+        if Path(output).suffix.lower() not in (".html", ".htm"):
+            raise ParamError(f"{output}: a report is written as .html")
+        io.check_writable(output)
+    model = common.open_model(model_path, data)
+    read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
+    lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
+    page = api.report(
+        model, lf, target=target, baseline=baseline, model_label=api.source_label(model_path), label=label
+    )
+    io.write_text(output, page)
