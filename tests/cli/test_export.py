@@ -251,7 +251,11 @@ def test_regression_forests_export_alike(tmp_path: Path):
     frame = pl.DataFrame({"x": rng.normal(size=n), "c": rng.choice(["a", "b"], n), "y": rng.normal(size=n)})
     frame = pl.concat([frame, pl.DataFrame({"x": [None], "c": ["zzz"], "y": [0.0]}, schema=frame.schema)])
     model = _fit_forest(frame, tmp_path)
-    expected = api.predict(model, frame)["prediction"].to_list()
+    _exports_predict_as_rulecli(model, frame, api.predict(model, frame)["prediction"].to_list())
+
+
+def _exports_predict_as_rulecli(model, frame: pl.DataFrame, expected: list) -> None:
+    """DuckDB running the SQL, the exec'd Python function and the eval'd Polars expression."""
     con = duckdb.connect()
     con.register("t", frame.to_arrow())
     assert con.sql(api.export(model, "sql", table="t")).pl()["prediction"].to_list() == expected
@@ -292,11 +296,4 @@ def test_present_versus_missing_splits_export_alike(tmp_path: Path, learner: str
     scored = pl.concat([frame.drop("status"), probe])
     expected = api.predict(model, scored)["prediction"].to_list()
     assert expected[-4:] == ["ok", "ok", "flag", "ok"]
-    con = duckdb.connect()
-    con.register("t", scored.to_arrow())
-    assert con.sql(api.export(model, "sql", table="t")).pl()["prediction"].to_list() == expected
-    namespace: dict = {}
-    exec(api.export(model, "python"), namespace)
-    assert [namespace["predict"](row) for row in scored.to_dicts()] == expected
-    expr = eval(api.export(model, "polars"), {"pl": pl})
-    assert scored.select(expr.alias("p"))["p"].to_list() == expected
+    _exports_predict_as_rulecli(model, scored, expected)
