@@ -355,12 +355,13 @@ def main() -> None:
         for s in splits_by_table[name]:
             s["rows"] = frame.height
     learners = [x for x in args.learners.split(",") if x]
-    jobs = []
+    jobs = []  # the longest first (the anchors, then Weka), so no long job is left for the end
+    ours = []
     for name, table_splits in splits_by_table.items():
         manifest = WIDE / "splits" / name / "manifest.jsonl"
         manifest.write_text("".join(json.dumps(s) + "\n" for s in table_splits))
         for learner in learners:
-            jobs.append([sys.executable, __file__, "--worker", learner, str(manifest)])
+            ours.append([sys.executable, __file__, "--worker", learner, str(manifest)])
     anchors = not (args.no_anchors or args.update) and ANCHOR_PYTHON.exists()
     if anchors:
         binary = {n for n, (f, _) in tables.items() if f.get_column(f.columns[-1]).n_unique() == 2}
@@ -387,6 +388,7 @@ def main() -> None:
             "".join(f"{s['id']}\t{s['train']}\t{s['test']}\n" for ss in splits_by_table.values() for s in ss)
         )
         jobs.append(["java", "-Xmx4g", "-cp", f"{WEKA_JAR}{os.pathsep}{java_dir}", "WideWeka", str(weka_manifest)])
+    jobs += ours
     results: list[dict] = []
     if args.update:
         kept = (WIDE / "results.jsonl").read_text().splitlines()
