@@ -270,19 +270,21 @@ def summarise(results: list[dict], splits_by_table: dict[str, list[dict]], best:
     majority = {t: {s["id"]: s["majority"] for s in ss} for t, ss in splits_by_table.items()}
     lines = [
         "| learner | reference | tables | mean accuracy ± s.e. | reference | wins / ties / losses "
-        "| mean rules | reference rules | tables > 3 points below the majority rate: learner (reference) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| mean rules | reference rules | median fit s (reference) | tables > 3 points below the majority rate: "
+        "learner (reference) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     se = lambda v: float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0  # noqa: E731
     for learner in [name for name in LEARNERS if name in tools]:
         ref = REFERENCE[learner]
-        pairs, below, ref_below = [], [], []
+        pairs, below, ref_below, times = [], [], [], []
         for table in splits_by_table:
             common = [i for i in ids[table] if (ref, i) in by and by[(ref, i)].get("accuracy") is not None]
             mine, theirs = _mean(by, learner, common), _mean(by, ref, common)
             if not common or mine is None or theirs is None:
                 continue
             pairs.append((mine, theirs))
+            times += [(by[(learner, i)].get("fit_seconds"), by[(ref, i)].get("fit_seconds")) for i in common]
             rate = float(np.mean([majority[table][i] for i in common]))
             if mine[0] < rate - 0.03:
                 below.append(table)
@@ -293,11 +295,13 @@ def summarise(results: list[dict], splits_by_table: dict[str, list[dict]], best:
         ours, theirs = np.array([p[0][0] for p in pairs]), np.array([p[1][0] for p in pairs])
         wins, ties = int((ours > theirs + 0.005).sum()), int((abs(ours - theirs) <= 0.005).sum())
         named = f" ({', '.join(below)})" if below else ""
+        ours_time = float(np.median([a for a, _ in times if a is not None]))
+        ref_time = float(np.median([b for _, b in times if b is not None]))
         lines.append(
             f"| {learner} | {ref} | {len(pairs)} | {ours.mean():.4f} ± {se(ours):.4f} | {theirs.mean():.4f} ± "
             f"{se(theirs):.4f} | {wins} / {ties} / {len(pairs) - wins - ties} | "
             f"{np.mean([p[0][1] for p in pairs]):.1f} | {np.mean([p[1][1] for p in pairs]):.1f} | "
-            f"{len(below)}{named} ({len(ref_below)}) |"
+            f"{ours_time:.3f} ({ref_time:.3f}) | {len(below)}{named} ({len(ref_below)}) |"
         )
     order = [*LEARNERS, *dict.fromkeys(REFERENCE.values())]
     cols = [tool for tool in order if tool in tools]
@@ -328,6 +332,20 @@ def summarise(results: list[dict], splits_by_table: dict[str, list[dict]], best:
     return text
 
 
+def write_summary(repeats: int, max_rows: int) -> str:
+    """summary.md from results.jsonl and the split manifests (tables in catalogue order)."""
+    results = [json.loads(line) for line in (WIDE / "results.jsonl").read_text().splitlines()]
+    order = json.loads((WIDE / "tables.json").read_text())
+    splits_by_table = {
+        name: [json.loads(line) for line in (WIDE / "splits" / name / "manifest.jsonl").read_text().splitlines()]
+        for name in order["tables"]
+    }
+    summary = summarise(results, splits_by_table, order["best"])
+    title = f"{repeats} × 2-fold stratified CV on {len(splits_by_table)} tables (at most {max_rows:,} rows each)\n\n"
+    (WIDE / "summary.md").write_text(title + summary)
+    return title + summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
@@ -340,10 +358,14 @@ def main() -> None:
     parser.add_argument(
         "--update", action="store_true", help="rerun only --learners (no anchors) and keep the other tools' results"
     )
+    parser.add_argument("--summarise", action="store_true", help="only rewrite summary.md from results.jsonl")
     parser.add_argument("--worker", nargs=2, metavar=("LEARNER", "MANIFEST"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         ours_worker(args.worker[0], Path(args.worker[1]))
+        return
+    if args.summarise:
+        write_summary(args.repeats, args.max_rows)
         return
     WIDE.mkdir(parents=True, exist_ok=True)
     tables = catalogue(args.max_rows)
@@ -401,10 +423,9 @@ def main() -> None:
             sys.stderr.write(f"\r{done}/{len(jobs)} runs")
     sys.stderr.write("\n")
     (WIDE / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
-    summary = summarise(results, splits_by_table, {n: b for n, (_, b) in tables.items()})
-    title = f"{args.repeats} × 2-fold stratified CV on {len(tables)} tables (at most {args.max_rows:,} rows each)\n\n"
-    (WIDE / "summary.md").write_text(title + summary)
-    print(title + summary)
+    order = {"tables": list(splits_by_table), "best": {n: b for n, (_, b) in tables.items()}}
+    (WIDE / "tables.json").write_text(json.dumps(order))
+    print(write_summary(args.repeats, args.max_rows))
 
 
 if __name__ == "__main__":
