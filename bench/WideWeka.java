@@ -33,14 +33,28 @@ public class WideWeka {
             while ((line = manifest.readLine()) != null) {
                 String[] parts = line.split("\t");
                 Instances train = read(parts[1]), test = read(parts[2]);
+                // a nominal attribute with no values (every row missing in a sample) breaks
+                // JRip; rulecli skips such columns, and so does this
+                for (int i = train.numAttributes() - 2; i >= 0; i--) {
+                    if (train.attribute(i).isNominal() && train.attribute(i).numValues() == 0) {
+                        train.deleteAttributeAt(i);
+                        test.deleteAttributeAt(i);
+                    }
+                }
                 for (String tool : new String[] {"jrip", "j48", "weka-oner"}) {
                     Classifier model = tool.equals("jrip") ? new JRip() : tool.equals("j48") ? new J48() : new OneR();
                     if (model instanceof OneR) ((OneR) model).setMinBucketSize(6);
-                    long started = System.nanoTime();
-                    model.buildClassifier(train);
-                    double seconds = (System.nanoTime() - started) / 1e9;
                     Evaluation evaluation = new Evaluation(train);
-                    evaluation.evaluateModel(model, test);
+                    double seconds;
+                    try {
+                        long started = System.nanoTime();
+                        model.buildClassifier(train);
+                        seconds = (System.nanoTime() - started) / 1e9;
+                        evaluation.evaluateModel(model, test);
+                    } catch (Exception e) {  // one failure is a result of its own, not the end of the run
+                        System.out.printf("{\"id\": \"%s\", \"tool\": \"%s\", \"accuracy\": null}%n", parts[0], tool);
+                        continue;
+                    }
                     System.out.printf(
                         "{\"id\": \"%s\", \"tool\": \"%s\", \"accuracy\": %.17g, \"rules\": %d, \"fit_seconds\": %.6f}%n",
                         parts[0], tool, evaluation.pctCorrect() / 100.0, size(tool, model), seconds);

@@ -31,13 +31,15 @@ def _alarm(signum: int, frame: object) -> None:
     raise OutOfTime
 
 
-def sklearn_runs(split: dict) -> list[dict]:
+def sklearn_runs(split: dict, schema: dict) -> list[dict]:
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
 
     target = split["target"]
-    train = pl.read_csv(split["train"], infer_schema_length=None)
-    test = pl.read_csv(split["test"], infer_schema_length=None)
+    # both halves typed as the schema says: a level seen only in the test half stays text
+    types = {c["name"]: pl.String if c["kind"] == "categorical" else pl.Float64 for c in schema["columns"]}
+    train = pl.read_csv(split["train"], schema_overrides=types)
+    test = pl.read_csv(split["test"], schema_overrides=types)
     x_train, x_test = encode(train, test, target)
     y_train = train.get_column(target).cast(pl.String).to_numpy()
     y_test = test.get_column(target).cast(pl.String).to_numpy()
@@ -82,6 +84,18 @@ def brl_run(split: dict, seconds: float) -> dict:
     }
 
 
+def _orange_run(split: dict, schema: dict, seconds: float) -> list[dict]:
+    return [{"tool": "orange-cn2", **orange("orange-cn2", read_rows(split["train"]), read_rows(split["test"]), schema)}]
+
+
+def _sklearn_run(split: dict, schema: dict, seconds: float) -> list[dict]:
+    return sklearn_runs(split, schema)
+
+
+def _brl_run(split: dict, schema: dict, seconds: float) -> list[dict]:
+    return [brl_run(split, seconds)]
+
+
 def main() -> None:
     manifest, brl_seconds = sys.argv[1], float(sys.argv[2])
     for line in Path(manifest).read_text().splitlines():
@@ -89,11 +103,15 @@ def main() -> None:
         schema = json.loads(Path(split["schema"]).read_text())
         split["target"] = schema["target"]
         results = []
-        cn2 = orange("orange-cn2", read_rows(split["train"]), read_rows(split["test"]), schema)
-        results.append({"tool": "orange-cn2", **cn2})
-        results += sklearn_runs(split)
+        runs = [("orange-cn2", _orange_run), ("sklearn", _sklearn_run)]
         if split.get("items_train"):
-            results.append(brl_run(split, brl_seconds))
+            runs.append(("imodels-brl", _brl_run))
+        for tool, run in runs:
+            try:
+                results += run(split, schema, brl_seconds)
+            except Exception as exc:  # one tool failing on one split is a result, not the end of the run
+                tools = ["sklearn-tree", "sklearn-forest"] if tool == "sklearn" else [tool]
+                results += [{"tool": t, "accuracy": None, "error": str(exc)[:200]} for t in tools]
         for result in results:
             print(json.dumps({"id": split["id"], **result}), flush=True)
 
