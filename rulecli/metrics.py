@@ -402,7 +402,7 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
         )
     rows = []
     tests: list[tuple[int, str, float]] = []
-    for k, (rule, report) in enumerate(zip(rules, reports, strict=False)):
+    for k, (rule, report) in enumerate(zip(rules, reports, strict=True)):
         stats = rule.stats
         assert stats is not None
         entry: dict[str, Any] = {
