@@ -506,17 +506,18 @@ def diff(
     structure = model_diff(old, new)
     if data is None:
         return structure, None
-    frames = []
+    # a table read the way each model compares its columns; stdin can be read only once
+    tables = []
     for model in (old, new):
-        lf, label = scan_for(model, data, **read)
-        frames.append((lf, label))
-    lf, label = frames[0]
-    try:
-        table = lf.collect()
-    except pl.exceptions.PolarsError as exc:
-        raise _polars_failure(label, exc) from exc
+        source = tables[0][0] if tables and isinstance(data, str) and data == io.STDIO else data
+        lf, label = scan_for(model, source, **({**read, "label": tables[0][1]} if tables else read))
+        try:
+            tables.append((lf.collect(), label))
+        except pl.exceptions.PolarsError as exc:
+            raise _polars_failure(label, exc) from exc
+    table, label = tables[0]
     before = prediction_frame(old, table.lazy()).collect().get_column("prediction")
-    after = prediction_frame(new, frames[1][0].collect().lazy()).collect().get_column("prediction")
+    after = prediction_frame(new, tables[1][0].lazy()).collect().get_column("prediction")
     moved = before.ne_missing(after)
     rows = table.with_row_index("row", offset=1).filter(moved)
     report: dict[str, Any] = {

@@ -120,6 +120,8 @@ def test_with_data_each_rule_is_scored_and_changed_rows_are_written(tmp_path: Pa
         "old_prediction",
         "new_prediction",
     ]
+    piped = run_cli("diff", old, new, "-", "--json", stdin=Path(data).read_text())  # stdin is read once
+    assert json.loads(piped.stdout)["data"] == payload["data"]
     text = run_cli("diff", old, new, data)
     assert "on the data: 3 of 6 rows change their prediction (50.0%); first: row 2 'yes' -> 'no'" in text.stdout
     assert "on the data: covers 3, accuracy 0.667 -> covers 2, accuracy 0.500" in text.stdout
