@@ -18,8 +18,9 @@ is counted only when an uncounted child might beat the best counted leaf (F is a
 and the whole next level is one batch. Either way the tree equals one grown node by node
 in the seeds' order.
 
-Rows with a missing value of the split feature go to the child that receives more of the
-node's other rows (the issue's rule), and G is computed with them there. Categorical
+Rows with a missing value of the split feature go to the child where the cut gains more
+(G computed with them on each side, as scikit-learn >= 1.3 does); on a tie, to the child
+that receives more of the node's other rows. Categorical
 features split into two sets of levels: levels are ordered by their share of the
 second class (two classes) or their mean target (regression), which finds the best
 split (Breiman et al. 1984, §9.4); with more classes each class's share is tried as the
@@ -480,25 +481,28 @@ class Grower:
         missing_weight = _weight(missing_sums, self.regression)
         apart = (wl > 0) & (wr <= 0) & (missing_weight[cell_node] > 0)
         valid = ((wl > 0) & (wr > 0)) | apart
-        miss_left = (wl >= wr) & ~apart
-        if missing_weight.any():
-            miss = missing_sums[cell_node]
-            left = left + np.where(miss_left[:, None], miss, 0.0)
-            right = right + np.where(miss_left[:, None], 0.0, miss)
-            extra = missing_weight[cell_node]
-            wl = wl + np.where(miss_left, extra, 0.0)
-            wr = wr + np.where(miss_left, 0.0, extra)
+        larger_left = (wl >= wr) & ~apart
         msl = self.params.min_samples_leaf
-        valid &= (wl >= msl) & (wr >= msl)
-        if not valid.any():
+        node_i = node_impurity[cell_node]
+
+        def gains(lsum: np.ndarray, rsum: np.ndarray, lw: np.ndarray, rw: np.ndarray) -> np.ndarray:
+            total = lw + rw
+            g = node_i - (lw / total) * impurity(lsum, criterion, lw) - (rw / total) * impurity(rsum, criterion, rw)
+            return np.where(valid & (lw >= msl) & (rw >= msl), g, -np.inf)
+
+        if not missing_weight.any():
+            gain, miss_left = gains(left, right, wl, wr), larger_left
+        else:
+            # missing rows go to the side where the cut gains more (scikit-learn >= 1.3 tries
+            # both); on a tie, or where the node has none, to the side with more rows
+            miss, extra = missing_sums[cell_node], missing_weight[cell_node]
+            to_left = np.where(apart, -np.inf, gains(left + miss, right, wl + extra, wr))
+            to_right = gains(left, right + miss, wl, wr + extra)
+            miss_left = (to_left > to_right) | ((to_left == to_right) & larger_left)
+            gain = np.where(miss_left, to_left, to_right)
+        if not np.isfinite(gain).any():
             return None
-        total = wl + wr
-        gain = (
-            node_impurity[cell_node]
-            - (wl / total) * impurity(left, criterion, wl)
-            - (wr / total) * impurity(right, criterion, wr)
-        )
-        return _Cuts(np.where(valid, gain, -np.inf), miss_left, apart, starts, segment)
+        return _Cuts(gain, miss_left, apart, starts, segment)
 
 
 def _draw_features(rng: np.random.Generator, n_nodes: int, d: int, m: int) -> np.ndarray:
