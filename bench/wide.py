@@ -223,21 +223,13 @@ def ours_worker(learner: str, manifest: Path) -> None:
 
 
 def brl_items(split: dict) -> None:
-    """The 0/1 items rulecli's brl mines from, for imodels (cuts from the training rows)."""
-    from rulecli import api, io
-    from rulecli.learners.brl import BRLParams, _items
-    from rulecli.model.compile import condition_expr
-    from rulecli.schema import normalize_missing
+    """The 0/1 items rulecli's brl mines from, for imodels (bench/brl.py's, cut on the training rows)."""
+    from brl import one_hot
 
-    ds = api.prepare(io.scan_table(split["train"]).collect())
-    conditions = _items(ds, BRLParams()).conditions
-    for key in ("train", "test"):
-        frame = normalize_missing(io.scan_table(split[key])).collect()
-        columns = [condition_expr(c).cast(pl.UInt8).alias(f"i{k}") for k, c in enumerate(conditions)]
-        items = frame.select(*columns, pl.col(ds.target).cast(pl.String).alias("__y"))
-        path = Path(split[key]).with_suffix(".items.parquet")
-        items.write_parquet(path)
-        split[f"items_{key}"] = str(path)
+    from rulecli.learners.brl import BRLParams
+
+    train, test = one_hot(Path(split["train"]), Path(split["test"]), BRLParams())
+    split["items_train"], split["items_test"] = str(train), str(test)
 
 
 def run_lines(cmd: list[str], timeout: float) -> list[dict]:

@@ -36,8 +36,6 @@ from rulecli.model.compile import (
     check_data,
     prediction_frame,
     read_dtypes_for,
-    rule_expr,
-    rule_id_expr,
 )
 from rulecli.model.core import DecisionList, RuleSet
 from rulecli.model.diff import ModelDiff
@@ -545,35 +543,20 @@ def diff(
 
 
 def _rule_stats_on(model: Predictor, table: pl.DataFrame, has_truth: bool) -> list[dict[str, Any]]:
-    """Per rule (in the model's order): rows it decides on ``table`` (matches, for a rule
-    set), and of those, how many it gets right when the table holds the truth."""
-    if isinstance(model, Forest):
+    """Per rule (in the model's order, the default left out): rows it decides on ``table``
+    (matches, for a rule set), and of those how many it gets right when the table holds the
+    truth — ``evaluate``'s per-rule counts (:func:`rulecli.metrics.rule_reports`)."""
+    if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
         return []
-    as_rules = decision_list(model) if isinstance(model, Tree) and not model.regression else model
-    if isinstance(as_rules, Tree):
-        return []
-    truth = truth_expr(model) if has_truth else None
-    if isinstance(as_rules, DecisionList):
-        decided = rule_id_expr(as_rules)
-        hits = [decided == str(i) for i in range(1, len(as_rules.rules) + 1)]
-    else:
-        hits = [rule_expr(rule).fill_null(False) for rule in as_rules.rules]
-    columns = []
-    for i, (rule, hit) in enumerate(zip(as_rules.rules, hits, strict=True)):
-        columns.append(hit.fill_null(False).sum().alias(f"c{i}"))
-        if truth is not None:
-            right = hit.fill_null(False) & (truth == pl.lit(rule.prediction)).fill_null(False)
-            columns.append(right.sum().alias(f"r{i}"))
-    if not columns:
-        return []
-    counts = table.select(columns).row(0, named=True)
+    # without the truth every row still counts as covered: a stand-in label no class carries
+    truth = truth_expr(model) if has_truth else pl.lit("\x00no truth", dtype=pl.String)
+    lf = table.lazy()
+    reports = leaf_reports(model, lf, truth) if isinstance(model, Tree) else rule_reports(model, lf, truth)
     out = []
-    for i in range(len(as_rules.rules)):
-        covered = int(counts[f"c{i}"])
-        entry: dict[str, Any] = {"covered": covered}
-        if truth is not None:
-            correct = int(counts[f"r{i}"])
-            entry |= {"correct": correct, "accuracy": correct / covered if covered else None}
+    for r in (r for r in reports if r.rule != DEFAULT_RULE):
+        entry: dict[str, Any] = {"covered": r.n_covered}
+        if has_truth:
+            entry |= {"correct": r.n_correct, "accuracy": r.n_correct / r.n_covered if r.n_covered else None}
         out.append(entry)
     return out
 
