@@ -14,6 +14,7 @@ The commands are thin layers over these functions.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from rulecli import io, learners
-from rulecli.dataset import Dataset, DataSpec, prepare_dataset
+from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
 from rulecli.drift import drift_warnings
 from rulecli.errors import InputError, ModelFormatError, ParamError
@@ -53,7 +54,17 @@ from rulecli.search.progress import Progress
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
 
 Data = str | Path | pl.DataFrame | Dataset
-DATA_KEYS = ("target", "features", "exclude", "categorical", "numeric", "target_bins", "target_type")
+DATA_KEYS = (
+    "target",
+    "features",
+    "exclude",
+    "categorical",
+    "numeric",
+    "target_bins",
+    "target_type",
+    "weights",
+    "class_weight",
+)
 READ_KEYS = ("input_format", "null_values", "layout")
 
 
@@ -91,6 +102,8 @@ def prepare(
     numeric: Sequence[str] = (),
     target_bins: int | None = None,
     target_type: str | None = None,
+    weights: str | None = None,
+    class_weight: str | None = None,
     input_format: str | None = None,
     null_values: Sequence[str] = (),
     numeric_target: bool = False,
@@ -100,7 +113,9 @@ def prepare(
 
     ``target_type`` forces ``"classification"`` or ``"regression"``; by default a float
     target, or integers with more than 50 distinct values, is a number (for the learners
-    that predict numbers: tree, forest) and any other target holds classes."""
+    that predict numbers: tree, forest) and any other target holds classes. ``weights``
+    names a column of row weights (a weight k counts the row k times, 0 leaves it out);
+    ``class_weight`` multiplies them per class: ``"balanced"`` or ``"a=2,b=1"``."""
     if isinstance(data, Dataset):
         return data
     spec = DataSpec(
@@ -112,6 +127,8 @@ def prepare(
         target_bins=target_bins,
         numeric_target=numeric_target,
         target_type=target_type,
+        weights=weights,
+        class_weight=class_weight,
     )
     if isinstance(data, pl.DataFrame):
         return prepare_dataset(data, spec)
@@ -138,13 +155,22 @@ def fit(learner: str, data: Data, *, progress: Progress | None = None, **options
     """Fit ``learner`` (a registry name such as ``"ripper"``) on ``data``.
 
     ``options`` holds the data options (``target``, ``features``, ``exclude``,
-    ``categorical``, ``numeric``, ``target_bins``, ``input_format``, ``null_values``)
-    and the learner's parameters (e.g. ``folds=3`` for ripper).
+    ``categorical``, ``numeric``, ``target_bins``, ``target_type``, ``weights``,
+    ``class_weight``, ``input_format``, ``null_values``) and the learner's parameters
+    (e.g. ``folds=3`` for ripper).
     """
     data_options = {k: options.pop(k) for k in (*DATA_KEYS, *READ_KEYS) if k in options}
     spec = learners.get(learner)
     ds = prepare(data, numeric_target=spec.numeric_target, **data_options)
-    return spec.fit(ds, make_params(learner, **options), progress=progress)
+    return with_weighting(spec.fit(ds, make_params(learner, **options), progress=progress), ds)
+
+
+def with_weighting(model: Predictor, ds: Dataset) -> Predictor:
+    """The model with a record of the weights it learned with (rows counted by weight)."""
+    if ds.weighting is None:
+        return model
+    training = {**model.info.training, "weights": ds.weighting, "rows": ds.total_weight}
+    return dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
 
 
 @dataclass
@@ -173,12 +199,14 @@ def train(
     report: dict[str, Any] = {}
     if cv is not None:
         report["cv"] = cross_validate(ds, lambda part: spec.fit(part, params), cv, cv_seed).as_dict()
-    model = spec.fit(ds, params, progress=progress)
+    model = with_weighting(spec.fit(ds, params, progress=progress), ds)
     if test is not None:
         lf, label = scan_for(model, test, input_format=input_format, null_values=null_values, layout=layout)
         if model.target not in lf.collect_schema():
             raise InputError(f"{label}: target column '{model.target}' is not in the test data")
-        report["test"] = evaluate(model, lf, per_rule=False)
+        # test rows count by the training's weight column when the test table has it
+        weights = ds.weight_column if ds.weight_column in lf.collect_schema() else None
+        report["test"] = evaluate(model, lf, per_rule=False, weights=weights)
     return Training(model, report)
 
 
@@ -345,9 +373,11 @@ def evaluate(
     baseline: bool = False,
     max_rule_drift: float | None = None,
     min_rule_coverage: float | None = None,
+    weights: str | None = None,
     **read: Any,
 ) -> dict[str, Any]:
-    """Metrics of ``model`` on labelled data; with ``per_rule`` each rule's statistics; with
+    """Metrics of ``model`` on labelled data, each row counted by the column ``weights`` if
+    given (once otherwise); with ``per_rule`` each rule's statistics; with
     ``gates`` a ``gates`` entry (``passed``, ``failures``); with ``violations_out`` the rows
     a rule covers but gets wrong written to that file. With ``baseline`` (implied by the two
     rule drift gates) each rule's coverage and accuracy here against its training
@@ -368,17 +398,18 @@ def evaluate(
         kind = "a forest" if isinstance(model, Forest) else "a regression tree"
         raise ParamError(f"--baseline compares rules with their training statistics; {kind} has no such rules")
     with_rules = (per_rule or baseline) and has_rules
+    weight = None if weights is None else _weight_expr(lf, weights, label)
     try:
-        metrics = evaluate_model(model, lf, truth)
+        metrics = evaluate_model(model, lf, truth, weight)
         if metrics["rows"] == 0:
             # metrics of nothing (accuracy 0, RMSE 0) would fail or pass a gate by accident
             raise InputError(f"{label}: no rows with a value of '{target_name}' to evaluate on")
         rules = (
             []
             if not with_rules
-            else leaf_reports(model, lf, truth)
+            else leaf_reports(model, lf, truth, weight)
             if isinstance(model, Tree)
-            else rule_reports(model, lf, truth)
+            else rule_reports(model, lf, truth, weight)
         )  # type: ignore[arg-type]
         if violations_out is not None:
             io.write_table(violations(model, lf, truth), violations_out)
@@ -395,6 +426,20 @@ def evaluate(
     if gates or max_rule_drift is not None or min_rule_coverage is not None:
         payload["gates"] = {"passed": not failures, "failures": failures}
     return payload
+
+
+def _weight_expr(lf: pl.LazyFrame, name: str, label: str) -> pl.Expr:
+    """The weight column as a number per row, checked as training checks it."""
+    if name not in lf.collect_schema():
+        raise InputError(f"{label}: weight column '{name}' given with --weights is not in the data")
+    try:
+        column = lf.select(name).collect()
+    except pl.exceptions.PolarsError as exc:
+        raise _polars_failure(label, exc) from exc
+    read_weights(column, name, label, "evaluate")
+    if is_numeric_dtype(column.schema[name]):
+        return pl.col(name).cast(pl.Float64)
+    return pl.col(name).cast(pl.String).str.strip_chars().cast(pl.Float64)
 
 
 REGRESSION_GATES = ("rmse", "mae", "r2")

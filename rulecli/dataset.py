@@ -6,7 +6,9 @@ missing cannot be learned from; they are left out and counted in a warning.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,19 @@ MAX_NUMERIC_CLASSES = 50
 REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308
 TARGET_TYPES = (None, "classification", "regression")
 ID_LIKE_MIN_ROWS = 20
+MAX_COPIES = 20_000_000  # rows a learner that copies weighted rows may make
+
+
+def tally(x: float) -> int | float:
+    """A weighted count: an integer when it is whole (so unweighted models stay integers)."""
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def tallies(counts: np.ndarray) -> np.ndarray:
+    """Weighted counts as integers where they are all whole numbers, else as floats."""
+    if counts.dtype.kind == "f" and np.all(counts == np.round(counts)):
+        return counts.astype(np.int64)
+    return counts
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +63,9 @@ class DataSpec:
     numeric_target: bool = False
     # force the target's type: "classification" or "regression" (None: by the typing rule)
     target_type: str | None = None
+    # a column of row weights (not a feature) and per-class weights: "balanced" or "a=2,b=1"
+    weights: str | None = None
+    class_weight: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,13 @@ class Dataset:
     y: np.ndarray
     source: str = "<data>"
     warnings: tuple[str, ...] = field(default=())
+    # each row's weight from the weight column (a weight k counts the row k times), or None
+    row_weights: np.ndarray | None = None
+    # each class's weight (--class-weight), or None
+    class_weights: np.ndarray | None = None
+    # how the weights were given, for the model's record ("column w", "class weight balanced")
+    weighting: str | None = None
+    weight_column: str | None = None
     # columns as arrays, made once per dataset whichever learner (or analysis) asks first
     _arrays: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
@@ -84,8 +109,44 @@ class Dataset:
     def regression(self) -> bool:
         return self.schema.target.regression
 
+    @functools.cached_property
+    def weights(self) -> np.ndarray | None:
+        """The weight each row is learned with (its row weight times its class's), or None
+        when every row counts once."""
+        if self.row_weights is None and self.class_weights is None:
+            return None
+        w = np.ones(self.n_rows) if self.row_weights is None else self.row_weights
+        if self.class_weights is not None:
+            w = w * self.class_weights[self.y]
+        return None if np.all(w == 1.0) else w
+
     def class_counts(self) -> np.ndarray:
-        return np.bincount(self.y, minlength=len(self.classes))
+        """Rows of each class, each counted by its weight (whole numbers stay integers)."""
+        return tallies(np.bincount(self.y, weights=self.weights, minlength=len(self.classes)))
+
+    @property
+    def total_weight(self) -> int | float:
+        """The rows, each counted by its weight."""
+        return self.n_rows if self.weights is None else tally(float(self.weights.sum()))
+
+    def as_copies(self, learner: str) -> Dataset:
+        """The rows repeated as often as their weights say, for a learner that counts rows one
+        by one: exactly the table a person would get by writing each row out k times."""
+        if self.weights is None:
+            return self
+        if not np.all(self.weights == np.round(self.weights)):
+            raise ParamError(
+                f"{learner} takes whole-number weights (a weight k counts its row k times); "
+                "tree and forest take any weights"
+            )
+        total = float(self.weights.sum())
+        if total > MAX_COPIES:
+            raise ParamError(
+                f"the weights sum to {total:.3g} rows, more than {learner} can learn from as copies "
+                f"({MAX_COPIES:,}); scale them down, or use tree or forest, which weigh rows without copying them"
+            )
+        rows = np.repeat(np.arange(self.n_rows), self.weights.astype(np.int64))
+        return dataclasses.replace(self.subset(rows), row_weights=None, class_weights=None)
 
     def numeric(self, name: str) -> np.ndarray:
         """A numeric feature as float64 with NaN for missing (read-only, shared)."""
@@ -112,7 +173,17 @@ class Dataset:
     def subset(self, rows: np.ndarray) -> Dataset:
         """The same schema over a subset of rows (for validation splits and CV folds)."""
         index = pl.Series(rows.astype(np.int64))
-        return Dataset(self.frame[index], self.schema, self.y[rows], self.source, self.warnings)
+        return Dataset(
+            self.frame[index],
+            self.schema,
+            self.y[rows],
+            self.source,
+            self.warnings,
+            None if self.row_weights is None else self.row_weights[rows],
+            self.class_weights,
+            self.weighting,
+            self.weight_column,
+        )
 
 
 def _check_columns(df: pl.DataFrame, names: Sequence[str], source: str, option: str) -> None:
@@ -206,7 +277,7 @@ def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -
     if both:
         raise ParamError(f"column '{sorted(both)[0]}' is given with both --categorical and --numeric")
     chosen = list(spec.features) if spec.features else list(df.columns)
-    return [c for c in chosen if c != target and c not in spec.exclude]
+    return [c for c in chosen if c != target and c not in spec.exclude and c != spec.weights]
 
 
 def _to_numeric(df: pl.DataFrame, name: str, source: str) -> pl.Series:
@@ -235,7 +306,15 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
     target_name = spec.target if spec.target is not None else df.columns[-1]
     _check_columns(df, [target_name], source, "--target")
     warnings: list[str] = []
-    df = _drop_missing_target(df, target_name, source, warnings)
+    if spec.weights == target_name:
+        raise ParamError(f"--weights {spec.weights}: that is the target column")
+    weights = None if spec.weights is None else read_weights(df, spec.weights, source)
+    if weights is not None and not (weights > 0).all():
+        # a row of weight 0 is a row left out: left out before anything is learned from the table
+        df, weights = df.filter(pl.Series(weights > 0)), weights[weights > 0]
+    df, kept_rows = _drop_missing_target(df, target_name, source, warnings)
+    if weights is not None and kept_rows is not None:
+        weights = weights[kept_rows]
     labels, target = _prepare_target(df, target_name, spec, source)
     if not target.regression and len(target.classes) < 2:
         raise InputError(
@@ -258,8 +337,80 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         _check_summable(codes, target_name, source)
     else:
         codes = labels.cast(pl.Enum(list(target.classes))).to_physical().to_numpy().astype(np.int64)
+    per_class = None
+    if spec.class_weight is not None:
+        if target.regression:
+            raise ParamError("--class-weight weighs classes, but this target is a number")
+        per_class = _class_weights(spec.class_weight, target.classes, codes, weights)
     frame = pl.DataFrame([*(series for series, _ in kept), labels.alias(target_name)])
-    return Dataset(frame, Schema(tuple(feature for _, feature in kept), target), codes, source, tuple(warnings))
+    schema = Schema(tuple(feature for _, feature in kept), target)
+    return Dataset(frame, schema, codes, source, tuple(warnings), weights, per_class, _weighting(spec), spec.weights)
+
+
+MAX_WEIGHT_SUM = 1e15  # weighted counts stay exact integers below 2^53
+
+
+def read_weights(df: pl.DataFrame, name: str, source: str, purpose: str = "learn") -> np.ndarray:
+    """The weight column as float64: finite numbers of at least 0 on every row."""
+    _check_columns(df, [name], source, "--weights")
+    column = df.get_column(name)
+    if is_numeric_dtype(column.dtype):
+        values = column.cast(pl.Float64)
+    else:
+        values = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+        bad = column.filter(values.is_null() & column.is_not_null())
+        if bad.len():
+            raise InputError(f"{source}: weight column '{name}' holds {str(bad[0])!r}, which is not a number")
+    w = values.fill_null(float("nan")).to_numpy().astype(np.float64)
+    missing = np.isnan(w)
+    if missing.any():
+        row = int(np.argmax(missing)) + 1
+        raise InputError(
+            f"{source}: weight column '{name}' has no value on data row {row}; "
+            "every row needs a weight (0 leaves it out)"
+        )
+    wrong = ~np.isfinite(w) | (w < 0)
+    if wrong.any():
+        row = int(np.argmax(wrong)) + 1
+        raise InputError(
+            f"{source}: weight column '{name}' holds {w[row - 1]:g} on data row {row}; weights are finite numbers "
+            "of at least 0"
+        )
+    if not (w > 0).any():
+        raise InputError(f"{source}: every weight in '{name}' is 0; there is nothing to {purpose}")
+    if w.sum() > MAX_WEIGHT_SUM:
+        raise InputError(f"{source}: the weights in '{name}' sum to {w.sum():.3g}; rescale them (below 1e15)")
+    return w
+
+
+def _class_weights(text: str, classes: tuple[str, ...], y: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Each class's weight: 'balanced' (every class weighs as much in total), or 'a=2,b=1'
+    (classes not named weigh 1)."""
+    if text == "balanced":
+        totals = np.bincount(y, weights=weights, minlength=len(classes)).astype(np.float64)
+        return totals.sum() / (len(classes) * np.where(totals > 0, totals, 1.0))
+    out = np.ones(len(classes))
+    for part in text.split(","):
+        label, equals, value = part.strip().rpartition("=")
+        if not equals or not label:
+            raise ParamError(f"--class-weight takes 'balanced' or CLASS=WEIGHT pairs such as a=2,b=1, got {part!r}")
+        if label not in classes:
+            raise ParamError(f"--class-weight: '{label}' is not a class of the target (classes: {', '.join(classes)})")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not (math.isfinite(number) and number > 0):
+            raise ParamError(f"--class-weight: the weight of '{label}' must be a number above 0, got {value!r}")
+        out[classes.index(label)] = number
+    return out
+
+
+def _weighting(spec: DataSpec) -> str | None:
+    parts = ([f"column {spec.weights}"] if spec.weights is not None else []) + (
+        [f"class weight {spec.class_weight}"] if spec.class_weight is not None else []
+    )
+    return " and ".join(parts) or None
 
 
 def _check_summable(y: np.ndarray, name: str, source: str) -> None:
@@ -272,8 +423,11 @@ def _check_summable(y: np.ndarray, name: str, source: str) -> None:
         )
 
 
-def _drop_missing_target(df: pl.DataFrame, target_name: str, source: str, warnings: list[str]) -> pl.DataFrame:
-    """Rows without a target value cannot be learned from: left out, with a warning."""
+def _drop_missing_target(
+    df: pl.DataFrame, target_name: str, source: str, warnings: list[str]
+) -> tuple[pl.DataFrame, np.ndarray | None]:
+    """Rows without a target value cannot be learned from: left out, with a warning (and
+    the rows kept, or None when all are)."""
     target_column = df.get_column(target_name)
     missing_target = target_column.is_null()
     if target_column.dtype.is_float():
@@ -284,8 +438,8 @@ def _drop_missing_target(df: pl.DataFrame, target_name: str, source: str, warnin
     if n_missing:
         verb = "is" if n_missing == 1 else "are"
         warnings.append(f"{source}: {counted(n_missing, 'row')} with a missing '{target_name}' {verb} left out")
-        return df.filter(~missing_target)
-    return df
+        return df.filter(~missing_target), (~missing_target).to_numpy()
+    return df, None
 
 
 def _prepare_feature(

@@ -39,18 +39,35 @@ from rulecli.schema import col, normalize_missing
 
 TRUTH = "truth"
 DECIDED = "decided"
+WEIGHT = "_rulecli_weight_"  # internal: a name no table column is expected to have
 
 
-def scored_frame(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFrame:
-    """Truth, prediction, whether a non-default rule decided, and the deciding rule."""
+def _weight(weight: pl.Expr | None) -> pl.Expr:
+    """Each row's weight in a count (1 when rows are not weighted: counts stay integers)."""
+    return (pl.lit(1, dtype=pl.Int64) if weight is None else weight).alias(WEIGHT)
+
+
+def _number(x: float) -> int | float:
+    """A (weighted) count as JSON shows it: an integer when whole."""
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def _weighted_sum(mask: pl.Expr, weight: pl.Expr | None) -> pl.Expr:
+    return mask.sum() if weight is None else pl.when(mask).then(weight).otherwise(0.0).sum()
+
+
+def scored_frame(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> pl.LazyFrame:
+    """Truth, prediction, whether a non-default rule decided, the deciding rule and the
+    row's weight."""
     lf = normalize_missing(lf)
     if isinstance(model, Tree | Forest):
         explain = isinstance(model, Tree)
-        return lf.with_columns(truth.alias(TRUTH), walk_expr(model, explain=explain)).select(
+        return lf.with_columns(truth.alias(TRUTH), walk_expr(model, explain=explain), _weight(weight)).select(
             TRUTH,
             pl.col(WALK).struct.field(PREDICTION),
             pl.lit(True).alias(DECIDED),
             pl.col(WALK).struct.field(RULE) if explain else pl.lit(None, dtype=pl.String).alias(RULE),
+            WEIGHT,
         )
     if isinstance(model, DecisionList):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
@@ -59,22 +76,22 @@ def scored_frame(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyF
     else:
         exprs = [predict_expr(model), decided_expr(model).alias(DECIDED), rule_id_expr(model)]
     # with_columns broadcasts a model without rules (a literal) to every row; select would not
-    return lf.with_columns(truth.alias(TRUTH), *exprs).select(TRUTH, PREDICTION, DECIDED, RULE)
+    return lf.with_columns(truth.alias(TRUTH), *exprs, _weight(weight)).select(TRUTH, PREDICTION, DECIDED, RULE, WEIGHT)
 
 
 @dataclass(frozen=True)
 class ClassificationReport:
     labels: tuple[str, ...]
     confusion: np.ndarray  # rows: truth, columns: predicted labels, last column: unclassified
-    n_decided: int
+    n_decided: int | float
 
     @property
-    def n_rows(self) -> int:
-        return int(self.confusion.sum())
+    def n_rows(self) -> int | float:
+        return _number(self.confusion.sum())
 
     @property
-    def n_unclassified(self) -> int:
-        return int(self.confusion[:, -1].sum())
+    def n_unclassified(self) -> int | float:
+        return _number(self.confusion[:, -1].sum())
 
     def as_dict(self) -> dict[str, Any]:
         return classification_metrics(self)
@@ -85,13 +102,15 @@ def confusion_report(df: pl.DataFrame, classes: tuple[str, ...]) -> Classificati
     seen = set(df.get_column(TRUTH).drop_nulls().unique().to_list())
     labels = tuple(classes) + tuple(sorted(seen - set(classes)))
     index = {label: i for i, label in enumerate(labels)}
-    counts = df.filter(pl.col(TRUTH).is_not_null()).group_by(TRUTH, PREDICTION).len()
-    confusion = np.zeros((len(labels), len(labels) + 1), dtype=np.int64)
-    columns = (counts.get_column(c).to_list() for c in (TRUTH, PREDICTION, "len"))
+    known = df.filter(pl.col(TRUTH).is_not_null())
+    counts = known.group_by(TRUTH, PREDICTION).agg(pl.col(WEIGHT).sum().alias("n"))
+    weighted = known.schema[WEIGHT].is_float()
+    confusion = np.zeros((len(labels), len(labels) + 1), dtype=np.float64 if weighted else np.int64)
+    columns = (counts.get_column(c).to_list() for c in (TRUTH, PREDICTION, "n"))
     for truth, predicted, n in zip(*columns, strict=True):
         column = len(labels) if predicted is None else index[predicted]
         confusion[index[truth], column] = n
-    n_decided = int(df.filter(pl.col(TRUTH).is_not_null()).get_column(DECIDED).sum())
+    n_decided = _number(known.filter(pl.col(DECIDED)).get_column(WEIGHT).sum())
     return ClassificationReport(labels, confusion, n_decided)
 
 
@@ -119,12 +138,12 @@ def classification_metrics(report: ClassificationReport) -> dict[str, Any]:
             "precision": float(precision[i]),
             "recall": float(recall[i]),
             "f1": float(f1[i]),
-            "support": int(actual[i]),
+            "support": _number(actual[i]),
         }
         for i, label in enumerate(report.labels)
     }
     return {
-        "rows": int(n),
+        "rows": _number(n),
         "accuracy": accuracy,
         "balanced_accuracy": float(recall[actual > 0].mean()) if (actual > 0).any() else 0.0,
         "macro_f1": float(f1[present].mean()) if present.any() else 0.0,
@@ -134,8 +153,8 @@ def classification_metrics(report: ClassificationReport) -> dict[str, Any]:
         "per_class": per_class,
         "confusion": {
             "labels": list(report.labels),
-            "matrix": [[int(v) for v in row[:-1]] for row in cm],
-            "unclassified": [int(v) for v in cm[:, -1]],
+            "matrix": [[_number(v) for v in row[:-1]] for row in cm],
+            "unclassified": [_number(v) for v in cm[:, -1]],
         },
     }
 
@@ -145,11 +164,11 @@ class RuleReport:
     rule: str  # 1-based number or "default"
     text: str
     prediction: str
-    n_covered: int  # n_a
-    n_correct: int  # n_ab
-    n_class: int  # n_b
+    n_covered: int | float  # n_a (rows counted by their weights)
+    n_correct: int | float  # n_ab
+    n_class: int | float  # n_b
 
-    def as_dict(self, n_rows: int) -> dict[str, Any]:
+    def as_dict(self, n_rows: int | float) -> dict[str, Any]:
         return {
             "rule": self.rule,
             "conditions": self.text,
@@ -162,21 +181,22 @@ class RuleReport:
         }
 
 
-def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleReport]:
-    """Per-rule n_a, n_ab and n_b on this data, one pass over it."""
+def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> list[RuleReport]:
+    """Per-rule n_a, n_ab and n_b on this data (rows counted by ``weight``), one pass over it."""
     lf = normalize_missing(lf).filter(truth.is_not_null())
     rules = list(model.rules)
     names = [str(i) for i in range(1, len(rules) + 1)]
+    w = None if weight is None else pl.col(WEIGHT)
     if isinstance(model, DecisionList):
         rules.append(model.default)
         names.append(DEFAULT_RULE)
-        fired = lf.select(rule_id_expr(model), truth.alias(TRUTH))
+        fired = lf.select(rule_id_expr(model), truth.alias(TRUTH), _weight(weight))
         aggs = []
         for name, rule in zip(names, rules, strict=True):
             mine = pl.col(RULE) == name
             aggs += [
-                mine.sum().alias(f"a{name}"),
-                (mine & (pl.col(TRUTH) == rule.prediction)).sum().alias(f"ab{name}"),
+                _weighted_sum(mine, w).alias(f"a{name}"),
+                _weighted_sum(mine & (pl.col(TRUTH) == rule.prediction), w).alias(f"ab{name}"),
             ]
         source = fired
     else:
@@ -185,12 +205,12 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleRep
             # the empty rule's literal True would sum to 1, not to the row count
             fires = rule_expr(rule) if rule.conditions else pl.repeat(True, pl.len())
             aggs += [
-                fires.sum().alias(f"a{name}"),
-                (fires & (truth == rule.prediction)).sum().alias(f"ab{name}"),
+                _weighted_sum(fires, weight).alias(f"a{name}"),
+                _weighted_sum(fires & (truth == rule.prediction), weight).alias(f"ab{name}"),
             ]
         source = lf
     predictions = sorted({r.prediction for r in rules})
-    class_aggs = [(truth == p).sum().alias(f"b{p}") for p in predictions]
+    class_aggs = [_weighted_sum(truth == p, weight).alias(f"b{p}") for p in predictions]
     counts = source.select(aggs).collect().row(0, named=True) if aggs else {}
     class_counts = lf.select(class_aggs).collect().row(0, named=True) if class_aggs else {}
     return [
@@ -198,31 +218,41 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleRep
             name,
             render_conditions(rule.conditions) if name != DEFAULT_RULE else "ELSE",
             rule.prediction,
-            int(counts[f"a{name}"]),
-            int(counts[f"ab{name}"]),
-            int(class_counts[f"b{rule.prediction}"]),
+            _number(counts[f"a{name}"]),
+            _number(counts[f"ab{name}"]),
+            _number(class_counts[f"b{rule.prediction}"]),
         )
         for name, rule in zip(names, rules, strict=True)
     ]
 
 
-def regression_metrics(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> dict[str, Any]:
-    """Rows, MAE, RMSE, R² and the mean of the truth, over rows whose truth is present."""
-    scored = prediction_frame(model, lf.with_columns(truth.alias(TRUTH)), keep=(TRUTH,))
+def regression_metrics(
+    model: Predictor, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None
+) -> dict[str, Any]:
+    """Rows, MAE, RMSE, R² and the mean of the truth, over rows whose truth is present
+    (rows counted by ``weight``)."""
+    scored = prediction_frame(model, lf.with_columns(truth.alias(TRUTH), _weight(weight)), keep=(TRUTH, WEIGHT))
     error = pl.col(PREDICTION) - pl.col(TRUTH)
-    row = (
-        scored.filter(pl.col(TRUTH).is_not_null())
-        .select(
+    if weight is None:
+        aggs = [
             pl.len().alias("rows"),
             error.abs().mean().alias("mae"),
             (error * error).mean().alias("mse"),
             pl.col(TRUTH).var(ddof=0).alias("variance"),
             pl.col(TRUTH).mean().alias("mean"),
-        )
-        .collect()
-        .row(0, named=True)
-    )
-    n = int(row["rows"])
+        ]
+    else:
+        w = pl.col(WEIGHT)
+        mean = (w * pl.col(TRUTH)).sum() / w.sum()
+        aggs = [
+            w.sum().alias("rows"),
+            ((w * error.abs()).sum() / w.sum()).alias("mae"),
+            ((w * error * error).sum() / w.sum()).alias("mse"),
+            ((w * (pl.col(TRUTH) - mean) ** 2).sum() / w.sum()).alias("variance"),
+            mean.alias("mean"),
+        ]
+    row = scored.filter(pl.col(TRUTH).is_not_null()).select(aggs).collect().row(0, named=True)
+    n = _number(row["rows"])
     mse = float(row["mse"]) if n else 0.0
     variance = float(row["variance"]) if n else 0.0
     return {
@@ -235,13 +265,15 @@ def regression_metrics(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> di
     }
 
 
-def leaf_reports(tree: Tree, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleReport]:
+def leaf_reports(tree: Tree, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> list[RuleReport]:
     """Per-leaf n_a, n_ab and n_b of a classification tree: one walk, one group-by."""
     listed = decision_list(tree)
-    scored = scored_frame(tree, lf, truth).filter(pl.col(TRUTH).is_not_null()).collect()
-    counts = scored.group_by(RULE).agg(pl.len().alias("a"), (pl.col(TRUTH) == pl.col(PREDICTION)).sum().alias("ab"))
+    scored = scored_frame(tree, lf, truth, weight).filter(pl.col(TRUTH).is_not_null()).collect()
+    w = pl.col(WEIGHT)
+    right = pl.col(TRUTH) == pl.col(PREDICTION)
+    counts = scored.group_by(RULE).agg(w.sum().alias("a"), pl.when(right).then(w).otherwise(0).sum().alias("ab"))
     found = {row[RULE]: (row["a"], row["ab"]) for row in counts.to_dicts()}
-    per_class = scored.get_column(TRUTH).value_counts()
+    per_class = scored.group_by(TRUTH).agg(w.sum().alias("count"))
     class_counts = dict(
         zip(per_class.get_column(TRUTH).to_list(), per_class.get_column("count").to_list(), strict=True)
     )
@@ -250,9 +282,9 @@ def leaf_reports(tree: Tree, lf: pl.LazyFrame, truth: pl.Expr) -> list[RuleRepor
             str(i),
             render_conditions(rule.conditions),
             rule.prediction,
-            int(found.get(str(i), (0, 0))[0]),
-            int(found.get(str(i), (0, 0))[1]),
-            int(class_counts.get(rule.prediction, 0)),
+            _number(found.get(str(i), (0, 0))[0]),
+            _number(found.get(str(i), (0, 0))[1]),
+            _number(class_counts.get(rule.prediction, 0)),
         )
         for i, rule in enumerate(listed.rules, 1)
     ]

@@ -12,7 +12,7 @@ import polars as pl
 
 from rulecli.dataset import Dataset, stratified_folds, target_label_expr
 from rulecli.errors import ParamError
-from rulecli.metrics import classification_metrics, confusion_report, regression_metrics, scored_frame
+from rulecli.metrics import WEIGHT, classification_metrics, confusion_report, regression_metrics, scored_frame
 from rulecli.model.compile import Predictor
 from rulecli.model.tree import Forest, Tree
 from rulecli.schema import col, numeric_expr
@@ -44,11 +44,12 @@ def truth_expr(model: Predictor, target: str | None = None) -> pl.Expr:
     return col(target or model.target).cast(pl.String)
 
 
-def evaluate_model(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> dict[str, Any]:
-    """Classification (or regression) metrics of ``model`` on a table, against ``truth``."""
+def evaluate_model(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> dict[str, Any]:
+    """Classification (or regression) metrics of ``model`` on a table, against ``truth``,
+    each row counted by ``weight`` (once without)."""
     if is_regression(model):
-        return regression_metrics(model, lf, truth)
-    df = scored_frame(model, lf, truth).collect()
+        return regression_metrics(model, lf, truth, weight)
+    df = scored_frame(model, lf, truth, weight).collect()
     return classification_metrics(confusion_report(df, model.classes))
 
 
@@ -89,7 +90,12 @@ def cross_validate(ds: Dataset, fit: Callable[[Dataset], Predictor], k: int, see
         started = time.perf_counter()
         model = fit(train)
         elapsed = time.perf_counter() - started
-        metrics = evaluate_model(model, test.frame.lazy(), col(ds.target))
+        held, weight = test.frame.lazy(), None
+        if test.row_weights is not None:
+            # held-out rows count by their row weights (class weights steer learning only)
+            held = held.with_columns(pl.Series(WEIGHT, test.row_weights))
+            weight = pl.col(WEIGHT)
+        metrics = evaluate_model(model, held, col(ds.target), weight)
         metrics = {key: metrics[key] for key in (*keys, "rows", *(() if ds.regression else ("unclassified",)))}
         metrics["fold"] = fold + 1
         metrics["rules"] = model_size(model)

@@ -85,6 +85,24 @@ TargetBins = Annotated[
         "--target-bins", min=2, help="Bin a numeric target into K quantile classes first.", rich_help_panel=DATA
     ),
 ]
+Weights = Annotated[
+    str | None,
+    typer.Option(
+        "--weights",
+        metavar="COLUMN",
+        help="Weigh each row by this column (a weight k counts the row k times; 0 leaves it out).",
+        rich_help_panel=DATA,
+    ),
+]
+ClassWeight = Annotated[
+    str | None,
+    typer.Option(
+        "--class-weight",
+        metavar="balanced|CLASS=W,...",
+        help="Weigh the rows of each class: 'balanced' (every class weighs the same in total) or e.g. 'yes=5,no=1'.",
+        rich_help_panel=DATA,
+    ),
+]
 TargetType = Annotated[
     bool | None,
     typer.Option(
@@ -155,6 +173,8 @@ class DataOptions:
     encoding: str = "utf-8"
     no_header: bool = False
     skip_lines: int = 0
+    weights: str | None = None
+    class_weight: str | None = None
 
     @property
     def layout(self) -> io.CsvOptions:
@@ -185,6 +205,8 @@ def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_t
         numeric=split_list(opts.numeric),
         target_bins=opts.target_bins,
         target_type=None if opts.regression is None else ("regression" if opts.regression else "classification"),
+        weights=opts.weights,
+        class_weight=opts.class_weight,
         input_format=opts.input_format,
         null_values=split_list(opts.null_values),
         layout=opts.layout,

@@ -70,6 +70,7 @@ def evaluate(
     max_rule_drift: MaxRuleDrift = None,
     min_rule_coverage: MinRuleCoverage = None,
     baseline: Baseline = False,
+    weights: common.Weights = None,
     per_rule: PerRule = True,
     json_out: JsonOut = False,
     output: Output = None,
@@ -123,6 +124,7 @@ def evaluate(
         baseline=baseline,
         max_rule_drift=max_rule_drift,
         min_rule_coverage=min_rule_coverage,
+        weights=weights,
     )
     failures = payload["gates"]["failures"]
     if output is not None:

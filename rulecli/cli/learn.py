@@ -48,6 +48,8 @@ DATA_OPTIONS = (
     ("encoding", common.Encoding, "utf-8"),
     ("no_header", common.NoHeader, False),
     ("skip_lines", common.SkipLines, 0),
+    ("weights", common.Weights, None),
+    ("class_weight", common.ClassWeight, None),
 )
 RUN_OPTIONS = (
     ("seed", common.Seed, 0),

@@ -299,6 +299,7 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
     >>> sorted((r.conditions[0].op.value, r.conditions[0].value, r.prediction) for r in model.rules)
     [('=', 'u', 'a'), ('in', ('v', 'w'), 'b')]
     """
+    ds = ds.as_copies("aq")  # a weighted row is learned from as that many copies
     chosen = params.max_error if params.max_error is not None else _tuned_max_error(ds, params)
     model = _fit(ds, dataclasses.replace(params, max_error=chosen), progress)
     if params.max_error is None:

@@ -268,6 +268,7 @@ def gelman_rubin(traces: list[np.ndarray]) -> float | None:
 
 
 def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None) -> DecisionList:
+    ds = ds.as_copies("brl")  # a weighted row is learned from as that many copies
     table = _items(ds, params)
     min_count = max(1, math.ceil(params.min_support * ds.n_rows))
     patterns = mine(table.items, min_count, params.max_length)

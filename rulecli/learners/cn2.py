@@ -292,6 +292,7 @@ def fit_cn2(ds: Dataset, params: CN2Params, *, progress: Progress | None = None)
     >>> [(r.conditions[0].value, r.prediction) for r in model.rules], model.default.prediction
     ([('u', 'a')], 'b')
     """
+    ds = ds.as_copies("cn2")  # a weighted row is learned from as that many copies
     enc = Encoded.from_dataset(ds)
     info = ModelInfo(algorithm="cn2", params=params.record(), schema=ds.schema)
     if params.ordered:

@@ -110,8 +110,39 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def bootstrap_weights(rng: np.random.Generator, n: int) -> np.ndarray:
-    return np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
+def bootstrap_draws(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
+    """How often the bootstrap drew each unit: each row, or, with whole-number weights, each
+    of the copies the weights stand for (a row of weight k is k units, next to each other).
+    As many draws as units, each unit equally likely: the sample of the table with every row
+    written out k times. With fractional weights, each row is drawn in proportion to its
+    weight, as many times as the weights sum to."""
+    if ds.weights is None:
+        return np.bincount(rng.integers(0, ds.n_rows, size=ds.n_rows), minlength=ds.n_rows).astype(np.float64)
+    cumulative = np.cumsum(ds.weights)
+    if _whole(ds.weights):
+        units = int(cumulative[-1])
+        return np.bincount(rng.integers(0, units, size=units), minlength=units).astype(np.float64)
+    draws = max(1, round(float(cumulative[-1])))
+    picked = np.searchsorted(cumulative, rng.random(draws) * cumulative[-1], side="right")
+    return np.bincount(np.minimum(picked, ds.n_rows - 1), minlength=ds.n_rows).astype(np.float64)
+
+
+def bootstrap_weights(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
+    """The draws of each row (its units' draws summed): the weights its tree grows with."""
+    draws = bootstrap_draws(rng, ds)
+    if ds.weights is None or not _whole(ds.weights):
+        return draws
+    starts = np.concatenate(([0], np.cumsum(ds.weights.astype(np.int64))[:-1]))
+    return np.add.reduceat(draws, starts)
+
+
+def _whole(weights: np.ndarray) -> bool:
+    return bool(np.all(weights == np.round(weights)))
+
+
+def oob_data(ds: Dataset) -> Dataset:
+    """The rows the out-of-bag estimates are made on: the units :func:`bootstrap_draws` draws."""
+    return ds.as_copies("forest") if ds.weights is not None and _whole(ds.weights) else ds
 
 
 # Worker processes receive the training data once (pool initializer), then only seeds.
@@ -126,14 +157,14 @@ def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
     data, ds, grow = _SHARED["data"], _SHARED["ds"], _SHARED["grow"]
     assert isinstance(data, Binned) and isinstance(ds, Dataset) and isinstance(grow, GrowParams)
     rng = np.random.default_rng(seed)
-    weights = bootstrap_weights(rng, ds.n_rows)
+    weights = bootstrap_weights(rng, ds)
     return grow_tree(data, ds, grow, weights, rng)
 
 
 def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
     """The trees of ``seeds`` as one grove (:class:`Grove`): each the tree :func:`_grow_one` grows."""
     rngs = [np.random.default_rng(seed) for seed in seeds]
-    weights = [bootstrap_weights(rng, ds.n_rows) for rng in rngs]
+    weights = [bootstrap_weights(rng, ds) for rng in rngs]
     grove = Grove(data, ds.y, len(ds.classes), grow, weights, rngs)
     return [tree_nodes(grown, data, False, 0.0) for grown in grove.grow_all()]
 
@@ -163,21 +194,26 @@ class OutOfBag:
         return self.sums / np.maximum(self.counts, 1)[:, None]
 
     def error(self, ds: Dataset) -> float:
+        """Mean OOB error (squared error for numbers), rows weighted by their weights."""
         has = self.counts > 0
         if not has.any():
             return float("nan")
         out = self.prediction()[has]
+        weights = None if ds.weights is None else ds.weights[has]
         if ds.regression:
-            return float(np.mean((ds.y[has] - out[:, 0]) ** 2))
-        return float(np.mean(out.argmax(axis=1) != ds.y[has]))
+            return float(np.average((ds.y[has] - out[:, 0]) ** 2, weights=weights))
+        return float(np.average(out.argmax(axis=1) != ds.y[has], weights=weights))
 
 
-def out_of_bag(forest: Forest, ds: Dataset, batch: Columns, seeds: list[np.random.SeedSequence]) -> OutOfBag:
+def out_of_bag(
+    forest: Forest, ds: Dataset, batch: Columns, seeds: list[np.random.SeedSequence], drawn_from: Dataset
+) -> OutOfBag:
+    """OOB sums over the rows of ``ds`` (the units the bootstrap of ``drawn_from`` drew)."""
     width = forest.trees[0].value.shape[1]
     sums = np.zeros((ds.n_rows, width))
     counts = np.zeros(ds.n_rows, dtype=np.int64)
     for nodes, w, seed in zip(forest.trees, walkers(forest), seeds, strict=True):
-        missed = bootstrap_weights(np.random.default_rng(seed), ds.n_rows) == 0
+        missed = bootstrap_draws(np.random.default_rng(seed), drawn_from) == 0
         rows = np.flatnonzero(missed)
         sub = Columns(batch.numeric[:, rows], batch.codes[:, rows], rows.size)
         sums[rows] += leaf_shares(nodes)[leaves_of(w, sub)]
@@ -195,7 +231,13 @@ def impurity_importance(forest: Forest) -> dict[str, float]:
 
 
 def permutation_importance(
-    forest: Forest, ds: Dataset, batch: Columns, seeds: list[np.random.SeedSequence], base: float, seed: int
+    forest: Forest,
+    ds: Dataset,
+    batch: Columns,
+    seeds: list[np.random.SeedSequence],
+    base: float,
+    seed: int,
+    drawn_from: Dataset,
 ) -> dict[str, float]:
     """Rise of the OOB error when one feature's values are shuffled across rows."""
     rng = np.random.default_rng([seed, 1])
@@ -204,7 +246,7 @@ def permutation_importance(
         order = rng.permutation(ds.n_rows)
         numeric, codes = batch.numeric.copy(), batch.codes.copy()
         numeric[j], codes[j] = numeric[j][order], codes[j][order]
-        shuffled = out_of_bag(forest, ds, Columns(numeric, codes, batch.n_rows), seeds).error(ds)
+        shuffled = out_of_bag(forest, ds, Columns(numeric, codes, batch.n_rows), seeds, drawn_from).error(ds)
         out[name] = shuffled - base
     return out
 
@@ -239,9 +281,10 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
                 if progress is not None:
                     progress(len(trees))
     draft = Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), ModelInfo(schema=ds.schema))
-    batch = training_columns(ds)
-    oob = out_of_bag(draft, ds, batch, seeds)
-    oob_error = oob.error(ds)
+    units = oob_data(ds)
+    batch = training_columns(units)
+    oob = out_of_bag(draft, units, batch, seeds, ds)
+    oob_error = oob.error(units)
     training: dict[str, object] = {
         "rows": ds.n_rows,
         "trees": len(trees),
@@ -252,7 +295,9 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
         "leaves": int(sum(t.leaves.size for t in trees)),
     }
     if params.importance == "permutation":
-        training["permutation_importance"] = permutation_importance(draft, ds, batch, seeds, oob_error, params.seed)
+        training["permutation_importance"] = permutation_importance(
+            draft, units, batch, seeds, oob_error, params.seed, ds
+        )
     info = ModelInfo(
         algorithm="random-forest",
         params=params.record(),

@@ -126,6 +126,7 @@ def fit_oner(ds: Dataset, params: OneRParams, *, progress: Progress | None = Non
     >>> fit_oner(prepare_dataset(df, DataSpec()), OneRParams()).rules[0].prediction
     'hi'
     """
+    ds = ds.as_copies("oner")  # a weighted row is learned from as that many copies
     scores = _score_features(ds, params)
     chosen = _choose(scores, params.ties)
     part = _partition(ds, chosen, params)

@@ -217,6 +217,7 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
 
 
 def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None = None) -> RuleSet:
+    ds = ds.as_copies("reduct")  # a weighted row is learned from as that many copies
     encoded = _encode(ds, params)
     table = encoded.table
     rs = RoughSets(table)

@@ -537,6 +537,7 @@ def fit_ripper(ds: Dataset, params: RipperParams, *, progress: Progress | None =
     >>> [r.conditions[0].op.value for r in model.rules], model.default.prediction
     (['<='], 'b')
     """
+    ds = ds.as_copies("ripper")  # a weighted row is learned from as that many copies
     enc = Encoded.from_dataset(ds)
     rng = np.random.default_rng(params.seed)
     info = ModelInfo(algorithm="ripper", params=params.record(), schema=ds.schema)

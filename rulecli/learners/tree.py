@@ -221,7 +221,7 @@ def training_summary(nodes: TreeNodes) -> dict[str, object]:
 
 def fit_tree(ds: Dataset, params: TreeParams, *, progress: Progress | None = None) -> Tree:
     data = Binned.from_dataset(ds, params.max_bins)
-    nodes = prune(grow_tree(data, ds, params.grow_params(ds)), params.ccp_alpha)
+    nodes = prune(grow_tree(data, ds, params.grow_params(ds), ds.weights), params.ccp_alpha)
     info = ModelInfo(
         algorithm="cart",
         params=params.record() | {"criterion": params.criterion_for(ds)},

@@ -36,7 +36,7 @@ class Binned:
         codes, n_bins, edges, categorical, levels = [], [], [], [], []
         for feature in ds.schema.features:
             if feature.kind == Kind.NUMERIC:
-                code, cut = _bin_numeric(ds.numeric(feature.name), max_bins)
+                code, cut = _bin_numeric(ds.numeric(feature.name), max_bins, ds.weights)
                 codes.append(code)
                 n_bins.append(cut.size + 1)
                 edges.append(cut)
@@ -53,17 +53,35 @@ class Binned:
         )
 
 
-def _bin_numeric(x: np.ndarray, max_bins: int) -> tuple[np.ndarray, np.ndarray]:
+def _bin_numeric(x: np.ndarray, max_bins: int, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     present = ~np.isnan(x)
     distinct = np.unique(x[present])
     if distinct.size <= max_bins:
         cuts = cut_between(distinct[:-1], distinct[1:])
     else:
-        ordered = np.sort(x[present])
-        positions = (np.arange(1, max_bins) * ordered.size) // max_bins
-        at = np.unique(np.searchsorted(distinct, ordered[positions]))
+        if weights is None:
+            ordered = np.sort(x[present])
+            quantiles = ordered[(np.arange(1, max_bins) * ordered.size) // max_bins]
+        else:
+            quantiles = _weighted_quantiles(x[present], weights[present], max_bins)
+        at = np.unique(np.searchsorted(distinct, quantiles))
         at = at[(at > 0) & (at < distinct.size)]
         cuts = cut_between(distinct[at - 1], distinct[at])
     code = np.full(x.size, cuts.size + 1, dtype=np.int32)
     code[present] = np.searchsorted(cuts, x[present], side="right")
     return code, cuts
+
+
+def _weighted_quantiles(x: np.ndarray, w: np.ndarray, max_bins: int) -> np.ndarray:
+    """The values at the 1/max_bins, 2/max_bins, ... points of the weight: for whole-number
+    weights exactly the quantiles of the table with each row written out ``w`` times."""
+    order = np.argsort(x, kind="stable")
+    cumulative = np.cumsum(w[order])
+    total = cumulative[-1]
+    if np.all(w == np.round(w)):
+        points = (np.arange(1, max_bins) * int(total)) // max_bins
+    else:
+        points = np.floor(np.arange(1, max_bins) * total / max_bins)
+    # the row holding the copy numbered ``point`` (counting from 0) in sorted order
+    index = np.minimum(np.searchsorted(cumulative, points, side="right"), order.size - 1)
+    return x[order][index]

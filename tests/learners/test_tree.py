@@ -296,7 +296,7 @@ def test_forest_oob_error_and_importance_recomputed_independently(small_forest):
     sums = np.zeros((len(rows), 2))
     counts = np.zeros(len(rows))
     for nodes, seed in zip(forest.trees, seeds, strict=True):
-        inbag = bootstrap_weights(np.random.default_rng(seed), len(rows))
+        inbag = bootstrap_weights(np.random.default_rng(seed), ds)
         assert nodes.n_samples[0] == len(rows)  # the bootstrap sample has n draws
         for i, row in enumerate(rows):
             if inbag[i] == 0:
