@@ -19,7 +19,7 @@ from tests.conftest import run_cli
 
 QUICK: dict[str, list[str]] = {"forest": ["-B", "5"], "brl": ["--iterations", "400"]}
 NAMES = learners.names()
-ANY_WEIGHTS = ("tree", "forest")  # the learners that weigh rows without copying them
+ANY_WEIGHTS = ("tree", "forest", "cn2")  # the learners that weigh rows without copying them
 
 
 def _table(n: int, seed: int) -> pl.DataFrame:
@@ -79,10 +79,22 @@ def test_a_weight_of_zero_is_a_row_left_out(name: str, tmp_path: Path):
 def test_fractional_weights_are_weighed_or_refused_by_name(name: str, tmp_path: Path):
     df = _table(60, 7).with_columns(pl.Series("w", np.linspace(0.5, 2.0, 60)))
     df.write_csv(tmp_path / "t.csv")
-    run = run_cli(name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", "--json", *QUICK.get(name, []))
+    model = tmp_path / "m.json"
+    run = run_cli(name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", "-o", str(model), *QUICK.get(name, []))
     if name in ANY_WEIGHTS:
         assert run.code == 0, run.stderr
-        assert json.loads(run.stdout)["training"]["weights"] == "column w"
+        saved = json.loads(model.read_text())
+        assert saved["training"]["weights"] == "column w"
+        assert saved["training"]["rows"] == pytest.approx(float(df["w"].sum()))
+        # weighted counts load back from JSON, and from text where the learner writes text
+        predicted = run_cli("predict", str(model), str(tmp_path / "t.csv"))
+        assert predicted.code == 0, predicted.stderr
+        if name not in ("forest",):
+            text = tmp_path / "m.txt"
+            args = (name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", "-o", str(text))
+            assert run_cli(*args, *QUICK.get(name, [])).code == 0
+            again = run_cli("predict", str(text), str(tmp_path / "t.csv"))
+            assert again.code == 0 and again.stdout == predicted.stdout, again.stderr
     else:
         assert run.code == 2 and run.stdout == ""
         assert run.stderr.strip() == (

@@ -55,7 +55,9 @@ class CN2Params(Params):
         True, "A decision list (Clark & Niblett) or a rule set per class (Clark & Boswell).", negative="unordered"
     )
     beam_width: int = beam_width_param(5)
-    min_support: int = param(1, "Drop candidate rules covering fewer rows.", ge=1, flag="min-covered")
+    min_support: int = param(
+        1, "Drop candidate rules covering fewer rows (counted by weight).", ge=1, flag="min-covered"
+    )
     quality: str | None = param(
         None, "entropy (default for --ordered), laplace (default for --unordered) or accuracy.", choices=QUALITIES
     )
@@ -130,6 +132,9 @@ class _Search:
     def __init__(self, enc: Encoded, params: CN2Params, target: int | None) -> None:
         self.enc, self.params, self.target = enc, params, target
         self.critical = chi2_critical(params.alpha, enc.n_classes - 1)
+        # a specialisation that drops a row drops at least the lightest row's weight; summed
+        # in another order, one that keeps every row may differ from its parent by rounding
+        self.slack = 0.5 * (1.0 if enc.w is None else float(enc.w.min()))
 
     def _candidates(self, parent: _Complex) -> _Candidates:
         """Every one-selector specialisation of ``parent`` with its class counts."""
@@ -173,7 +178,7 @@ class _Search:
     def best_complex(self, rows: np.ndarray) -> _Complex | None:
         """The best significant complex found by the beam search (None if there is none)."""
         enc, params = self.enc, self.params
-        prior_counts = np.bincount(enc.y[rows], minlength=enc.n_classes)
+        prior_counts = enc.class_counts(rows)
         prior = prior_counts / prior_counts.sum()
         beam = [_Complex((), rows, -np.inf, prior_counts)]
         best: _Complex | None = None
@@ -191,8 +196,8 @@ class _Search:
             owner = np.concatenate([np.full(c.counts.shape[0], i) for i, c in enumerate(cands)])
             local = np.concatenate([np.arange(c.counts.shape[0]) for c in cands])
             support = counts.sum(axis=1)
-            sizes = np.array([p.rows.size for p in parents])[owner]
-            keep = np.flatnonzero((support >= params.min_support) & (support < sizes))
+            sizes = np.array([p.counts.sum() for p in parents])[owner]
+            keep = np.flatnonzero((support >= params.min_support) & (support < sizes - self.slack))
             if keep.size == 0:
                 break
             quality = _quality(counts[keep], params.measure, self.target)
@@ -220,7 +225,7 @@ class _Search:
                     level_best = cpx
             if level_best is not None and (
                 best is None
-                or (level_best.quality, int(level_best.counts.sum())) > (best.quality, int(best.counts.sum()))
+                or (level_best.quality, float(level_best.counts.sum())) > (best.quality, float(best.counts.sum()))
             ):
                 best = level_best
             if not beam:
@@ -259,8 +264,8 @@ def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) ->
         if on_rule is not None:
             on_rule(len(rules))
         rows = np.setdiff1d(rows, best.rows, assume_unique=True)
-    remaining = enc.y[rows] if rows.size else enc.y
-    return rules, enc.classes[int(np.argmax(np.bincount(remaining, minlength=enc.n_classes)))]
+    remaining = rows if rows.size else np.arange(enc.n_rows)
+    return rules, enc.classes[int(np.argmax(enc.class_counts(remaining)))]
 
 
 def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) -> list[Rule]:
@@ -292,7 +297,6 @@ def fit_cn2(ds: Dataset, params: CN2Params, *, progress: Progress | None = None)
     >>> [(r.conditions[0].value, r.prediction) for r in model.rules], model.default.prediction
     ([('u', 'a')], 'b')
     """
-    ds = ds.as_copies("cn2")  # a weighted row is learned from as that many copies
     enc = Encoded.from_dataset(ds)
     info = ModelInfo(algorithm="cn2", params=params.record(), schema=ds.schema)
     if params.ordered:

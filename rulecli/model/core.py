@@ -87,11 +87,12 @@ class Condition:
 
 @dataclass(frozen=True, slots=True)
 class RuleStats:
-    """Training statistics: rows the rule decided, of which correct, per-class counts."""
+    """Training statistics: rows the rule decided, of which correct, per-class counts
+    (rows counted by their weights when the model learned with fractional weights)."""
 
-    covered: int
-    correct: int
-    class_counts: tuple[int, ...] | None = None
+    covered: int | float
+    correct: int | float
+    class_counts: tuple[int | float, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -245,10 +245,12 @@ class _Reader:
             return value
         return self.number(value, where)
 
-    def count(self, value: Any, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EXACT:
+    def count(self, value: Any, where: str) -> int | float:
+        """A row count: an integer, or a weighted count (rows counted by their weights)."""
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or (isinstance(value, float) and not math.isfinite(value)) or not 0 <= value <= MAX_EXACT:
             shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."
-            raise self.fail(where, f"expected a count (integer from 0 to 2^53), found {shown}")
+            raise self.fail(where, f"expected a count (integer from 0 to 2^53, or a weighted count), found {shown}")
         return value
 
 

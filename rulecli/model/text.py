@@ -81,6 +81,11 @@ def render_number(value: float) -> str:
     return repr(value)
 
 
+def render_count(value: int | float) -> str:
+    """A row count, or a weighted one (rows counted by fractional weights) as a number."""
+    return str(value) if isinstance(value, int) else render_number(value)
+
+
 def render_value(value: Scalar) -> str:
     if isinstance(value, float):
         return render_number(value)
@@ -127,9 +132,9 @@ def render_conditions(conditions: tuple[Condition, ...]) -> str:
 def _render_stats(rule: Rule, with_counts: bool = False) -> str:
     parts = []
     if rule.stats is not None:
-        parts += [f"covers {rule.stats.covered}", f"correct {rule.stats.correct}"]
+        parts += [f"covers {render_count(rule.stats.covered)}", f"correct {render_count(rule.stats.correct)}"]
         if with_counts and rule.stats.class_counts is not None:
-            parts.append(f"counts [{', '.join(str(c) for c in rule.stats.class_counts)}]")
+            parts.append(f"counts [{', '.join(render_count(c) for c in rule.stats.class_counts)}]")
     if rule.weight is not None:
         parts.append(f"weight {render_number(rule.weight)}")
     return f"  ({', '.join(parts)})" if parts else ""
@@ -308,15 +313,16 @@ def _parse_number(line: _Line) -> float:
     return float(token.text)
 
 
-def _parse_count(line: _Line, what: str) -> int:
+def _parse_count(line: _Line, what: str) -> int | float:
+    """A row count; a fractional one is a weighted count (rows counted by their weights)."""
     token = line.peek()
     number = _parse_number(line)
-    if not (math.isfinite(number) and number.is_integer() and 0 <= number <= MAX_EXACT):
+    if not (math.isfinite(number) and 0 <= number <= MAX_EXACT):
         line.fail(
             token.column if token else 0,
-            f"{what} are whole numbers from 0 to 2^53, found {token.text[:20] if token else number!r}",
+            f"{what} are numbers from 0 to 2^53, found {token.text[:20] if token else number!r}",
         )
-    return int(number)
+    return int(number) if number.is_integer() else number
 
 
 def _parse_values(line: _Line) -> tuple[Scalar, ...]:
@@ -427,7 +433,7 @@ def _parse_then(line: _Line) -> tuple[str, str, RuleStats | None, float | None]:
 def _parse_stats(line: _Line) -> tuple[RuleStats | None, float | None]:
     line.expect_punct("(")
     fields: dict[str, float] = {}
-    counts: tuple[int, ...] | None = None
+    counts: tuple[int | float, ...] | None = None
     while True:
         key = line.next("covers, correct, counts or weight")
         if key.keyword not in ("covers", "correct", "counts", "weight") or key.keyword in fields:
@@ -451,13 +457,17 @@ def _parse_stats(line: _Line) -> tuple[RuleStats | None, float | None]:
     if "covers" in fields or "correct" in fields:
         if not ("covers" in fields and "correct" in fields):
             line.fail(0, "statistics need both covers and correct")
-        stats = RuleStats(int(fields["covers"]), int(fields["correct"]), counts)
+        stats = RuleStats(_count(fields["covers"]), _count(fields["correct"]), counts)
     elif counts is not None:
         line.fail(0, "class counts need covers and correct")
     return stats, fields.get("weight")
 
 
-def _parse_counts(line: _Line) -> tuple[int, ...]:
+def _count(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _parse_counts(line: _Line) -> tuple[int | float, ...]:
     """``[n, n, …]``: the training rows of each class a rule covers, in class order."""
     line.expect_punct("[")
     counts = []

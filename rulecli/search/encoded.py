@@ -38,6 +38,8 @@ class Encoded:
     y: np.ndarray
     classes: tuple[str, ...]
     level_codes: tuple[dict[str, int], ...] = ()  # per feature: level -> code (categorical only)
+    # each row's weight, or None (every row counts once): every count below is weighted by it
+    w: np.ndarray | None = None
 
     @classmethod
     def from_dataset(cls, ds: Dataset) -> Encoded:
@@ -75,6 +77,7 @@ class Encoded:
             level_codes=tuple({level: code for code, level in enumerate(f.levels)} for f in ds.schema.features),
             y=ds.y,
             classes=ds.classes,
+            w=ds.weights,
         )
 
     @property
@@ -84,6 +87,15 @@ class Encoded:
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    def class_counts(self, rows: np.ndarray) -> np.ndarray:
+        """Rows of each class among ``rows``, each counted by its weight."""
+        w = None if self.w is None else self.w[rows]
+        return np.bincount(self.y[rows], weights=w, minlength=self.n_classes)
+
+    def total(self, rows: np.ndarray) -> float:
+        """How many rows ``rows`` are, each counted by its weight."""
+        return float(rows.size) if self.w is None else float(self.w[rows].sum())
 
     def index(self, name: str) -> int:
         return self.names.index(name)
@@ -155,7 +167,8 @@ def numeric_candidates(
     """
     slots = int(enc.rank_offsets[-1])
     keys = enc.rank_matrix[rows] + (row_labels * slots)[:, None]
-    counts = np.bincount(keys.ravel(), minlength=n_labels * slots).reshape(n_labels, slots)
+    weights = None if enc.w is None else np.repeat(enc.w[rows], keys.shape[1])
+    counts = np.bincount(keys.ravel(), weights=weights, minlength=n_labels * slots).reshape(n_labels, slots)
     missing = counts[:, enc.rank_offsets[1:] - 1]  # each feature's last slot holds its missing values
     totals = counts.sum(axis=0)
     totals[enc.rank_offsets[1:] - 1] = 0
@@ -171,7 +184,7 @@ def numeric_candidates(
         assert values is not None
         base = cum[:, start - 1 : start] if start > 0 else 0
         feature_cum = cum[:, start:stop] - base
-        total = feature_cum[:, -1:] if stop > start else np.zeros((n_labels, 1), dtype=np.int64)
+        total = feature_cum[:, -1:] if stop > start else np.zeros((n_labels, 1), dtype=counts.dtype)
         at_least = total - feature_cum + present_counts[:, start:stop]
         out[j] = NumericCandidates(
             values[present[start:stop] - enc.rank_offsets[col]], feature_cum.T, at_least.T, missing[:, col]
@@ -184,5 +197,6 @@ def categorical_candidates(enc: Encoded, j: int, rows: np.ndarray, row_labels: n
     and a last row for the missing values."""
     n_levels = len(enc.levels[j])
     codes = enc.columns[j][rows]
-    flat = np.bincount(codes * n_labels + row_labels, minlength=(n_levels + 1) * n_labels)
+    weights = None if enc.w is None else enc.w[rows]
+    flat = np.bincount(codes * n_labels + row_labels, weights=weights, minlength=(n_levels + 1) * n_labels)
     return flat.reshape(n_levels + 1, n_labels)

@@ -7,15 +7,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rulecli.dataset import Dataset
+from rulecli.dataset import Dataset, tally
 from rulecli.model.core import Rule, RuleStats
 from rulecli.search.encoded import Encoded
 
 
 def _stats(enc: Encoded, rows: np.ndarray, prediction: str) -> RuleStats:
-    counts = np.bincount(enc.y[rows], minlength=enc.n_classes)
-    correct = int(counts[enc.classes.index(prediction)])
-    return RuleStats(int(counts.sum()), correct, tuple(int(c) for c in counts))
+    counts = enc.class_counts(rows)
+    correct = tally(counts[enc.classes.index(prediction)])
+    return RuleStats(tally(counts.sum()), correct, tuple(tally(c) for c in counts))
 
 
 def list_rule_stats(enc: Encoded, rules: list[Rule], default: str) -> tuple[list[Rule], Rule]:
@@ -43,8 +43,8 @@ def set_rule_stats(enc: Encoded, rules: list[Rule], *, laplace_weights: bool) ->
 def training_summary(ds: Dataset, rules: Sequence[Rule]) -> dict[str, object]:
     """What every covering learner records about its training run."""
     return {
-        "rows": ds.n_rows,
-        "class_counts": [int(c) for c in ds.class_counts()],
+        "rows": ds.total_weight,
+        "class_counts": [tally(c) for c in ds.class_counts()],
         "rules": len(rules),
         "conditions": sum(len(r.conditions) for r in rules),
     }
@@ -57,6 +57,6 @@ def set_default_rule(enc: Encoded, rules: list[Rule]) -> Rule:
     for rule in rules:
         covered |= enc.rule_mask(rule.conditions)
     uncovered = np.flatnonzero(~covered)
-    pool = enc.y[uncovered] if uncovered.size else enc.y
-    prediction = enc.classes[int(np.argmax(np.bincount(pool, minlength=enc.n_classes)))]
+    pool = uncovered if uncovered.size else np.arange(enc.n_rows)
+    prediction = enc.classes[int(np.argmax(enc.class_counts(pool)))]
     return Rule((), prediction, _stats(enc, uncovered, prediction))
