@@ -42,6 +42,11 @@ def tally(x: float) -> int | float:
     return int(x) if float(x).is_integer() else float(x)
 
 
+def is_whole(weights: np.ndarray) -> bool:
+    """Every weight a whole number (each row stands for that many copies)."""
+    return bool(np.all(weights == np.round(weights)))
+
+
 def tallies(counts: np.ndarray) -> np.ndarray:
     """Weighted counts as integers where they are all whole numbers, else as floats."""
     if counts.dtype.kind == "f" and np.all(counts == np.round(counts)):
@@ -134,7 +139,7 @@ class Dataset:
         by one: exactly the table a person would get by writing each row out k times."""
         if self.weights is None:
             return self
-        if not np.all(self.weights == np.round(self.weights)):
+        if not is_whole(self.weights):
             raise ParamError(
                 f"{learner} takes whole-number weights (a weight k counts its row k times); "
                 "tree and forest take any weights"
@@ -221,7 +226,9 @@ def is_number_target(column: pl.Series, spec: DataSpec) -> bool:
     return column.dtype.is_float() or column.drop_nulls().n_unique() > MAX_NUMERIC_CLASSES
 
 
-def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) -> tuple[pl.Series, Target]:
+def _prepare_target(
+    df: pl.DataFrame, name: str, spec: DataSpec, source: str, weights: np.ndarray | None = None
+) -> tuple[pl.Series, Target]:
     column = df.get_column(name)
     if spec.target_type not in TARGET_TYPES:
         raise ParamError(f"the target type must be one of {', '.join(TARGET_TYPES[1:])}, got '{spec.target_type}'")
@@ -248,7 +255,7 @@ def _prepare_target(df: pl.DataFrame, name: str, spec: DataSpec, source: str) ->
         if not is_numeric_dtype(column.dtype):
             raise InputError(f"{source}: --target-bins needs a numeric target, but '{name}' is {column.dtype}")
         values = df.select(numeric_expr(name)).to_series().to_numpy().astype(np.float64)
-        cuts = compute_cuts(name, values, "equal-frequency", bins=spec.target_bins)
+        cuts = compute_cuts(name, values, "equal-frequency", bins=spec.target_bins, weights=weights)
         labels = df.select(label_expr(cuts)).to_series()
         classes = tuple(c for c in interval_labels(cuts) if c in set(labels.drop_nulls().to_list()))
         return labels, Target(name, classes, cuts)
@@ -315,7 +322,7 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
     df, kept_rows = _drop_missing_target(df, target_name, source, warnings)
     if weights is not None and kept_rows is not None:
         weights = weights[kept_rows]
-    labels, target = _prepare_target(df, target_name, spec, source)
+    labels, target = _prepare_target(df, target_name, spec, source, weights)
     if not target.regression and len(target.classes) < 2:
         raise InputError(
             f"{source}: target column '{target_name}' has a single class "

@@ -114,11 +114,14 @@ def compute_cuts(
     bins: int = 5,
     y: np.ndarray | None = None,
     n_classes: int = 0,
+    weights: np.ndarray | None = None,
 ) -> Cuts:
     """Learn cut points for one numeric column.
 
     ``values`` may hold NaN for missing entries; they are ignored. ``y`` holds class
     codes ``0..n_classes-1`` aligned with ``values`` (needed by supervised methods).
+    ``weights`` count each row that many times (the cuts of the table with each row
+    written out ``k`` times, for whole ``k``).
 
     Examples
     --------
@@ -131,6 +134,7 @@ def compute_cuts(
         raise ParamError(f"--bins must be at least 1, got {bins}")
     present = ~np.isnan(values)
     x = values[present]
+    w = None if weights is None else weights[present]
     if x.size == 0:
         return Cuts(column, (), True, None, None, method)
     low, high = float(x.min()), float(x.max())
@@ -139,17 +143,36 @@ def compute_cuts(
             raise ParamError(f"method '{method}' needs a target column (-y)")
         labels = y[present]
         if method == "mdlp":
-            edges = _mdlp_edges(x, labels, n_classes)
+            edges = _mdlp_edges(x, labels, n_classes, w)
             return Cuts(column, edges, True, low, high, method)
-        edges = _min_bucket_edges(x, labels, n_classes, bins)
+        edges = _min_bucket_edges(x, labels, n_classes, bins, w)
         return Cuts(column, edges, False, low, high, method)
     if method == "equal-width":
         edges = tuple(low + (high - low) * k / bins for k in range(1, bins)) if high > low else ()
     else:
-        quantiles = np.quantile(x, [k / bins for k in range(1, bins)]) if bins > 1 else np.array([])
+        levels = [k / bins for k in range(1, bins)]
+        if bins <= 1:
+            quantiles = np.array([])
+        elif w is None:
+            quantiles = np.quantile(x, levels)
+        else:
+            quantiles = np.array([_weighted_quantile(x, w, q) for q in levels])
         edges = tuple(float(q) for q in np.unique(quantiles) if low <= q < high)
     edges = tuple(sorted(set(_readable_positions(tuple(float(e) for e in edges), x))))
     return Cuts(column, edges, True, low, high, method)
+
+
+def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> float:
+    """NumPy's linear quantile of the table with each value written out ``w`` times (and its
+    continuation to fractional weights): the copies at positions floor(q (N - 1)) and the
+    next, interpolated by NumPy itself on those two values so the rounding is NumPy's."""
+    order = np.argsort(x, kind="stable")
+    xs, cumulative = x[order], np.cumsum(w[order])
+    position = q * (cumulative[-1] - 1.0)
+    below = math.floor(position)
+    at = np.searchsorted(cumulative, [below, below + 1.0], side="right")
+    a, b = xs[min(int(at[0]), xs.size - 1)], xs[min(int(at[1]), xs.size - 1)]
+    return float(np.quantile(np.array([a, b]), position - below))
 
 
 def _class_entropy(counts: np.ndarray) -> np.ndarray:
@@ -161,12 +184,12 @@ def _class_entropy(counts: np.ndarray) -> np.ndarray:
     return -(p * logs).sum(axis=-1)
 
 
-def _mdlp_edges(x: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float, ...]:
+def _mdlp_edges(x: np.ndarray, y: np.ndarray, n_classes: int, w: np.ndarray | None = None) -> tuple[float, ...]:
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], y[order]
-    onehot = np.zeros((xs.size, max(n_classes, int(ys.max()) + 1)), dtype=np.int64)
-    onehot[np.arange(xs.size), ys] = 1
-    cum = np.vstack([np.zeros((1, onehot.shape[1]), dtype=np.int64), np.cumsum(onehot, axis=0)])
+    onehot = np.zeros((xs.size, max(n_classes, int(ys.max()) + 1)), dtype=np.int64 if w is None else np.float64)
+    onehot[np.arange(xs.size), ys] = 1 if w is None else w[order]
+    cum = np.vstack([np.zeros((1, onehot.shape[1]), dtype=onehot.dtype), np.cumsum(onehot, axis=0)])
     edges: list[float] = []
     stack = [(0, xs.size)]
     while stack:
@@ -181,14 +204,15 @@ def _mdlp_edges(x: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float, ..
 
 
 def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> int | None:
-    """Index ``i`` splitting ``[start, i)`` / ``[i, stop)`` if it passes the MDL test."""
-    n = stop - start
-    if n < 2:
+    """Index ``i`` splitting ``[start, i)`` / ``[i, stop)`` if it passes the MDL test
+    (``n``: the rows, counted by weight)."""
+    total = cum[stop] - cum[start]
+    n = total.sum()
+    if stop - start < 2 or n < 2:
         return None
     candidates = np.nonzero(xs[start + 1 : stop] != xs[start : stop - 1])[0] + start + 1
     if candidates.size == 0:
         return None
-    total = cum[stop] - cum[start]
     left = cum[candidates] - cum[start]
     right = total - left
     n_left = left.sum(axis=1)
@@ -207,7 +231,9 @@ def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> in
     return int(candidates[best]) if gain > threshold else None
 
 
-def _min_bucket_edges(x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: int) -> tuple[float, ...]:
+def _min_bucket_edges(
+    x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: int, w: np.ndarray | None = None
+) -> tuple[float, ...]:
     """Weka OneR's interval construction (``weka.classifiers.rules.OneR.newNumericRule``).
 
     Weka walks the distinct values in order and merges the next value's bucket into the
@@ -225,9 +251,9 @@ def _min_bucket_edges(x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: 
     """
     values, inverse = np.unique(x, return_inverse=True)
     m = values.size
-    counts = np.zeros((m, n_classes), dtype=np.int64)
-    np.add.at(counts, (inverse, y), 1)
-    prefix = np.vstack([np.zeros((1, n_classes), dtype=np.int64), np.cumsum(counts, axis=0)])
+    counts = np.zeros((m, n_classes), dtype=np.int64 if w is None else np.float64)
+    np.add.at(counts, (inverse, y), 1 if w is None else w)
+    prefix = np.vstack([np.zeros((1, n_classes), dtype=counts.dtype), np.cumsum(counts, axis=0)])
     per_class = [np.ascontiguousarray(prefix[:, k]) for k in range(n_classes)]
     majority = counts.argmax(axis=1)
     # run_end[i]: first bucket after i whose majority differs from bucket i's

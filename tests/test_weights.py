@@ -13,13 +13,16 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rulecli import learners
+from rulecli.discretize import compute_cuts
 from tests.conftest import run_cli
 
 QUICK: dict[str, list[str]] = {"forest": ["-B", "5"], "brl": ["--iterations", "400"]}
 NAMES = learners.names()
-ANY_WEIGHTS = ("tree", "forest", "cn2")  # the learners that weigh rows without copying them
+ANY_WEIGHTS = ("tree", "forest", "cn2", "oner", "reduct", "brl")  # the learners that weigh rows without copying them
 
 
 def _table(n: int, seed: int) -> pl.DataFrame:
@@ -80,7 +83,9 @@ def test_fractional_weights_are_weighed_or_refused_by_name(name: str, tmp_path: 
     df = _table(60, 7).with_columns(pl.Series("w", np.linspace(0.5, 2.0, 60)))
     df.write_csv(tmp_path / "t.csv")
     model = tmp_path / "m.json"
-    run = run_cli(name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", "-o", str(model), *QUICK.get(name, []))
+    run = run_cli(
+        name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", "-o", str(model), *QUICK.get(name, [])
+    )
     if name in ANY_WEIGHTS:
         assert run.code == 0, run.stderr
         saved = json.loads(model.read_text())
@@ -285,3 +290,24 @@ def test_cross_validation_scores_held_out_rows_by_weight(tmp_path: Path):
 def _write(df: pl.DataFrame, path: Path) -> str:
     df.write_csv(path)
     return str(path)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.integers(-5, 5).map(float), st.floats(-3, 3)), min_size=2, max_size=40),
+    data=st.data(),
+    method=st.sampled_from(["mdlp", "min-bucket", "equal-frequency", "equal-width"]),
+    bins=st.integers(1, 7),
+)
+def test_weighted_cuts_are_the_cuts_of_the_copies(
+    values: list[float | None], data: st.DataObject, method: str, bins: int
+):
+    x = np.array([np.nan if v is None else v for v in values])
+    n = x.size
+    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
+    w = np.array(data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.float64)
+    weighted = compute_cuts("x", x, method, bins=bins, y=y, n_classes=3, weights=w)
+    copies = compute_cuts(
+        "x", np.repeat(x, w.astype(int)), method, bins=bins, y=np.repeat(y, w.astype(int)), n_classes=3
+    )
+    assert weighted == copies

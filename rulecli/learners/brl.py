@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset
+from rulecli.dataset import Dataset, is_whole, tally
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Rule, RuleStats
@@ -105,14 +105,25 @@ def _items(ds: Dataset, params: BRLParams) -> _ItemTable:
 class Posterior:
     """Log prior and log likelihood of decision lists over the mined rules."""
 
-    def __init__(self, patterns: Patterns, y: np.ndarray, n_classes: int, params: BRLParams) -> None:
+    def __init__(
+        self, patterns: Patterns, y: np.ndarray, n_classes: int, params: BRLParams, weights: np.ndarray | None = None
+    ) -> None:
         self.patterns = patterns
         self.n_rules = patterns.size
         self.k = n_classes
-        n = y.size
         self.class_bits = np.stack([bits.pack(y == c) for c in range(n_classes)])
-        self.class_totals = np.bincount(y, minlength=n_classes).astype(np.int64)
-        self.all_rows = bits.pack(np.ones(n, dtype=bool))
+        self.all_rows = bits.pack(np.ones(y.size, dtype=bool))
+        # weighted rows: each class's weights per row; whole weights keep counts integers
+        self.class_weights = (
+            None if weights is None else np.stack([np.where(y == c, weights, 0.0) for c in range(n_classes)])
+        )
+        self.whole = weights is None or is_whole(weights)
+        if weights is None:
+            self.class_totals = np.bincount(y, minlength=n_classes).astype(np.int64)
+        else:
+            totals = np.bincount(y, weights=weights, minlength=n_classes)
+            self.class_totals = totals.astype(np.int64) if self.whole else totals
+        n = int(self.class_totals.sum()) if self.whole else 0
         self.cardinality = patterns.cardinality
         self.max_card = int(self.cardinality.max()) if self.n_rules else 0
         self.per_card = np.bincount(self.cardinality, minlength=self.max_card + 1)
@@ -123,12 +134,13 @@ class Posterior:
         self.eta_list = [c * self.log_eta - math.lgamma(c + 1) for c in range(self.max_card + 1)]
         self.per_card_list = [int(v) for v in self.per_card]
         self.cardinality_list = [int(v) for v in self.cardinality]
-        # lnΓ(α + c) and lnΓ(Kα + c) for every count c, by cumulative sums of logs
+        # lnΓ(α + c) and lnΓ(Kα + c) for every count c, by cumulative sums of logs (fractional
+        # weighted counts call lgamma instead)
         alpha, total = params.alpha, params.alpha * n_classes
         steps = np.arange(n + 1, dtype=np.float64)
         self.lg_alpha = math.lgamma(alpha) + np.concatenate(([0.0], np.cumsum(np.log(alpha + steps[:-1]))))
         self.lg_total = math.lgamma(total) + np.concatenate(([0.0], np.cumsum(np.log(total + steps[:-1]))))
-        self.alpha = alpha
+        self.alpha, self.total_alpha = alpha, total
 
     def log_prior(self, rules: list[int]) -> float:
         # plain Python: lists are short and cardinalities few, and NumPy's per-call cost dominates
@@ -146,12 +158,22 @@ class Posterior:
     def captured_counts(self, cover: np.ndarray, taken: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Class counts of the rows ``cover`` captures after ``taken``, and the new union."""
         captured = cover & ~taken
-        counts = np.bitwise_count(self.class_bits & captured).sum(axis=1, dtype=np.int64)
+        if self.class_weights is None:
+            counts = np.bitwise_count(self.class_bits & captured).sum(axis=1, dtype=np.int64)
+        else:
+            counts = bits.weighted_counts(captured, self.class_weights)
+            counts = np.rint(counts).astype(np.int64) if self.whole else counts
         return counts, taken | cover
 
     def log_likelihood_of(self, counts: np.ndarray) -> float:
         """Dirichlet-multinomial marginal of rows per position ((m+1, K) counts)."""
         totals = counts.sum(axis=1)
+        if not self.whole:
+            lg = np.vectorize(math.lgamma, otypes=[np.float64])
+            return float(
+                (lg(self.total_alpha) - lg(self.total_alpha + totals)).sum()
+                + (lg(self.alpha + counts) - lg(self.alpha)).sum()
+            )
         return float(
             (self.lg_total[0] - self.lg_total[totals]).sum() + (self.lg_alpha[counts] - self.lg_alpha[0]).sum()
         )
@@ -179,10 +201,13 @@ def evaluate(post: Posterior, rules: list[int], base: _State | None = None, star
         counts, taken = post.captured_counts(post.patterns.bits[r], taken)
         rows.append(counts)
         unions.append(taken)
-    matrix = np.empty((len(rules) + 1, post.k), dtype=np.int64)
+    matrix = np.empty((len(rules) + 1, post.k), dtype=post.class_totals.dtype)
     if rows:
         matrix[:-1] = rows
-    matrix[-1] = post.class_totals - matrix[:-1].sum(axis=0)  # the default takes every row left
+    if post.whole:
+        matrix[-1] = post.class_totals - matrix[:-1].sum(axis=0)  # the default takes every row left
+    else:  # counted, not subtracted: fractional sums would leave rounding residue (even below 0)
+        matrix[-1] = bits.weighted_counts(post.all_rows & ~taken, post.class_weights)
     return _State(list(rules), unions, matrix, post.log_prior(rules), post.log_likelihood_of(matrix))
 
 
@@ -268,11 +293,10 @@ def gelman_rubin(traces: list[np.ndarray]) -> float | None:
 
 
 def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None) -> DecisionList:
-    ds = ds.as_copies("brl")  # a weighted row is learned from as that many copies
     table = _items(ds, params)
-    min_count = max(1, math.ceil(params.min_support * ds.n_rows))
-    patterns = mine(table.items, min_count, params.max_length)
-    post = Posterior(patterns, ds.y, len(ds.classes), params)
+    min_count = max(1, math.ceil(params.min_support * ds.total_weight))
+    patterns = mine(table.items, min_count, params.max_length, ds.weights)
+    post = Posterior(patterns, ds.y, len(ds.classes), params, ds.weights)
     seeds = np.random.SeedSequence(params.seed).spawn(params.chains)
     done = [0]
 
@@ -285,7 +309,7 @@ def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None)
     best = max((r.best for r in results), key=lambda s: s.log_posterior)  # first chain wins ties
     kept = [r.trace[params.burn :] for r in results]
     training = {
-        "rows": ds.n_rows,
+        "rows": ds.total_weight,
         "patterns": patterns.size,
         "min_support_rows": min_count,
         "log_posterior": best.log_posterior,
@@ -307,7 +331,7 @@ def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None)
 def _rule(conditions: tuple[Condition, ...], counts: np.ndarray, classes: tuple[str, ...], alpha: float) -> Rule:
     probabilities = (counts + alpha) / (counts.sum() + alpha * len(classes))
     k = int(np.argmax(probabilities))
-    stats = RuleStats(int(counts.sum()), int(counts[k]), tuple(int(c) for c in counts))
+    stats = RuleStats(tally(counts.sum()), tally(counts[k]), tuple(tally(c) for c in counts))
     return Rule(conditions, classes[k], stats, probabilities=tuple(float(p) for p in probabilities))
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset
+from rulecli.dataset import Dataset, is_whole
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import TreeGrowth, grow_tree, tree_nodes
@@ -119,7 +119,7 @@ def bootstrap_draws(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
     if ds.weights is None:
         return np.bincount(rng.integers(0, ds.n_rows, size=ds.n_rows), minlength=ds.n_rows).astype(np.float64)
     cumulative = np.cumsum(ds.weights)
-    if _whole(ds.weights):
+    if is_whole(ds.weights):
         units = int(cumulative[-1])
         return np.bincount(rng.integers(0, units, size=units), minlength=units).astype(np.float64)
     draws = max(1, round(float(cumulative[-1])))
@@ -130,19 +130,15 @@ def bootstrap_draws(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
 def bootstrap_weights(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
     """The draws of each row (its units' draws summed): the weights its tree grows with."""
     draws = bootstrap_draws(rng, ds)
-    if ds.weights is None or not _whole(ds.weights):
+    if ds.weights is None or not is_whole(ds.weights):
         return draws
     starts = np.concatenate(([0], np.cumsum(ds.weights.astype(np.int64))[:-1]))
     return np.add.reduceat(draws, starts)
 
 
-def _whole(weights: np.ndarray) -> bool:
-    return bool(np.all(weights == np.round(weights)))
-
-
 def oob_data(ds: Dataset) -> Dataset:
     """The rows the out-of-bag estimates are made on: the units :func:`bootstrap_draws` draws."""
-    return ds.as_copies("forest") if ds.weights is not None and _whole(ds.weights) else ds
+    return ds.as_copies("forest") if ds.weights is not None and is_whole(ds.weights) else ds
 
 
 # Worker processes receive the training data once (pool initializer), then only seeds.

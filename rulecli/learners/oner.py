@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from rulecli.dataset import Dataset, stratified_holdout
+from rulecli.dataset import Dataset, is_whole, stratified_holdout, tally
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.compile import predict_expr
@@ -53,21 +53,22 @@ def _partition(ds: Dataset, name: str, params: OneRParams) -> FeatureCells:
     return cells_of(ds, ds.schema.feature(name), params.discretize, bins)
 
 
-def _cross_table(part: FeatureCells, y: np.ndarray, n_classes: int) -> np.ndarray:
-    n_cells = len(part.conditions)
-    flat = np.bincount(part.codes * n_classes + y, minlength=n_cells * n_classes)
+def _cross_table(part: FeatureCells, ds: Dataset) -> np.ndarray:
+    """Rows (counted by weight) of each cell x class."""
+    n_cells, n_classes = len(part.conditions), len(ds.classes)
+    flat = np.bincount(part.codes * n_classes + ds.y, weights=ds.weights, minlength=n_cells * n_classes)
     return flat.reshape(n_cells, n_classes)
 
 
 def _rules_for(ds: Dataset, part: FeatureCells) -> list[Rule]:
     """One rule per non-empty cell of the feature, predicting the cell's majority class."""
-    table = _cross_table(part, ds.y, len(ds.classes))
+    table = _cross_table(part, ds)
     conditions = part.conditions
     rules = []
     for cell in np.flatnonzero(table.sum(axis=1)):
         counts = table[cell]
         best = int(np.argmax(counts))
-        stats = RuleStats(int(counts.sum()), int(counts[best]), tuple(int(c) for c in counts))
+        stats = RuleStats(tally(counts.sum()), tally(counts[best]), tuple(tally(c) for c in counts))
         rules.append(Rule((conditions[cell],), ds.classes[best], stats))
     return rules
 
@@ -81,33 +82,37 @@ def _list(ds: Dataset, rules: list[Rule]) -> DecisionList:
     return DecisionList(ds.target, ds.classes, tuple(rules), _default_rule(ds))
 
 
-def _score_features(ds: Dataset, params: OneRParams) -> dict[str, tuple[int, int, float]]:
+Score = tuple[int | float, int | float, float]  # errors, rows judged (both by weight), p-value
+
+
+def _score_features(ds: Dataset, params: OneRParams) -> dict[str, Score]:
     """Errors, rows judged and chi-square p-value per feature (on held-out rows if asked)."""
     names = ds.schema.feature_names
     if params.validation_fraction == 0.0:
         scores = {}
         for name in names:
-            table = _cross_table(_partition(ds, name, params), ds.y, len(ds.classes))
-            errors = ds.n_rows - int(table.max(axis=1).sum())
-            scores[name] = (errors, ds.n_rows, chi2_independence(table)[2])
+            table = _cross_table(_partition(ds, name, params), ds)
+            errors = tally(ds.total_weight - table.max(axis=1).sum())
+            scores[name] = (errors, ds.total_weight, chi2_independence(table)[2])
         return scores
     train_rows, held_rows = stratified_holdout(ds.y, params.validation_fraction, params.seed)
     if held_rows.size == 0 or train_rows.size == 0:
         raise ParamError("leaves no rows to learn from or to validate on", param="validation_fraction")
     train, held = ds.subset(train_rows), ds.subset(held_rows)
     truth = held.frame.get_column(ds.target)
+    weight = pl.Series("w", np.ones(held.n_rows) if held.weights is None else held.weights)
     scores = {}
     for name in names:
         rules = _rules_for(train, _partition(train, name, params))
         predicted = held.frame.select(predict_expr(_list(train, rules))).to_series()
-        errors = int((predicted != truth).sum())
-        counts = pl.DataFrame({"p": predicted, "t": truth}).group_by("p", "t").len()
-        table = counts.pivot(on="t", index="p", values="len").drop("p").fill_null(0).to_numpy()
-        scores[name] = (errors, held.n_rows, chi2_independence(table)[2])
+        errors = tally(float(weight.filter(predicted != truth).sum()))
+        counts = pl.DataFrame({"p": predicted, "t": truth, "w": weight}).group_by("p", "t").agg(pl.col("w").sum())
+        table = counts.pivot(on="t", index="p", values="w").drop("p").fill_null(0).to_numpy()
+        scores[name] = (errors, held.total_weight, chi2_independence(table)[2])
     return scores
 
 
-def _choose(scores: dict[str, tuple[int, int, float]], ties: str) -> str:
+def _choose(scores: dict[str, Score], ties: str) -> str:
     names = list(scores)
     least = min(scores[n][0] for n in names)
     tied = [n for n in names if scores[n][0] == least]
@@ -126,7 +131,8 @@ def fit_oner(ds: Dataset, params: OneRParams, *, progress: Progress | None = Non
     >>> fit_oner(prepare_dataset(df, DataSpec()), OneRParams()).rules[0].prediction
     'hi'
     """
-    ds = ds.as_copies("oner")  # a weighted row is learned from as that many copies
+    if params.validation_fraction and ds.weights is not None and is_whole(ds.weights):
+        ds = ds.as_copies("oner")  # the held-out share is drawn from the copies whole weights stand for
     scores = _score_features(ds, params)
     chosen = _choose(scores, params.ties)
     part = _partition(ds, chosen, params)
@@ -142,7 +148,7 @@ def fit_oner(ds: Dataset, params: OneRParams, *, progress: Progress | None = Non
             "errors": {name: scores[name][0] for name in scores},
             "judged_rows": scores[chosen][1],
             "chi2_p_value": {name: scores[name][2] for name in scores},
-            "class_counts": [int(c) for c in ds.class_counts()],
+            "class_counts": [tally(c) for c in ds.class_counts()],
         },
     )
     return dataclasses.replace(_list(ds, rules), info=info)

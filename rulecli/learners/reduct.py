@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset
+from rulecli.dataset import Dataset, tally
 from rulecli.errors import ParamError, ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
@@ -100,7 +100,7 @@ def _encode(ds: Dataset, params: ReductParams) -> _Encoded:
     bins = 6 if params.discretize == "min-bucket" and params.bins == 5 else params.bins
     cells = feature_cells(ds, params.discretize, bins)
     codes = np.stack([c.codes for c in cells], axis=1).astype(np.int32)
-    table = DecisionTable(ds.schema.feature_names, codes, ds.y, len(ds.classes))
+    table = DecisionTable(ds.schema.feature_names, codes, ds.y, len(ds.classes), ds.weights)
     schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
     return _Encoded(table, tuple(c.conditions for c in cells), schema)
 
@@ -141,13 +141,10 @@ class _Granules:
     @classmethod
     def of(cls, table: DecisionTable, attributes: list[int]) -> _Granules:
         if not attributes:
-            counts = np.bincount(table.y, minlength=table.n_classes)[None, :]
+            counts = table.class_counts(np.zeros(table.n_rows, dtype=np.int64), 1)
             return cls([], np.zeros((1, 0), dtype=np.int32), counts)
         descriptions, inverse = np.unique(table.codes[:, attributes], axis=0, return_inverse=True)
-        flat = np.bincount(
-            inverse.ravel() * table.n_classes + table.y, minlength=descriptions.shape[0] * table.n_classes
-        )
-        return cls(attributes, descriptions, flat.reshape(-1, table.n_classes))
+        return cls(attributes, descriptions, table.class_counts(inverse.ravel(), descriptions.shape[0]))
 
     def shortened(self, g: int, cls: int, min_accuracy: float) -> tuple[list[int], np.ndarray]:
         """Granule ``g``'s certain rule with descriptors dropped in order while its accuracy
@@ -217,7 +214,6 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
 
 
 def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None = None) -> RuleSet:
-    ds = ds.as_copies("reduct")  # a weighted row is learned from as that many copies
     encoded = _encode(ds, params)
     table = encoded.table
     rs = RoughSets(table)
@@ -225,14 +221,14 @@ def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None =
     gamma = rs.gamma(full)
     reducts = find_reducts(rs, params)
     names = table.names
-    positive = round(gamma * table.n_rows)
+    positive = rs.positive_count(full)
     training: dict[str, object] = {
-        "rows": table.n_rows,
+        "rows": table.size,
         "gamma": gamma,
-        "consistent": positive == table.n_rows,
-        "inconsistent_rows": table.n_rows - positive,
+        "consistent": positive == table.size,
+        "inconsistent_rows": tally(table.size - positive),
         "reducts": [[names[j] for j in r] for r in reducts],
-        "class_counts": [int(c) for c in ds.class_counts()],
+        "class_counts": [tally(c) for c in ds.class_counts()],
     }
     if params.analysis:
         training["core"] = [names[j] for j in rs.core()]
@@ -247,8 +243,7 @@ def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None =
     majority = int(np.argmax(ds.class_counts()))
     default = None
     if params.default == "majority":
-        counts = tuple(int(c) for c in ds.class_counts())
-        default = Rule((), ds.classes[majority], RuleStats(0, 0, tuple(0 for _ in counts)))
+        default = Rule((), ds.classes[majority], RuleStats(0, 0, tuple(0 for _ in ds.classes)))
     vote = Vote.ONE if params.vote == "one" else Vote.WEIGHTED
     info = ModelInfo(
         algorithm="reduct",
@@ -264,10 +259,10 @@ def _as_rules(pooled: dict[RuleKey, np.ndarray], encoded: _Encoded, ds: Dataset,
     out = []
     for (descriptors, cls), counts in sorted(pooled.items(), key=lambda r: (r[0][1], len(r[0][0]), r[0][0])):
         conditions = tuple(encoded.values[a][v] for a, v in sorted(descriptors))
-        covered, correct = int(counts.sum()), int(counts[cls])
+        covered, correct = tally(counts.sum()), tally(counts[cls])
         weight = float(correct) if params.vote == "support" else None
         out.append(
-            Rule(conditions, ds.classes[cls], RuleStats(covered, correct, tuple(int(c) for c in counts)), weight)
+            Rule(conditions, ds.classes[cls], RuleStats(covered, correct, tuple(tally(c) for c in counts)), weight)
         )
     return out
 

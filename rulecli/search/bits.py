@@ -26,3 +26,13 @@ def from_indices(rows: np.ndarray, n: int) -> np.ndarray:
     mask = np.zeros(n, dtype=bool)
     mask[rows] = True
     return pack(mask)
+
+
+def weighted_counts(bits: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row of ``bits`` ((m, words) or (words,)), the sum of ``weights`` (n,) over its set
+    bits; ``weights`` may be (k, n) for k sums at once."""
+    n = weights.shape[-1]
+    flat = np.atleast_2d(bits)
+    mask = np.unpackbits(flat.view(np.uint8), axis=1, count=n, bitorder="little").astype(np.float64)
+    out = mask @ weights.T
+    return out[0] if bits.ndim == 1 else out

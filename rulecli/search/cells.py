@@ -37,7 +37,7 @@ def cells_of(ds: Dataset, feature: Feature, method: str, bins: int) -> FeatureCe
         codes = ds.codes(feature.name)
     else:
         x = ds.numeric(feature.name)
-        cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes))
+        cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes), weights=ds.weights)
         values = interval_conditions(feature.name, cuts)
         codes = interval_codes(cuts, x)
         feature = Feature(feature.name, feature.kind, feature.levels, cuts)

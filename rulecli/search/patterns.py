@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.errors import ResourceLimitError
+from rulecli.search.bits import weighted_counts
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Items:
 class Patterns:
     items: tuple[tuple[int, ...], ...]  # item numbers, ascending
     bits: np.ndarray  # (n_patterns, words)
-    support: np.ndarray  # rows per pattern
+    support: np.ndarray  # rows per pattern (counted by weight)
 
     @property
     def size(self) -> int:
@@ -42,18 +43,19 @@ class Patterns:
 BIT_BUDGET = 1 << 30  # bytes of pattern bit vectors mining may hold
 
 
-def mine(items: Items, min_count: int, max_length: int) -> Patterns:
-    """Every conjunction of items of distinct features held by at least ``min_count`` rows.
+def mine(items: Items, min_count: int, max_length: int, weights: np.ndarray | None = None) -> Patterns:
+    """Every conjunction of items of distinct features held by at least ``min_count`` rows
+    (rows counted by ``weights`` if given).
 
     Refuses, naming the options that help, when the patterns' bit vectors would pass
     ``BIT_BUDGET`` (a wide table with a low support finds millions of pairs).
     """
     limit = max(1, BIT_BUDGET // max(1, items.bits.shape[1] * 8))
-    support = np.bitwise_count(items.bits).sum(axis=1).astype(np.int64)
+    support = _support(items.bits, weights)
     frequent = np.flatnonzero(support >= min_count)
     found_items: list[tuple[int, ...]] = [(int(i),) for i in frequent]
     found_bits: list[np.ndarray] = [items.bits[i] for i in frequent]
-    found_support: list[int] = [int(support[i]) for i in frequent]
+    found_support: list[float] = [support[i] for i in frequent]
     level = list(range(len(found_items)))
     for _ in range(2, max_length + 1):
         next_level = []
@@ -64,7 +66,7 @@ def mine(items: Items, min_count: int, max_length: int) -> Patterns:
             if candidates.size == 0:
                 continue
             joint = items.bits[candidates] & found_bits[p]
-            counts = np.bitwise_count(joint).sum(axis=1)
+            counts = _support(joint, weights)
             keep = np.flatnonzero(counts >= min_count)
             if len(found_items) + keep.size > limit:
                 raise ResourceLimitError(
@@ -75,10 +77,16 @@ def mine(items: Items, min_count: int, max_length: int) -> Patterns:
                 next_level.append(len(found_items))
                 found_items.append((*found_items[p], int(candidates[i])))
                 found_bits.append(joint[i])
-                found_support.append(int(counts[i]))
+                found_support.append(counts[i])
         level = next_level
         if not level:
             break
     words = items.bits.shape[1]
     bits = np.stack(found_bits) if found_bits else np.zeros((0, words), dtype=np.uint64)
-    return Patterns(tuple(found_items), bits, np.array(found_support, dtype=np.int64))
+    return Patterns(tuple(found_items), bits, np.array(found_support, dtype=support.dtype))
+
+
+def _support(bitsets: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    if weights is None:
+        return np.bitwise_count(bitsets).sum(axis=1).astype(np.int64)
+    return weighted_counts(bitsets, weights)

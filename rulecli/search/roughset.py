@@ -21,9 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from rulecli.dataset import tally
 from rulecli.errors import ParamError
 
 DECISION = "__decision"
+WEIGHT = "__weight"
 MAX_ALL_ATTRIBUTES = 20
 MAX_ALL_PAIRS = 20_000_000
 
@@ -34,10 +36,21 @@ class DecisionTable:
     codes: np.ndarray  # (n_rows, n_attributes) int32
     y: np.ndarray  # decision codes
     n_classes: int
+    w: np.ndarray | None = None  # each object's weight (None: each counts once)
 
     @property
     def n_rows(self) -> int:
         return int(self.codes.shape[0])
+
+    @property
+    def size(self) -> int | float:
+        """|U|: the objects, each counted by its weight."""
+        return self.n_rows if self.w is None else float(self.w.sum())
+
+    def class_counts(self, groups: np.ndarray, n_groups: int) -> np.ndarray:
+        """(n_groups, K) objects of each decision per group, counted by weight."""
+        flat = np.bincount(groups * self.n_classes + self.y, weights=self.w, minlength=n_groups * self.n_classes)
+        return flat.reshape(n_groups, self.n_classes)
 
     @property
     def n_attributes(self) -> int:
@@ -61,16 +74,21 @@ class RoughSets:
     def positive_count(self, attributes: frozenset[int] | tuple[int, ...]) -> int:
         """|POS_B(D)|: rows whose B-granule holds a single decision."""
         if not attributes:
-            return self.table.n_rows if np.unique(self.table.y).size == 1 else 0
+            return self.table.size if np.unique(self.table.y).size == 1 else 0
         words, _ = self._packed(sorted(attributes))
         return self._positive_of(words)
 
-    def _positive_of(self, words: list[np.ndarray]) -> int:
-        """|POS| of the granules that rows with equal ``words`` form."""
+    def _positive_of(self, words: list[np.ndarray]) -> int | float:
+        """|POS| of the granules that rows with equal ``words`` form (rows counted by weight)."""
         frame = pl.DataFrame({**{f"k{i}": w for i, w in enumerate(words)}, DECISION: self.table.y})
+        size = pl.len()
+        if self.table.w is not None:
+            frame = frame.with_columns(pl.Series(WEIGHT, self.table.w))
+            size = pl.col(WEIGHT).sum()
         keys = [f"k{i}" for i in range(len(words))]
-        groups = frame.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), pl.len().alias("n"))
-        return int(groups.filter(pl.col("k") == 1).get_column("n").sum())
+        groups = frame.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), size.alias("n"))
+        positive = groups.filter(pl.col("k") == 1).get_column("n").sum()
+        return int(positive) if self.table.w is None else float(positive)
 
     def _packed(self, attributes: list[int]) -> tuple[list[np.ndarray], dict[int, tuple[int, int]]]:
         """The codes of ``attributes`` packed positionally into as few int64 words as their value
@@ -94,26 +112,27 @@ class RoughSets:
     def gamma(self, attributes: frozenset[int] | tuple[int, ...]) -> float:
         key = frozenset(attributes)
         if key not in self._gamma:
-            self._gamma[key] = self.positive_count(key) / self.table.n_rows
+            self._gamma[key] = self.positive_count(key) / self.table.size
         return self._gamma[key]
 
     @property
     def all_attributes(self) -> frozenset[int]:
         return frozenset(range(self.table.n_attributes))
 
-    def approximations(self) -> dict[int, dict[str, int]]:
-        """Per decision class: sizes of the lower and upper approximations and the boundary."""
-        keys = [f"a{j}" for j in range(self.table.n_attributes)]
-        granules = self.df.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), pl.col(DECISION).alias("members"))
-        out: dict[int, dict[str, int]] = {}
+    def approximations(self) -> dict[int, dict[str, int | float]]:
+        """Per decision class: sizes (objects counted by weight) of the lower and upper
+        approximations and the boundary."""
+        words, _ = self._packed(sorted(self.all_attributes))
+        keys = pl.DataFrame({f"k{i}": w for i, w in enumerate(words)})
+        granule = keys.select(pl.struct(keys.columns).rank("dense").alias("g")).get_column("g").to_numpy() - 1
+        counts = self.table.class_counts(granule.astype(np.int64), int(granule.max()) + 1 if granule.size else 0)
+        sizes = counts.sum(axis=1)
+        pure = (counts > 0).sum(axis=1) == 1
+        out: dict[int, dict[str, int | float]] = {}
         for cls in range(self.table.n_classes):
-            has = granules.with_columns(
-                pl.col("members").list.eval((pl.element() == cls).sum()).list.first().alias("in_class"),
-                pl.col("members").list.len().alias("size"),
-            ).filter(pl.col("in_class") > 0)
-            lower = int(has.filter(pl.col("k") == 1).get_column("size").sum())
-            upper = int(has.get_column("size").sum())
-            out[cls] = {"lower": lower, "upper": upper, "boundary": upper - lower}
+            meets = counts[:, cls] > 0
+            lower, upper = tally(sizes[meets & pure].sum()), tally(sizes[meets].sum())
+            out[cls] = {"lower": lower, "upper": upper, "boundary": tally(upper - lower)}
         return out
 
     def _fill_without_each(self) -> None:
@@ -129,7 +148,7 @@ class RoughSets:
             without = list(words)
             without[w] = words[w] - self.columns[j] * place
             count = self._positive_of(without) if rest else self.positive_count(rest)
-            self._gamma[rest] = count / self.table.n_rows
+            self._gamma[rest] = count / self.table.size
 
     def core(self) -> list[int]:
         """Attributes whose removal lowers γ."""
@@ -154,7 +173,7 @@ class RoughSets:
             if rest not in self._gamma:
                 self._gamma[rest] = (
                     self._positive_of(without) if rest else self.positive_count(rest)
-                ) / self.table.n_rows
+                ) / self.table.size
             if self._gamma[rest] >= full:
                 kept.discard(j)
                 words = without
