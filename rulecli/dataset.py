@@ -135,20 +135,15 @@ class Dataset:
         return self.n_rows if self.weights is None else tally(float(self.weights.sum()))
 
     def as_copies(self, learner: str) -> Dataset:
-        """The rows repeated as often as their weights say, for a learner that counts rows one
-        by one: exactly the table a person would get by writing each row out k times."""
+        """The rows repeated as often as their whole weights say: exactly the table a person
+        would get by writing each row out k times (for what a learner draws at random)."""
         if self.weights is None:
             return self
-        if not is_whole(self.weights):
-            raise ParamError(
-                f"{learner} takes whole-number weights (a weight k counts its row k times); "
-                "tree and forest take any weights"
-            )
         total = float(self.weights.sum())
         if total > MAX_COPIES:
             raise ParamError(
-                f"the weights sum to {total:.3g} rows, more than {learner} can learn from as copies "
-                f"({MAX_COPIES:,}); scale them down, or use tree or forest, which weigh rows without copying them"
+                f"the weights sum to {total:.3g} rows, more than {learner} draws from as copies of the rows "
+                f"({MAX_COPIES:,}); scale them down (fractional weights are weighed without copies)"
             )
         rows = np.repeat(np.arange(self.n_rows), self.weights.astype(np.int64))
         return dataclasses.replace(self.subset(rows), row_weights=None, class_weights=None)

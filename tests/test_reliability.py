@@ -323,11 +323,17 @@ def test_absurd_numbers_and_nesting_in_model_files_are_one_error_line(tmp_path: 
     assert '"covered": 0' in body
     digits = "1" + "0" * 4400
     cases = {
-        "covers.txt": ("IF size = 'big' THEN value = 'high' (covers 1e999, correct 1)\n", "row counts are whole"),
-        "digits.txt": (f"IF size = 'big' THEN value = 'high' (covers {digits}, correct 1)\n", "row counts are whole"),
+        "covers.txt": (
+            "IF size = 'big' THEN value = 'high' (covers 1e999, correct 1)\n",
+            "row counts are numbers from 0 to 2^53",
+        ),
+        "digits.txt": (
+            f"IF size = 'big' THEN value = 'high' (covers {digits}, correct 1)\n",
+            "row counts are numbers from 0 to 2^53",
+        ),
         "counts.txt": (
             "RULESET VOTE distribution\nIF size = 'big' THEN value = 'high' (covers 2, correct 1, counts [1e999, 1])\n",
-            "class counts are whole",
+            "class counts are numbers from 0 to 2^53",
         ),
         "weight.txt": ("IF size = 'big' THEN value = 'high' (covers 2, correct 2, weight 1e999)\n", "finite"),
         "digits.json": (body.replace('"covered": 0', f'"covered": {digits}', 1), "more than 4,300 digits"),

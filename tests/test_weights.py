@@ -22,7 +22,6 @@ from tests.conftest import run_cli
 
 QUICK: dict[str, list[str]] = {"forest": ["-B", "5"], "brl": ["--iterations", "400"]}
 NAMES = learners.names()
-ANY_WEIGHTS = ("tree", "forest", "cn2", "oner", "reduct", "brl")  # the learners that weigh rows without copying them
 
 
 def _table(n: int, seed: int) -> pl.DataFrame:
@@ -79,33 +78,26 @@ def test_a_weight_of_zero_is_a_row_left_out(name: str, tmp_path: Path):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_fractional_weights_are_weighed_or_refused_by_name(name: str, tmp_path: Path):
+def test_fractional_weights_weigh_every_count(name: str, tmp_path: Path):
     df = _table(60, 7).with_columns(pl.Series("w", np.linspace(0.5, 2.0, 60)))
     df.write_csv(tmp_path / "t.csv")
     model = tmp_path / "m.json"
-    run = run_cli(
-        name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", "-o", str(model), *QUICK.get(name, [])
-    )
-    if name in ANY_WEIGHTS:
-        assert run.code == 0, run.stderr
-        saved = json.loads(model.read_text())
-        assert saved["training"]["weights"] == "column w"
-        assert saved["training"]["rows"] == pytest.approx(float(df["w"].sum()))
-        # weighted counts load back from JSON, and from text where the learner writes text
-        predicted = run_cli("predict", str(model), str(tmp_path / "t.csv"))
-        assert predicted.code == 0, predicted.stderr
-        if name not in ("forest",):
-            text = tmp_path / "m.txt"
-            args = (name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", "-o", str(text))
-            assert run_cli(*args, *QUICK.get(name, [])).code == 0
-            again = run_cli("predict", str(text), str(tmp_path / "t.csv"))
-            assert again.code == 0 and again.stdout == predicted.stdout, again.stderr
-    else:
-        assert run.code == 2 and run.stdout == ""
-        assert run.stderr.strip() == (
-            f"Error: {name} takes whole-number weights (a weight k counts its row k times); "
-            "tree and forest take any weights"
-        )
+    args = (name, str(tmp_path / "t.csv"), "-y", "y", "--weights", "w", "-q", *QUICK.get(name, []))
+    run = run_cli(*args, "-o", str(model))
+    assert run.code == 0, run.stderr
+    saved = json.loads(model.read_text())
+    assert saved["training"]["weights"] == "column w"
+    assert saved["training"]["rows"] == pytest.approx(float(df["w"].sum()))
+    # weighted counts load back from JSON, and from text where the learner writes text
+    predicted = run_cli("predict", str(model), str(tmp_path / "t.csv"))
+    assert predicted.code == 0, predicted.stderr
+    if name != "forest":
+        assert run_cli(*args, "-o", str(tmp_path / "m.txt")).code == 0
+        again = run_cli("predict", str(tmp_path / "m.txt"), str(tmp_path / "t.csv"))
+        assert again.code == 0 and again.stdout == predicted.stdout, again.stderr
+    # and the weights matter: the same rows unweighted make another model
+    plain = run_cli(name, str(tmp_path / "t.csv"), "-y", "y", "--exclude", "w", "-q", "--json", *QUICK.get(name, []))
+    assert json.loads(plain.stdout)["training"]["rows"] == df.height
 
 
 def test_weighted_tree_counts_are_the_weights(tmp_path: Path):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from rulecli.dataset import Dataset, stratified_folds, stratified_holdout
+from rulecli.dataset import Dataset, is_whole, stratified_folds, stratified_holdout
 from rulecli.discretize import cut_between
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.compile import prediction_frame
@@ -180,24 +180,33 @@ class _Star:
         covers = covers[:, order]
         features, new, low, high, dropped, n_levels = (a[order] for a in (features, new, low, high, dropped, n_levels))
         pos = is_pos[rows]
-        n_pos = pos.astype(np.int64) @ covers
-        fresh = (pos & ~self.covered[rows]).astype(np.int64) @ covers
-        n_neg = covers.sum(axis=0) - n_pos
+        if self.enc.w is None:
+            n_pos = pos.astype(np.int64) @ covers
+            fresh = (pos & ~self.covered[rows]).astype(np.int64) @ covers
+            n_neg = covers.sum(axis=0) - n_pos
+        else:  # rows counted by their weights
+            w = self.enc.w[rows]
+            n_pos = (w * pos) @ covers
+            fresh = (w * (pos & ~self.covered[rows])) @ covers
+            n_neg = w @ covers - n_pos
         length = partial.length + new.astype(np.int64)
         return _Block(partial, rows, features, covers, low, high, dropped, n_levels, (fresh, n_pos, -n_neg, -length))
 
-    def _score(self, partial: _Partial, is_pos: np.ndarray) -> tuple[int, int, int, int]:
-        """AQ's preference: uncovered positives, then all positives, fewer negatives, shorter."""
+    def _count(self, mask: np.ndarray) -> float:
+        return float(np.count_nonzero(mask)) if self.enc.w is None else float(self.enc.w[mask].sum())
+
+    def _score(self, partial: _Partial, is_pos: np.ndarray) -> tuple[float, float, float, int]:
+        """AQ's preference: uncovered positives, then all positives, fewer negatives, shorter
+        (rows counted by their weights)."""
         positives = partial.mask & is_pos
-        fresh = int(np.count_nonzero(positives & ~self.covered))
-        n_pos = int(np.count_nonzero(positives))
-        n_neg = int(np.count_nonzero(partial.mask)) - n_pos
+        fresh = self._count(positives & ~self.covered)
+        n_pos = self._count(positives)
+        n_neg = self._count(partial.mask & ~is_pos)
         return (fresh, n_pos, -n_neg, -partial.length)
 
     def _consistent(self, partial: _Partial, is_pos: np.ndarray) -> bool:
-        n_cov = int(np.count_nonzero(partial.mask))
-        n_neg = n_cov - int(np.count_nonzero(partial.mask & is_pos))
-        return n_neg <= self.params.max_error * n_cov
+        n_neg = self._count(partial.mask & ~is_pos)
+        return n_neg <= self.params.max_error * self._count(partial.mask)
 
     def search(self, seed: int) -> _Partial | None:
         """The best rule for ``seed``'s class that covers ``seed``; None if nothing separates it."""
@@ -299,7 +308,10 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
     >>> sorted((r.conditions[0].op.value, r.conditions[0].value, r.prediction) for r in model.rules)
     [('=', 'u', 'a'), ('in', ('v', 'w'), 'b')]
     """
-    ds = ds.as_copies("aq")  # a weighted row is learned from as that many copies
+    if ds.weights is not None and is_whole(ds.weights):
+        # seeds and folds are drawn from the copies whole weights stand for; fractional
+        # weights weigh every count, rows drawn whole
+        ds = ds.as_copies("aq")
     chosen = params.max_error if params.max_error is not None else _tuned_max_error(ds, params)
     model = _fit(ds, dataclasses.replace(params, max_error=chosen), progress)
     if params.max_error is None:
@@ -323,12 +335,13 @@ def _tuned_max_error(ds: Dataset, params: AQParams) -> float:
     splits = [(sample.subset(np.flatnonzero(folds != k)), sample.subset(np.flatnonzero(folds == k))) for k in range(3)]
     right = []
     for bound in ERROR_GRID:
-        total = 0
+        total = 0.0
         for train, test in splits:
             model = _fit(train, dataclasses.replace(params, max_error=bound), None)
             predicted = prediction_frame(model, test.frame.lazy()).collect().get_column("prediction")
             truth = test.frame.get_column(ds.target).cast(pl.String)
-            total += int((predicted == truth).fill_null(False).sum())
+            hits = (predicted == truth).fill_null(False).to_numpy()
+            total += float(hits.sum() if test.weights is None else test.weights[hits].sum())
         right.append(total)
     return ERROR_GRID[int(np.argmax(right))]
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset
+from rulecli.dataset import Dataset, is_whole
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.model.simplify import simplify
@@ -134,6 +134,7 @@ class _ClassLearner:
     ) -> None:
         self.enc, self.cls, self.data, self.exp_fp, self.params, self.rng = enc, cls, data, exp_fp, params, rng
         self.on_rule = on_rule
+        self.w = enc.w  # fractional row weights weigh every count (None: each row counts once)
         self.pos = (enc.y == cls).astype(np.int64)
         self.pos_bits = bits.pack(self.pos.astype(bool))
         self.data_bits = bits.from_indices(data, enc.n_rows)
@@ -158,14 +159,25 @@ class _ClassLearner:
             self.bit_cache[rule] = packed
         return packed
 
+    def _n(self, packed: np.ndarray) -> float:
+        """The rows of a bit set, counted by weight."""
+        return bits.count(packed) if self.w is None else float(bits.weighted_counts(packed, self.w))
+
+    def _sum(self, rows: np.ndarray, mask: np.ndarray | None = None) -> float:
+        """The rows ``rows`` (indices; where ``mask``), counted by weight."""
+        if self.w is None:
+            return float(rows.size if mask is None else np.count_nonzero(mask))
+        w = self.w[rows]
+        return float(w.sum() if mask is None else w[mask].sum())
+
     def simple_stats(self, rule: Conds, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """JRip's six counts for ``rule`` on the row set ``rows`` (bits), and the rows it leaves."""
         rule_bits = self.covers_bits(rule)
         covered = rule_bits & rows
-        cover = bits.count(covered)
-        tp = bits.count(covered & self.pos_bits)
-        fn = bits.count(rows & self.pos_bits) - tp
-        uncover = bits.count(rows) - cover
+        cover = self._n(covered)
+        tp = self._n(covered & self.pos_bits)
+        fn = self._n(rows & self.pos_bits) - tp
+        uncover = self._n(rows) - cover
         stats = np.array([cover, uncover, tp, uncover - fn, cover - tp, fn], dtype=np.float64)
         return stats, rows & ~rule_bits
 
@@ -262,7 +274,7 @@ class _ClassLearner:
         return bool(bits.count(rows & self.pos_bits))
 
     def default_dl(self, rows: np.ndarray) -> float:
-        return data_dl(self.exp_fp, 0.0, float(rows.size), 0.0, float(self.pos[rows].sum()))
+        return data_dl(self.exp_fp, 0.0, self._sum(rows), 0.0, self._sum(rows, self.pos[rows] == 1))
 
     # -- growing and pruning ----------------------------------------------------------
 
@@ -287,7 +299,7 @@ class _ClassLearner:
             c.column for c in rule if c.op == Op.MISSING or self.enc.kinds[self.enc.index(c.column)] == Kind.CATEGORICAL
         }
         limit = self.params.max_rule_length
-        prior = (self.pos[rows].sum() + 1.0) / (rows.size + 1.0)
+        prior = (self._sum(rows, self.pos[rows] == 1) + 1.0) / (self._sum(rows) + 1.0)
         while rows.size and prior < 1.0 and (limit is None or len(rule) < limit):
             best = self._best_condition(rows, prior, used)
             if best is None or best[1] < self.params.min_weight:
@@ -358,15 +370,15 @@ class _ClassLearner:
         if rows.size == 0 or not rule:
             return rule
         pos = self.pos[rows].astype(bool)
-        total, positives = float(rows.size), float(pos.sum())
+        total, positives = self._sum(rows), self._sum(rows, pos)
         best_worth, best_len = (positives + 1.0) / (total + 2.0), 0
         covered = np.ones(rows.size, dtype=bool)
         for length, cond in enumerate(rule, 1):
             covered &= self.enc.condition_mask(cond)[rows]
-            p = float(np.count_nonzero(covered & pos))
-            n = float(np.count_nonzero(covered)) - p
+            p = self._sum(rows, covered & pos)
+            n = self._sum(rows, covered) - p
             if use_whole:
-                worth = (p + float(np.count_nonzero(~covered & ~pos))) / total
+                worth = (p + self._sum(rows, ~covered & ~pos)) / total
             elif self.params.prune_metric == "cohen":
                 worth = (p - n) / (p + n) if p + n > 0 else -1.0
             else:
@@ -481,7 +493,7 @@ def _possible_conditions(enc: Encoded, missing_tests: bool = False) -> float:
 
 
 def _class_order(enc: Encoded) -> list[int]:
-    counts = np.bincount(enc.y, minlength=enc.n_classes)
+    counts = enc.class_counts(np.arange(enc.n_rows))
     return sorted(range(enc.n_classes), key=lambda c: (counts[c], c))
 
 
@@ -489,7 +501,7 @@ def _learn_ordered(
     enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: Progress | None
 ) -> tuple[list[Rule], int]:
     order = _class_order(enc)
-    counts = np.bincount(enc.y, minlength=enc.n_classes)
+    counts = enc.class_counts(np.arange(enc.n_rows))
     rows = np.arange(enc.n_rows)
     rules: list[Rule] = []
     for i, cls in enumerate(order[:-1]):
@@ -511,7 +523,7 @@ def _learn_unordered(
     enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: Progress | None
 ) -> list[Rule]:
     """Every class against all the others on all rows (the seeds' unordered RIPPER)."""
-    counts = np.bincount(enc.y, minlength=enc.n_classes)
+    counts = enc.class_counts(np.arange(enc.n_rows))
     rows = np.arange(enc.n_rows)
     rules: list[Rule] = []
     for cls in _class_order(enc):
@@ -537,7 +549,10 @@ def fit_ripper(ds: Dataset, params: RipperParams, *, progress: Progress | None =
     >>> [r.conditions[0].op.value for r in model.rules], model.default.prediction
     (['<='], 'b')
     """
-    ds = ds.as_copies("ripper")  # a weighted row is learned from as that many copies
+    if ds.weights is not None and is_whole(ds.weights):
+        # the grow/prune splits are drawn from the copies whole weights stand for; fractional
+        # weights weigh every count, rows split whole
+        ds = ds.as_copies("ripper")
     enc = Encoded.from_dataset(ds)
     rng = np.random.default_rng(params.seed)
     info = ModelInfo(algorithm="ripper", params=params.record(), schema=ds.schema)
