@@ -86,7 +86,8 @@ def cut_between_one(low: float, high: float) -> float:
     for _ in range(16):
         scaled = point * scale
         if math.isfinite(scaled):
-            short = round(scaled) / scale  # round() on a float: to the nearest even, as rint
+            # round() on a float: to the nearest even, as rint; the sign kept, as rint keeps -0.0
+            short = math.copysign(float(round(scaled)), scaled) / scale
             if low < short <= high and math.isfinite(short) and abs(short - point) <= tolerance:
                 return short
         scale *= 10.0

@@ -78,3 +78,6 @@ def test_one_cut_on_everyday_and_extreme_pairs():
     high = np.where(high > low, high, np.nextafter(low, np.inf))
     many = cut_between(low, high)
     assert [cut_between_one(float(a), float(b)) for a, b in zip(low, high, strict=True)] == many.tolist()
+    # a cut that rounds to zero from below keeps its sign, as NumPy's rint does
+    for a, b in ((-1.0, 0.98), (-0.5, 0.49), (-0.3, 0.25)):
+        assert np.float64(cut_between_one(a, b)).tobytes() == cut_between(np.array([a]), np.array([b]))[0].tobytes()
