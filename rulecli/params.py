@@ -158,6 +158,16 @@ def max_rules_param(default: int | None = None, help: str = "At most this many r
     return param(default, help, ge=ge)
 
 
+def min_share_param() -> Any:
+    return param(
+        None,
+        "Keep only rules covering at least this share of their class's training rows "
+        "(default: chosen by 3-fold cross-validation from 0, 0.01, 0.02, 0.05, 0.1, 0.2 and 0.3).",
+        ge=0.0,
+        lt=1.0,
+    )
+
+
 def max_rule_length_param(default: int | None = None) -> Any:
     return param(default, "At most this many conditions per rule.", ge=1)
 

@@ -35,22 +35,27 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import polars as pl
 
-from rulecli.dataset import Dataset, is_whole, stratified_folds, stratified_holdout
+from rulecli.dataset import Dataset, is_whole
 from rulecli.discretize import cut_between_one
 from rulecli.learners import Learner, Progress, rules_summary
-from rulecli.model.compile import prediction_frame
 from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, Vote
-from rulecli.params import Params, beam_width_param, max_rule_length_param, max_rules_param, param, seed_param
+from rulecli.params import (
+    Params,
+    beam_width_param,
+    max_rule_length_param,
+    max_rules_param,
+    min_share_param,
+    param,
+    seed_param,
+)
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
+from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, held_out_right, one_se_choice, truncated
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
-ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)
-TUNE_ROWS = 2000  # rows the bound is chosen on: enough to see the noise, cheap on long tables
-TUNE_MIN_ROWS = 30  # below this a 3-fold CV is all chance: the lecture's 1 % is kept
+ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)  # below 30 rows, the lecture's 1 % (the first) is kept
 DEFAULTS = ("majority", "none")
 
 
@@ -64,6 +69,7 @@ class AQParams(Params):
         ge=0.0,
         lt=1.0,
     )
+    min_share: float | None = min_share_param()
     vote: str = param(
         "one", "one (rule, vote) or support (weighted by the training rows a rule gets right).", choices=tuple(VOTES)
     )
@@ -313,38 +319,51 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
         # seeds and folds are drawn from the copies whole weights stand for; fractional
         # weights weigh every count, rows drawn whole
         ds = ds.as_copies("aq")
-    chosen = params.max_error if params.max_error is not None else _tuned_max_error(ds, params)
-    model = _fit(ds, dataclasses.replace(params, max_error=chosen), progress)
+    bound, share = _tuned(ds, params)
+    chosen = dataclasses.replace(params, max_error=bound, min_share=share)
+    model = _truncated(_fit(ds, chosen, progress), ds, share, chosen)
+    extra: dict[str, object] = {}
     if params.max_error is None:
-        training = {**model.info.training, "max_error": chosen, "max_error_chosen_by": "3-fold cross-validation"}
-        model = dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
+        extra |= {"max_error": bound, "max_error_chosen_by": CHOSEN_BY}
+    if params.min_share is None:
+        extra |= {"min_share": share, "min_share_chosen_by": CHOSEN_BY}
+    if extra:
+        model = dataclasses.replace(model, info=dataclasses.replace(model.info, training=model.info.training | extra))
     return model
 
 
-def _tuned_max_error(ds: Dataset, params: AQParams) -> float:
-    """The grid's bound with the most held-out rows right in a stratified 3-fold CV on (at
-    most 2,000 of) the training rows; the strictest among ties. How many counterexamples a
-    rule may cover depends on the table's noise: the lecture's 1 % keeps clean tables exact,
-    while on noisy ones it leaves rules covering a handful of rows each."""
-    if ds.n_rows < TUNE_MIN_ROWS:
-        return ERROR_GRID[0]
-    rows = np.arange(ds.n_rows)
-    if ds.n_rows > TUNE_ROWS:
-        rows = np.sort(stratified_holdout(ds.y, TUNE_ROWS / ds.n_rows, params.seed)[1])
-    sample = ds.subset(rows)
-    folds = stratified_folds(sample.y, 3, params.seed)
-    splits = [(sample.subset(np.flatnonzero(folds != k)), sample.subset(np.flatnonzero(folds == k))) for k in range(3)]
-    right = []
-    for bound in ERROR_GRID:
-        total = 0.0
+def _truncated(model: RuleSet, ds: Dataset, share: float, params: AQParams) -> RuleSet:
+    """The rule set without its light rules (:func:`rulecli.search.tuning.truncated`)."""
+    cut = truncated(model, ds, share)
+    if cut is model:
+        return model
+    info = dataclasses.replace(model.info, params=params.record(), training=training_summary(ds, cut.rules))
+    return dataclasses.replace(cut, info=info)
+
+
+def _tuned(ds: Dataset, params: AQParams) -> tuple[float, float]:
+    """The error bound and truncation share chosen together on the training rows
+    (:mod:`rulecli.search.tuning`). How many counterexamples a rule may cover, and how light
+    a rule may be, depend on the table's noise: the lecture's 1 % and every rule kept fit
+    clean tables, while on noisy ones they leave many rules covering a handful of rows each."""
+    bounds = ERROR_GRID if params.max_error is None else (params.max_error,)
+    shares = SHARE_GRID if params.min_share is None else (params.min_share,)
+    cv = None if len(bounds) == 1 and len(shares) == 1 else cv_splits(ds, params.seed)
+    if cv is None:
+        return bounds[0], shares[0]
+    splits, n = cv
+    scores: dict[tuple[float, float], tuple[float, int]] = {}
+    for bound in bounds:
         for train, test in splits:
-            model = _fit(train, dataclasses.replace(params, max_error=bound), None)
-            predicted = prediction_frame(model, test.frame.lazy()).collect().get_column("prediction")
-            truth = test.frame.get_column(ds.target).cast(pl.String)
-            hits = (predicted == truth).fill_null(False).to_numpy()
-            total += float(hits.sum() if test.weights is None else test.weights[hits].sum())
-        right.append(total)
-    return ERROR_GRID[int(np.argmax(right))]
+            trial = dataclasses.replace(params, max_error=bound)
+            fitted = _fit(train, trial, None)
+            for share in shares:
+                model = truncated(fitted, train, share)
+                right, rules = scores.get((bound, share), (0.0, 0))
+                scores[(bound, share)] = (right + held_out_right(model, test), rules + len(model.rules))
+    chosen = one_se_choice(scores, n)
+    assert isinstance(chosen, tuple)
+    return chosen
 
 
 def _fit(ds: Dataset, params: AQParams, progress: Progress | None) -> RuleSet:

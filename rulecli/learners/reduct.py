@@ -15,6 +15,7 @@ right); rows no rule matches take the training majority or stay unclassified.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,10 +24,11 @@ from rulecli.dataset import Dataset, tally
 from rulecli.errors import ParamError, ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
-from rulecli.params import Params, bins_param, discretize_param, max_rules_param, param, seed_param
+from rulecli.params import Params, bins_param, discretize_param, max_rules_param, min_share_param, param, seed_param
 from rulecli.schema import Schema
 from rulecli.search.cells import feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
+from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, held_out_right, one_se_choice, truncated
 from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")
@@ -66,6 +68,7 @@ class ReductParams(Params):
     default: str = param(
         "majority", "Rows no rule matches: majority class, or none (unclassified).", choices=("majority", "none")
     )
+    min_share: float | None = min_share_param()
     max_rules: int | None = max_rules_param(10_000, "Refuse a reduct with more distinct descriptions (rules).", ge=1)
     show: str = param(
         "rules",
@@ -214,6 +217,40 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
 
 
 def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None = None) -> RuleSet:
+    model = _fit(ds, params)
+    if not params.rules:
+        return model
+    share = params.min_share if params.min_share is not None else _tuned_share(ds, params)
+    cut = truncated(model, ds, share)
+    training = {**cut.info.training, "min_share": share}
+    if params.min_share is None:
+        training["min_share_chosen_by"] = CHOSEN_BY
+    training["certain_rules"] = sum(1 for r in cut.rules if r.stats and r.stats.correct == r.stats.covered)
+    chosen = dataclasses.replace(params, min_share=share)
+    return dataclasses.replace(cut, info=dataclasses.replace(cut.info, params=chosen.record(), training=training))
+
+
+def _tuned_share(ds: Dataset, params: ReductParams) -> float:
+    """The truncation share chosen on the training rows (:mod:`rulecli.search.tuning`): rules
+    from reducts are object descriptions, and on noisy tables most describe a few rows each."""
+    cv = cv_splits(ds, params.seed)
+    if cv is None:
+        return 0.0
+    splits, n = cv
+    scores: dict[float, tuple[float, int]] = {}
+    for train, test in splits:
+        fitted = _fit(train, params)
+        for share in SHARE_GRID:
+            model = truncated(fitted, train, share)
+            right, rules = scores.get(share, (0.0, 0))
+            scores[share] = (right + held_out_right(model, test), rules + len(model.rules))
+    chosen = one_se_choice(scores, n)
+    assert isinstance(chosen, float)
+    return chosen
+
+
+def _fit(ds: Dataset, params: ReductParams) -> RuleSet:
+    """Reducts, the analysis and every rule from the reducts (before truncation)."""
     encoded = _encode(ds, params)
     table = encoded.table
     rs = RoughSets(table)

@@ -156,3 +156,78 @@ def test_reduct_refuses_a_rule_set_too_large_to_score(monkeypatch):
     result = run_cli("reduct", str(SAMPLE / "house.csv"), "-y", "value")
     assert result.code == 2 and result.stderr.count("\n") == 1
     assert "conditions in all, more than can be scored in memory (5)" in result.stderr
+
+
+def _noisy_rules_table(path: Path) -> np.ndarray:
+    """Two informative columns, one of noise, and 15 % of the labels flipped."""
+    rng = np.random.default_rng(3)
+    n = 900
+    x, z, noise = rng.uniform(0, 10, n).round(1), rng.uniform(0, 10, n).round(1), rng.normal(0, 1, n).round(2)
+    y = np.where((x > 6) | (z < 2), "yes", "no")
+    y = np.where(rng.random(n) < 0.15, np.where(y == "yes", "no", "yes"), y)
+    pl.DataFrame({"x": x, "z": z, "noise": noise, "y": y}).write_csv(path)
+    return y
+
+
+def test_aq_truncates_light_rules_by_the_share_of_their_class(tmp_path: Path):
+    data = tmp_path / "noisy.csv"
+    y = _noisy_rules_table(data)
+    totals = {c: int((y == c).sum()) for c in ("no", "yes")}
+    kept = {}
+    for share in ("0", "0.05"):
+        out = tmp_path / f"aq-{share}.json"
+        run = run_cli("aq", str(data), "--max-error", "0.1", "--min-share", share, "-o", str(out), "-q")
+        assert run.code == 0, run.stderr
+        model = json.loads(out.read_text())
+        assert model["params"]["min_share"] == float(share) and "min_share_chosen_by" not in model["training"]
+        for rule in model["rules"]:
+            assert rule["stats"]["correct"] >= float(share) * totals[rule["prediction"]]
+        kept[share] = model
+    untruncated = {json.dumps(r["conditions"]) for r in kept["0"]["rules"]}
+    assert {json.dumps(r["conditions"]) for r in kept["0.05"]["rules"]} < untruncated  # a strict subset
+    # the default is the majority of the rows the kept rules leave, counted again
+    assert kept["0.05"]["training"]["rules"] == len(kept["0.05"]["rules"])
+
+
+def test_aq_chooses_its_truncation_with_its_error_bound(tmp_path: Path):
+    data = tmp_path / "noisy.csv"
+    y = _noisy_rules_table(data)
+    out = tmp_path / "aq.json"
+    assert run_cli("aq", str(data), "-o", str(out), "-q").code == 0
+    model = json.loads(out.read_text())
+    training = model["training"]
+    assert training["min_share_chosen_by"] == training["max_error_chosen_by"] == "3-fold cross-validation"
+    assert model["params"]["min_share"] == training["min_share"]
+    every = tmp_path / "every.json"
+    options = ["--max-error", str(model["params"]["max_error"]), "--min-share", "0"]
+    assert run_cli("aq", str(data), "-o", str(every), "-q", *options).code == 0
+    assert len(model["rules"]) < len(json.loads(every.read_text())["rules"])
+    accuracy = json.loads(run_cli("evaluate", str(out), str(data), "--json").stdout)["accuracy"]
+    assert accuracy > max(np.mean(y == "yes"), np.mean(y == "no")) + 0.1
+
+
+def test_reduct_truncates_light_rules_chosen_by_cross_validation(tmp_path: Path):
+    # four-level attributes, two of them deciding the class, 15 % of the labels flipped: the
+    # reduct keeps attributes that only tell noisy objects apart, and their rules are light
+    rng = np.random.default_rng(5)
+    n = 600
+    columns = {f"a{j}": rng.choice(list("pqrs"), n) for j in range(5)}
+    y = np.where((columns["a0"] == "p") | (columns["a1"] == "q"), "yes", "no")
+    y = np.where(rng.random(n) < 0.15, np.where(y == "yes", "no", "yes"), y)
+    data = tmp_path / "noisy.csv"
+    pl.DataFrame({**columns, "y": y}).write_csv(data)
+    totals = {c: int((y == c).sum()) for c in ("no", "yes")}
+    every, chosen = tmp_path / "every.json", tmp_path / "chosen.json"
+    assert run_cli("reduct", str(data), "--min-share", "0", "-o", str(every), "-q").code == 0
+    assert run_cli("reduct", str(data), "-o", str(chosen), "-q").code == 0
+    full, model = json.loads(every.read_text()), json.loads(chosen.read_text())
+    share = model["params"]["min_share"]
+    assert model["training"]["min_share"] == share > 0 and model["training"]["min_share_chosen_by"]
+    assert "min_share_chosen_by" not in full["training"]
+    assert all(r["stats"]["correct"] >= share * totals[r["prediction"]] for r in model["rules"])
+    assert len(model["rules"]) < len(full["rules"])
+    scores = {
+        name: json.loads(run_cli("evaluate", str(path), str(data), "--json").stdout)["accuracy"]
+        for name, path in (("every", every), ("chosen", chosen))
+    }
+    assert scores["chosen"] > max(np.mean(y == "yes"), np.mean(y == "no")) + 0.1, scores

@@ -1,0 +1,73 @@
+"""Settings chosen on the training rows: a small stratified CV, and light-rule truncation.
+
+A rule learned from a noisy seed or a rare description covers a handful of rows and
+mostly votes wrong elsewhere; AQ15 dropped such light rules ("truncation"). How light is
+too light depends on the table's noise, so the share is chosen by a 3-fold CV on (at most
+2,000 of) the training rows, with CART's one-standard-error rule: among the settings whose
+held-out accuracy is within one standard error of the best, the one with the fewest rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Hashable
+
+import numpy as np
+import polars as pl
+
+from rulecli.dataset import Dataset, stratified_folds, stratified_holdout
+from rulecli.model.compile import prediction_frame
+from rulecli.model.core import RuleSet
+from rulecli.search.encoded import Encoded
+from rulecli.search.stats import set_default_rule
+
+CHOSEN_BY = "3-fold cross-validation"
+TUNE_ROWS = 2000  # rows settings are chosen on: enough to see the noise, cheap on long tables
+TUNE_MIN_ROWS = 30  # below this a 3-fold CV is all chance: the defaults are kept
+SHARE_GRID = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3)  # share of its class a rule must cover
+
+
+def cv_splits(ds: Dataset, seed: int) -> tuple[list[tuple[Dataset, Dataset]], float] | None:
+    """Stratified 3-fold (train, test) pairs on at most ``TUNE_ROWS`` rows, and their number
+    (counted by weight); None when the table is too small to choose anything on."""
+    if ds.n_rows < TUNE_MIN_ROWS:
+        return None
+    rows = np.arange(ds.n_rows)
+    if ds.n_rows > TUNE_ROWS:
+        rows = np.sort(stratified_holdout(ds.y, TUNE_ROWS / ds.n_rows, seed)[1])
+    sample = ds.subset(rows)
+    folds = stratified_folds(sample.y, 3, seed)
+    splits = [(sample.subset(np.flatnonzero(folds != k)), sample.subset(np.flatnonzero(folds == k))) for k in range(3)]
+    return splits, float(sample.total_weight)
+
+
+def held_out_right(model: RuleSet, test: Dataset) -> float:
+    """The test rows the model gets right, counted by weight."""
+    predicted = prediction_frame(model, test.frame.lazy()).collect().get_column("prediction")
+    hits = (predicted == test.frame.get_column(test.target).cast(pl.String)).fill_null(False).to_numpy()
+    return float(hits.sum() if test.weights is None else test.weights[hits].sum())
+
+
+def truncated(model: RuleSet, ds: Dataset, share: float) -> RuleSet:
+    """The rule set without the rules covering less than ``share`` of their class's training
+    rows; a default (if the model has one) becomes the majority of what the kept rules
+    leave. Kept rules keep their statistics: in a rule set each counts every row it matches."""
+    if share == 0.0:
+        return model
+    totals = dict(zip(ds.classes, ds.class_counts().tolist(), strict=True))
+    kept = [r for r in model.rules if r.stats is not None and r.stats.correct >= share * totals[r.prediction]]
+    if len(kept) == len(model.rules):
+        return model
+    default = None if model.default is None else set_default_rule(Encoded.from_dataset(ds), kept)
+    return dataclasses.replace(model, rules=tuple(kept), default=default)
+
+
+def one_se_choice(scores: dict[Hashable, tuple[float, int]], n: float) -> Hashable:
+    """Among settings scored (held-out rows right, rules), the fewest rules within one standard
+    error of the best accuracy, then the most right, then the first (the grid's order)."""
+    best = max(right for right, _ in scores.values()) / n
+    floor = best - math.sqrt(best * (1.0 - best) / n)
+    near = [key for key in scores if scores[key][0] / n >= floor - 1e-12]
+    order = {key: i for i, key in enumerate(scores)}
+    return min(near, key=lambda key: (scores[key][1], -scores[key][0], order[key]))
