@@ -52,7 +52,7 @@ from rulecli.params import (
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
-from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, held_out_right, one_se_choice, truncated
+from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, one_se_choice, truncated, truncation_scores
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
 ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)  # below 30 rows, the lecture's 1 % (the first) is kept
@@ -356,11 +356,9 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, float]:
     for bound in bounds:
         for train, test in splits:
             trial = dataclasses.replace(params, max_error=bound)
-            fitted = _fit(train, trial, None)
-            for share in shares:
-                model = truncated(fitted, train, share)
-                right, rules = scores.get((bound, share), (0.0, 0))
-                scores[(bound, share)] = (right + held_out_right(model, test), rules + len(model.rules))
+            for share, right, size in truncation_scores(_fit(train, trial, None), train, test, shares):
+                total, rules = scores.get((bound, share), (0.0, 0))
+                scores[(bound, share)] = (total + right, rules + size)
     chosen = one_se_choice(scores, n)
     assert isinstance(chosen, tuple)
     return chosen

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset, tally
+from rulecli.dataset import Dataset, is_whole, tally
 from rulecli.errors import ParamError, ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
@@ -28,7 +28,7 @@ from rulecli.params import Params, bins_param, discretize_param, max_rules_param
 from rulecli.schema import Schema
 from rulecli.search.cells import feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
-from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, held_out_right, one_se_choice, truncated
+from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, one_se_choice, truncated, truncation_scores
 from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")
@@ -220,7 +220,11 @@ def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None =
     model = _fit(ds, params)
     if not params.rules:
         return model
-    share = params.min_share if params.min_share is not None else _tuned_share(ds, params)
+    if params.min_share is not None:
+        share = params.min_share
+    else:  # the folds are drawn from the copies whole weights stand for
+        whole = ds.weights is not None and is_whole(ds.weights)
+        share = _tuned_share(ds.as_copies("reduct") if whole else ds, params)
     cut = truncated(model, ds, share)
     training = {**cut.info.training, "min_share": share}
     if params.min_share is None:
@@ -239,11 +243,9 @@ def _tuned_share(ds: Dataset, params: ReductParams) -> float:
     splits, n = cv
     scores: dict[float, tuple[float, int]] = {}
     for train, test in splits:
-        fitted = _fit(train, params)
-        for share in SHARE_GRID:
-            model = truncated(fitted, train, share)
-            right, rules = scores.get(share, (0.0, 0))
-            scores[share] = (right + held_out_right(model, test), rules + len(model.rules))
+        for share, right, size in truncation_scores(_fit(train, params), train, test, SHARE_GRID):
+            total, rules = scores.get(share, (0.0, 0))
+            scores[share] = (total + right, rules + size)
     chosen = one_se_choice(scores, n)
     assert isinstance(chosen, float)
     return chosen

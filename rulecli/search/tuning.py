@@ -63,6 +63,22 @@ def truncated(model: RuleSet, ds: Dataset, share: float) -> RuleSet:
     return dataclasses.replace(model, rules=tuple(kept), default=default)
 
 
+def truncation_scores(
+    fitted: RuleSet, train: Dataset, test: Dataset, shares: tuple[float, ...]
+) -> list[tuple[float, float, int]]:
+    """(share, held-out rows right, rules) of ``fitted`` truncated at each share; the kept
+    rules shrink as the share grows, so equal counts are equal rule sets, scored once."""
+    right_of: dict[int, float] = {}
+    out = []
+    for share in shares:
+        model = truncated(fitted, train, share)
+        size = len(model.rules)
+        if size not in right_of:
+            right_of[size] = held_out_right(model, test)
+        out.append((share, right_of[size], size))
+    return out
+
+
 def one_se_choice(scores: dict[Hashable, tuple[float, int]], n: float) -> Hashable:
     """Among settings scored (held-out rows right, rules), the fewest rules within one standard
     error of the best accuracy, then the most right, then the first (the grid's order)."""
