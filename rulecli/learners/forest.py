@@ -34,7 +34,7 @@ import numpy as np
 from rulecli.dataset import Dataset, is_whole
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
-from rulecli.learners.tree import TreeGrowth, grow_tree, tree_nodes
+from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, tree_nodes
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
 from rulecli.params import param, seed_param
@@ -165,20 +165,6 @@ def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.r
     return [tree_nodes(grown, data, False, 0.0) for grown in grove.grow_all()]
 
 
-def training_columns(ds: Dataset) -> Columns:
-    """The training rows as traversal input (what ``predict`` builds from a table)."""
-    d, n = len(ds.schema.features), ds.n_rows
-    numeric = np.full((d, n), np.nan)
-    codes = np.full((d, n), -1, dtype=np.int32)
-    for j, feature in enumerate(ds.schema.features):
-        if feature.kind == Kind.NUMERIC:
-            numeric[j] = ds.numeric(feature.name)
-        else:
-            code = ds.codes(feature.name)
-            codes[j] = np.where(code < len(feature.levels), code, -1)
-    return Columns(numeric, codes, n)
-
-
 @dataclass(frozen=True)
 class OutOfBag:
     """Per training row: the summed leaf outputs of the trees that did not draw it."""
@@ -278,7 +264,7 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
                     progress(len(trees))
     draft = Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), ModelInfo(schema=ds.schema))
     units = oob_data(ds)
-    batch = training_columns(units)
+    batch = dataset_columns(units)
     oob = out_of_bag(draft, units, batch, seeds, ds)
     oob_error = oob.error(units)
     training: dict[str, object] = {
@@ -311,7 +297,7 @@ def partial_dependence(
         raise ParamError(f"'{feature}' is not a feature of the forest", param="partial_dependence")
     j = forest.features.index(feature)
     kind = ds.schema.feature(feature)
-    batch = training_columns(ds)
+    batch = dataset_columns(ds)
     prepared = walkers(forest)
     grid: list[float | str]
     if kind.kind == Kind.NUMERIC:

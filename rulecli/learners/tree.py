@@ -11,21 +11,27 @@ to be split); the seeds' S_min â€” stop when every leaf has at most S_min rows â
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset
+from rulecli.dataset import Dataset, is_whole
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import ModelInfo
-from rulecli.model.tree import Tree, TreeNodes
-from rulecli.params import Params, param
+from rulecli.model.tree import Columns, Tree, TreeNodes, _walker, leaves_of, level_index
+from rulecli.params import Params, param, seed_param
+from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
+from rulecli.search.tuning import CHOSEN_BY, cv_splits, one_se_choice
 from rulecli.words import counted
 
 TREE = "Tree growth"
+MAX_ALPHAS = 40  # pruning strengths a tree's cross-validation tries at most
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +86,14 @@ class TreeGrowth(Params):
 
 @dataclass(frozen=True, kw_only=True)
 class TreeParams(TreeGrowth):
-    ccp_alpha: float = param(0.0, "Minimal cost-complexity pruning strength (0: none).", ge=0, panel=TREE)
+    ccp_alpha: float | None = param(
+        None,
+        "Minimal cost-complexity pruning strength (0: none; default: chosen by 3-fold cross-validation "
+        "for classes, 0 for numbers).",
+        ge=0,
+        panel=TREE,
+    )
+    seed: int = seed_param()
 
 
 def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) -> TreeNodes:
@@ -137,6 +150,20 @@ def prune(nodes: TreeNodes, alpha: float) -> TreeNodes:
     while g(t) <= alpha. R(t) is the node's impurity times its share of the rows."""
     if alpha <= 0 or nodes.n_nodes == 1:
         return nodes
+    removed, collapsed, _ = _weakest_links(nodes, alpha)
+    return _without(nodes, removed, collapsed)
+
+
+def pruning_path(nodes: TreeNodes) -> list[float]:
+    """The g(t) of each weakest link in the order pruning collapses them, up to the root:
+    the alphas at which the pruned tree changes."""
+    if nodes.n_nodes == 1:
+        return []
+    return _weakest_links(nodes, math.inf)[2]
+
+
+def _weakest_links(nodes: TreeNodes, alpha: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """The nodes removed and collapsed by pruning at ``alpha``, and the weakest links' g(t)."""
     n = nodes.n_nodes
     cost = nodes.impurity * nodes.n_samples / nodes.n_samples[0]
     parent = np.full(n, -1, dtype=np.int64)
@@ -153,12 +180,14 @@ def prune(nodes: TreeNodes, alpha: float) -> TreeNodes:
     alive_inner = nodes.feature >= 0
     collapsed = np.zeros(n, dtype=bool)
     removed = np.zeros(n, dtype=bool)
+    path: list[float] = []
     while alive_inner.any():
         with np.errstate(divide="ignore", invalid="ignore"):
             g = np.where(alive_inner, (cost - subtree_cost) / (leaves - 1), np.inf)
         weakest = float(g.min())
         if weakest > alpha + 1e-15:
             break
+        path.append(weakest)
         for node in np.flatnonzero(g <= weakest + 1e-15 * max(1.0, abs(weakest))):
             if not alive_inner[node]:
                 continue
@@ -174,7 +203,7 @@ def prune(nodes: TreeNodes, alpha: float) -> TreeNodes:
                 subtree_cost[up] += delta_cost
                 leaves[up] -= delta_leaves
                 up = parent[up]
-    return _without(nodes, removed, collapsed)
+    return removed, collapsed, path
 
 
 def _without(nodes: TreeNodes, removed: np.ndarray, collapsed: np.ndarray) -> TreeNodes:
@@ -215,20 +244,80 @@ def grow_tree(
     return tree_nodes(grower.grow(), data, ds.regression, grower.centre)
 
 
+def dataset_columns(ds: Dataset) -> Columns:
+    """A dataset's rows as traversal input (what ``predict`` builds from a table)."""
+    d, n = len(ds.schema.features), ds.n_rows
+    numeric = np.full((d, n), np.nan)
+    codes = np.full((d, n), -1, dtype=np.int32)
+    for j, feature in enumerate(ds.schema.features):
+        if feature.kind == Kind.NUMERIC:
+            numeric[j] = ds.numeric(feature.name)
+        else:
+            code = ds.codes(feature.name)
+            codes[j] = np.where(code < len(feature.levels), code, -1)
+    return Columns(numeric, codes, n)
+
+
 def training_summary(nodes: TreeNodes) -> dict[str, object]:
     return {"nodes": nodes.n_nodes, "leaves": int(nodes.leaves.size), "depth": nodes.depth()}
 
 
 def fit_tree(ds: Dataset, params: TreeParams, *, progress: Progress | None = None) -> Tree:
-    data = Binned.from_dataset(ds, params.max_bins)
-    nodes = prune(grow_tree(data, ds, params.grow_params(ds), ds.weights), params.ccp_alpha)
+    grown = _grow(ds, params)
+    alpha = params.ccp_alpha
+    training: dict[str, object] = {"rows": ds.n_rows}
+    if alpha is None and ds.regression:
+        alpha = 0.0  # a regression tree is grown out unless --ccp-alpha prunes it
+    elif alpha is None:
+        alpha = _tuned_alpha(ds, params, grown)
+        training |= {"ccp_alpha": alpha, "ccp_alpha_chosen_by": CHOSEN_BY}
+    nodes = prune(grown, alpha)
     info = ModelInfo(
         algorithm="cart",
-        params=params.record() | {"criterion": params.criterion_for(ds)},
+        params=dataclasses.replace(params, ccp_alpha=alpha).record() | {"criterion": params.criterion_for(ds)},
         schema=ds.schema,
-        training={"rows": ds.n_rows, **training_summary(nodes)},
+        training=training | training_summary(nodes),
     )
     return Tree(ds.target, ds.classes, ds.schema.feature_names, nodes, info)
+
+
+def _grow(ds: Dataset, params: TreeParams) -> TreeNodes:
+    data = Binned.from_dataset(ds, params.max_bins)
+    return grow_tree(data, ds, params.grow_params(ds), ds.weights)
+
+
+def _tuned_alpha(ds: Dataset, params: TreeParams, grown: TreeNodes) -> float:
+    """CART's own choice of the pruned tree (Breiman et al. 1984, ch. 3.4): alphas between the
+    full tree's weakest links (geometric means of neighbours), each scored on held-out folds
+    by trees grown and pruned without them, and the smallest tree within one standard error of
+    the best (:mod:`rulecli.search.tuning`; whole weights are copies, as the folds are drawn)."""
+    path = pruning_path(grown)
+    if not path:
+        return 0.0
+    # the subtree pruned at the k-th weakest link is the best for alphas in [g_k, g_k+1)
+    middles = (math.sqrt(a * b) if a > 0 else b / 2 for a, b in itertools.pairwise(path))
+    alphas = sorted({0.0, *middles, path[-1]})
+    if len(alphas) > MAX_ALPHAS:  # evenly along the path: each is a pruning and a walk per fold
+        alphas = [alphas[round(i)] for i in np.linspace(0, len(alphas) - 1, MAX_ALPHAS)]
+    whole = ds.weights is not None and is_whole(ds.weights)
+    cv = cv_splits(ds.as_copies("tree") if whole else ds, params.seed)
+    if cv is None:
+        return 0.0
+    splits, n = cv
+    scores: dict[float, tuple[float, int]] = {}
+    for train, test in splits:
+        nodes = _grow(train, params)
+        levels = level_index(train.schema, train.schema.feature_names)
+        batch = dataset_columns(test)
+        weights = np.ones(test.n_rows) if test.weights is None else test.weights
+        for alpha in alphas:
+            pruned = prune(nodes, alpha)
+            predicted = pruned.value[leaves_of(_walker(pruned, levels), batch)].argmax(axis=1)
+            right, leaves = scores.get(alpha, (0.0, 0))
+            scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + int(pruned.leaves.size))
+    chosen = one_se_choice(scores, n)
+    assert isinstance(chosen, float)
+    return chosen
 
 
 def _summary(model: Tree) -> str:

@@ -131,8 +131,8 @@ def test_learned_models_trees_and_forests(tmp_path: Path):
     penguins = str(SAMPLE / "penguins.csv")
     models = {}
     for name, args in {
-        "tree3": ["tree", "--max-depth", "3"],
-        "tree4": ["tree", "--max-depth", "4"],
+        "tree3": ["tree", "--max-depth", "3", "--ccp-alpha", "0"],
+        "tree4": ["tree", "--max-depth", "4", "--ccp-alpha", "0"],
         "forest": ["forest", "-B", "5"],
         "forest-again": ["forest", "-B", "5"],
         "forest-seed": ["forest", "-B", "5", "--seed", "9"],

@@ -36,7 +36,7 @@ def _predict(model, df: pl.DataFrame, *columns: str) -> pl.DataFrame:
 def test_hand_checked_gini_split_and_f_r():
     # x separates the classes at 3.5; z is noise. Gini(root) = 0.5, both children pure: G = 0.5
     ds = _ds({"x": [1.0, 2, 3, 4, 5, 6], "z": [1.0, 0, 1, 0, 1, 0], "y": list("aaabbb")})
-    tree = fit_tree(ds, TreeParams())
+    tree = fit_tree(ds, TreeParams(ccp_alpha=0.0))
     nodes = tree.nodes
     assert tree.features[nodes.feature[0]] == "x"
     assert nodes.threshold[0] == 3.5
@@ -52,7 +52,7 @@ def test_entropy_and_misclassification_gains_by_hand():
     y = list("aaaabbbb")
     y[2], y[7] = "b", "a"  # right: a at 4 and 8 -> (a: 2, b: 4)
     ds = _ds({"x": x, "y": y})
-    entropy = fit_tree(ds, TreeParams(criterion="entropy", max_depth=1)).nodes
+    entropy = fit_tree(ds, TreeParams(ccp_alpha=0.0, criterion="entropy", max_depth=1)).nodes
     h = lambda *p: -sum(q * math.log2(q) for q in p if q)  # noqa: E731
     # the best entropy split of a a b a b b b a
     gains = {}
@@ -66,7 +66,7 @@ def test_entropy_and_misclassification_gains_by_hand():
     best_t = max(gains, key=lambda t: (gains[t], -t))
     assert entropy.threshold[0] == pytest.approx(best_t + 0.5)
     assert entropy.improvement[0] == pytest.approx(gains[best_t])
-    miscl = fit_tree(ds, TreeParams(criterion="misclassification", max_depth=1)).nodes
+    miscl = fit_tree(ds, TreeParams(ccp_alpha=0.0, criterion="misclassification", max_depth=1)).nodes
     assert miscl.impurity[0] == pytest.approx(0.5)
     left = miscl.value[1]
     right = miscl.value[2]
@@ -77,7 +77,7 @@ def test_entropy_and_misclassification_gains_by_hand():
 def test_regression_tree_leaf_means_and_mse_gain():
     ds = _ds({"x": [1.0, 2, 3, 10, 11, 12], "y": [1.0, 2, 3, 10, 11, 12]}, numeric_target=True)
     assert ds.regression
-    tree = fit_tree(ds, TreeParams(max_depth=1))
+    tree = fit_tree(ds, TreeParams(ccp_alpha=0.0, max_depth=1))
     nodes = tree.nodes
     assert nodes.threshold[0] == 6.5
     assert nodes.value[:, 0].tolist() == pytest.approx([6.5, 2.0, 11.0])
@@ -91,7 +91,7 @@ def test_regression_tree_leaf_means_and_mse_gain():
 def test_missing_values_go_to_the_child_with_more_rows():
     # x < 2.5 holds 2 rows, x >= 2.5 holds 4: the missing row joins the right child
     ds = _ds({"x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, None], "y": ["a", "a", "b", "b", "b", "b", "b"]})
-    nodes = fit_tree(ds, TreeParams(max_depth=1)).nodes
+    nodes = fit_tree(ds, TreeParams(ccp_alpha=0.0, max_depth=1)).nodes
     assert nodes.threshold[0] == 2.5
     assert not nodes.missing_left[0]
     assert nodes.value[2].tolist() == [0, 5]  # the missing row is counted on the right
@@ -104,7 +104,7 @@ def test_categorical_split_orders_levels_by_class_share():
     # levels p and r are mostly 'b', q and s mostly 'a': the best two-set split is {q, s} | {p, r}
     level = list("pppqqqrrrsss")
     y = ["b", "b", "a", "a", "a", "a", "b", "b", "b", "a", "a", "b"]
-    tree = fit_tree(_ds({"c": level, "y": y}), TreeParams(max_depth=1))
+    tree = fit_tree(_ds({"c": level, "y": y}), TreeParams(ccp_alpha=0.0, max_depth=1))
     sides = {tree.nodes.left_levels[0], tree.nodes.right_levels[0]}
     assert sides == {("q", "s"), ("p", "r")}
     out = _predict(tree, pl.DataFrame({"c": ["q", "r", "never-seen", None]}))
@@ -172,7 +172,7 @@ def test_best_first_growth_matches_the_seeds_algorithm_node_by_node(seed: int):
     codes = ds.y
     max_leaves = 2 + seed % 6
     expected = _reference_best_first(x, codes, len(ds.classes), max_leaves)
-    tree = fit_tree(ds, TreeParams(max_leaf_nodes=max_leaves))
+    tree = fit_tree(ds, TreeParams(ccp_alpha=0.0, max_leaf_nodes=max_leaves))
     leaf = prediction_frame(tree, df.lazy(), explain=True).collect().get_column("rule").to_list()
     groups: dict[str, set[int]] = {}
     for i, rule in enumerate(leaf):
@@ -185,8 +185,8 @@ def test_growth_order_does_not_change_an_unlimited_tree():
     x = rng.normal(size=(300, 4))
     y = np.where(x[:, 0] * x[:, 1] + rng.normal(0, 0.3, 300) > 0, "a", "b")
     ds = prepare_dataset(pl.DataFrame({f"x{j}": x[:, j] for j in range(4)} | {"y": y}), DataSpec(target="y"))
-    full = fit_tree(ds, TreeParams())
-    limited = fit_tree(ds, TreeParams(max_leaf_nodes=10_000))
+    full = fit_tree(ds, TreeParams(ccp_alpha=0.0))
+    limited = fit_tree(ds, TreeParams(ccp_alpha=0.0, max_leaf_nodes=10_000))
     assert nodes_to_dict(full.nodes) == nodes_to_dict(limited.nodes)
     assert full.nodes.leaves.size > 10
 
@@ -196,14 +196,14 @@ def test_limits_are_respected():
     x = rng.normal(size=(500, 3))
     y = np.where(x[:, 0] + rng.normal(0, 1, 500) > 0, "a", "b")
     ds = prepare_dataset(pl.DataFrame({f"x{j}": x[:, j] for j in range(3)} | {"y": y}), DataSpec(target="y"))
-    assert fit_tree(ds, TreeParams(max_depth=3)).nodes.depth() <= 3
-    assert fit_tree(ds, TreeParams(max_leaf_nodes=7)).nodes.leaves.size == 7
-    leaf_sizes = fit_tree(ds, TreeParams(min_samples_leaf=25)).nodes
+    assert fit_tree(ds, TreeParams(ccp_alpha=0.0, max_depth=3)).nodes.depth() <= 3
+    assert fit_tree(ds, TreeParams(ccp_alpha=0.0, max_leaf_nodes=7)).nodes.leaves.size == 7
+    leaf_sizes = fit_tree(ds, TreeParams(ccp_alpha=0.0, min_samples_leaf=25)).nodes
     assert leaf_sizes.n_samples[leaf_sizes.leaves].min() >= 25
-    split = fit_tree(ds, TreeParams(min_samples_split=60)).nodes
+    split = fit_tree(ds, TreeParams(ccp_alpha=0.0, min_samples_split=60)).nodes
     inner = split.feature >= 0
     assert split.n_samples[inner].min() >= 60
-    big_gain = fit_tree(ds, TreeParams(min_impurity_decrease=0.01)).nodes
+    big_gain = fit_tree(ds, TreeParams(ccp_alpha=0.0, min_impurity_decrease=0.01)).nodes
     assert big_gain.improvement[big_gain.feature >= 0].min() >= 0.01
 
 
@@ -212,7 +212,7 @@ def test_cost_complexity_pruning_collapses_the_weakest_links():
     x = rng.normal(size=(400, 2))
     y = np.where(x[:, 0] + rng.normal(0, 0.8, 400) > 0, "a", "b")
     ds = prepare_dataset(pl.DataFrame({"x0": x[:, 0], "x1": x[:, 1], "y": y}), DataSpec(target="y"))
-    full = fit_tree(ds, TreeParams()).nodes
+    full = fit_tree(ds, TreeParams(ccp_alpha=0.0)).nodes
     sizes = [fit_tree(ds, TreeParams(ccp_alpha=a)).nodes.leaves.size for a in (0.0, 0.001, 0.005, 0.02, 1.0)]
     assert sizes[0] == full.leaves.size
     assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1
@@ -230,7 +230,7 @@ def test_every_row_matches_exactly_one_leaf_rule():
             "y": rng.choice(["a", "b", "c"], size=200),
         }
     ).with_columns(pl.col("x").fill_nan(None))
-    tree = fit_tree(prepare_dataset(df, DataSpec(target="y")), TreeParams(max_depth=6))
+    tree = fit_tree(prepare_dataset(df, DataSpec(target="y")), TreeParams(ccp_alpha=0.0, max_depth=6))
     listed = decision_list(tree)
     probe = pl.concat([df, pl.DataFrame({"x": [None, 0.0], "c": ["zzz", None], "y": ["a", "a"]})])
     from rulecli.model.compile import rule_expr
@@ -407,3 +407,35 @@ def test_trees_grown_together_equal_trees_grown_alone(n: int, d: int, k: int, cr
     forest_module._SHARED.clear()
     for a, b in zip(together, alone, strict=True):
         assert nodes_to_dict(a) == nodes_to_dict(b)
+
+
+def _noisy_split(n: int, seed: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    x, z = rng.uniform(0, 1, n).round(3), rng.uniform(0, 1, n).round(3)
+    y = np.where((x > 0.5) & (z > 0.3), "a", "b")
+    return pl.DataFrame({"x": x, "z": z, "y": np.where(rng.random(n) < 0.2, np.where(y == "a", "b", "a"), y)})
+
+
+def test_default_tree_is_pruned_by_cross_validation_and_generalises_better():
+    train = prepare_dataset(_noisy_split(800, 1), DataSpec(target="y"))
+    test = _noisy_split(4000, 2)
+    pruned, full = fit_tree(train, TreeParams()), fit_tree(train, TreeParams(ccp_alpha=0.0))
+    assert pruned.info.training["ccp_alpha_chosen_by"] == "3-fold cross-validation"
+    assert pruned.info.params["ccp_alpha"] == pruned.info.training["ccp_alpha"] > 0
+    assert pruned.nodes.leaves.size < 10 < full.nodes.leaves.size
+    accuracy = {
+        name: float((_predict(model, test)["prediction"] == test["y"]).mean())
+        for name, model in (("pruned", pruned), ("full", full))
+    }
+    # the true rule (two splits) is what the pruned tree keeps; the full one fits the noise
+    assert accuracy["pruned"] > accuracy["full"] + 0.05 and accuracy["pruned"] > 0.75, accuracy
+
+
+def test_regression_trees_grow_out_unless_pruned():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 1, 300)
+    frame = pl.DataFrame({"x": x, "y": x + rng.normal(0, 0.1, 300)})
+    ds = prepare_dataset(frame, DataSpec(target="y", numeric_target=True))
+    tree = fit_tree(ds, TreeParams())
+    assert tree.info.params["ccp_alpha"] == 0.0 and "ccp_alpha_chosen_by" not in tree.info.training
+    assert tree.nodes.leaves.size == fit_tree(ds, TreeParams(ccp_alpha=0.0)).nodes.leaves.size
