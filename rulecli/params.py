@@ -168,6 +168,15 @@ def min_share_param() -> Any:
     )
 
 
+def majority_rules_param() -> Any:
+    return param(
+        None,
+        "Rules predicting the majority class: keep, or drop them and let the default class take "
+        "their rows (default: chosen by 3-fold cross-validation).",
+        choices=("keep", "drop"),
+    )
+
+
 def max_rule_length_param(default: int | None = None) -> Any:
     return param(default, "At most this many conditions per rule.", ge=1)
 

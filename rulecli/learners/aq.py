@@ -43,6 +43,7 @@ from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, 
 from rulecli.params import (
     Params,
     beam_width_param,
+    majority_rules_param,
     max_rule_length_param,
     max_rules_param,
     min_share_param,
@@ -52,7 +53,7 @@ from rulecli.params import (
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
-from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, one_se_choice, truncated, truncation_scores
+from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, one_se_choice, truncated, truncation_scores
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
 ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)  # below 30 rows, the lecture's 1 % (the first) is kept
@@ -70,6 +71,7 @@ class AQParams(Params):
         lt=1.0,
     )
     min_share: float | None = min_share_param()
+    majority_rules: str | None = majority_rules_param()
     vote: str = param(
         "one", "one (rule, vote) or support (weighted by the training rows a rule gets right).", choices=tuple(VOTES)
     )
@@ -319,46 +321,47 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
         # seeds and folds are drawn from the copies whole weights stand for; fractional
         # weights weigh every count, rows drawn whole
         ds = ds.as_copies("aq")
-    bound, share = _tuned(ds, params)
-    chosen = dataclasses.replace(params, max_error=bound, min_share=share)
-    model = _truncated(_fit(ds, chosen, progress), ds, share, chosen)
+    bound, (share, drop) = _tuned(ds, params)
+    majority = "drop" if drop else "keep"
+    chosen = dataclasses.replace(params, max_error=bound, min_share=share, majority_rules=majority)
+    model = _truncated(_fit(ds, chosen, progress), ds, (share, drop), chosen)
     extra: dict[str, object] = {}
     if params.max_error is None:
         extra |= {"max_error": bound, "max_error_chosen_by": CHOSEN_BY}
     if params.min_share is None:
         extra |= {"min_share": share, "min_share_chosen_by": CHOSEN_BY}
+    if params.majority_rules is None:
+        extra |= {"majority_rules": majority, "majority_rules_chosen_by": CHOSEN_BY}
     if extra:
         model = dataclasses.replace(model, info=dataclasses.replace(model.info, training=model.info.training | extra))
     return model
 
 
-def _truncated(model: RuleSet, ds: Dataset, share: float, params: AQParams) -> RuleSet:
+def _truncated(model: RuleSet, ds: Dataset, cut: Cut, params: AQParams) -> RuleSet:
     """The rule set without its light rules (:func:`rulecli.search.tuning.truncated`)."""
-    cut = truncated(model, ds, share)
-    if cut is model:
-        return model
-    info = dataclasses.replace(model.info, params=params.record(), training=training_summary(ds, cut.rules))
-    return dataclasses.replace(cut, info=info)
+    kept = truncated(model, ds, *cut)
+    info = dataclasses.replace(model.info, params=params.record(), training=training_summary(ds, kept.rules))
+    return dataclasses.replace(kept, info=info)
 
 
-def _tuned(ds: Dataset, params: AQParams) -> tuple[float, float]:
-    """The error bound and truncation share chosen together on the training rows
+def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
+    """The error bound and truncation chosen together on the training rows
     (:mod:`rulecli.search.tuning`). How many counterexamples a rule may cover, and how light
     a rule may be, depend on the table's noise: the lecture's 1 % and every rule kept fit
     clean tables, while on noisy ones they leave many rules covering a handful of rows each."""
     bounds = ERROR_GRID if params.max_error is None else (params.max_error,)
-    shares = SHARE_GRID if params.min_share is None else (params.min_share,)
-    cv = None if len(bounds) == 1 and len(shares) == 1 else cv_splits(ds, params.seed)
+    settings = cuts(params.min_share, params.majority_rules)
+    cv = None if len(bounds) == 1 and len(settings) == 1 else cv_splits(ds, params.seed)
     if cv is None:
-        return bounds[0], shares[0]
+        return bounds[0], settings[0]
     splits, n = cv
-    scores: dict[tuple[float, float], tuple[float, int]] = {}
+    scores: dict[tuple[float, Cut], tuple[float, int]] = {}
     for bound in bounds:
         for train, test in splits:
             trial = dataclasses.replace(params, max_error=bound)
-            for share, right, size in truncation_scores(_fit(train, trial, None), train, test, shares):
-                total, rules = scores.get((bound, share), (0.0, 0))
-                scores[(bound, share)] = (total + right, rules + size)
+            for cut, right, size in truncation_scores(_fit(train, trial, None), train, test, settings):
+                total, rules = scores.get((bound, cut), (0.0, 0))
+                scores[(bound, cut)] = (total + right, rules + size)
     chosen = one_se_choice(scores, n)
     assert isinstance(chosen, tuple)
     return chosen

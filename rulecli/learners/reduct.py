@@ -24,11 +24,20 @@ from rulecli.dataset import Dataset, is_whole, tally
 from rulecli.errors import ParamError, ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
-from rulecli.params import Params, bins_param, discretize_param, max_rules_param, min_share_param, param, seed_param
+from rulecli.params import (
+    Params,
+    bins_param,
+    discretize_param,
+    majority_rules_param,
+    max_rules_param,
+    min_share_param,
+    param,
+    seed_param,
+)
 from rulecli.schema import Schema
 from rulecli.search.cells import feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
-from rulecli.search.tuning import CHOSEN_BY, SHARE_GRID, cv_splits, one_se_choice, truncated, truncation_scores
+from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, one_se_choice, truncated, truncation_scores
 from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")
@@ -69,6 +78,7 @@ class ReductParams(Params):
         "majority", "Rows no rule matches: majority class, or none (unclassified).", choices=("majority", "none")
     )
     min_share: float | None = min_share_param()
+    majority_rules: str | None = majority_rules_param()
     max_rules: int | None = max_rules_param(10_000, "Refuse a reduct with more distinct descriptions (rules).", ge=1)
     show: str = param(
         "rules",
@@ -220,34 +230,38 @@ def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None =
     model = _fit(ds, params)
     if not params.rules:
         return model
-    if params.min_share is not None:
-        share = params.min_share
+    settings = cuts(params.min_share, params.majority_rules)
+    if len(settings) == 1:
+        cut = settings[0]
     else:  # the folds are drawn from the copies whole weights stand for
         whole = ds.weights is not None and is_whole(ds.weights)
-        share = _tuned_share(ds.as_copies("reduct") if whole else ds, params)
-    cut = truncated(model, ds, share)
-    training = {**cut.info.training, "min_share": share}
+        cut = _tuned_cut(ds.as_copies("reduct") if whole else ds, params, settings)
+    kept = truncated(model, ds, *cut)
+    share, majority = cut[0], "drop" if cut[1] else "keep"
+    training = {**kept.info.training, "min_share": share, "majority_rules": majority}
     if params.min_share is None:
         training["min_share_chosen_by"] = CHOSEN_BY
-    training["certain_rules"] = sum(1 for r in cut.rules if r.stats and r.stats.correct == r.stats.covered)
-    chosen = dataclasses.replace(params, min_share=share)
-    return dataclasses.replace(cut, info=dataclasses.replace(cut.info, params=chosen.record(), training=training))
+    if params.majority_rules is None:
+        training["majority_rules_chosen_by"] = CHOSEN_BY
+    training["certain_rules"] = sum(1 for r in kept.rules if r.stats and r.stats.correct == r.stats.covered)
+    chosen = dataclasses.replace(params, min_share=share, majority_rules=majority)
+    return dataclasses.replace(kept, info=dataclasses.replace(kept.info, params=chosen.record(), training=training))
 
 
-def _tuned_share(ds: Dataset, params: ReductParams) -> float:
-    """The truncation share chosen on the training rows (:mod:`rulecli.search.tuning`): rules
-    from reducts are object descriptions, and on noisy tables most describe a few rows each."""
+def _tuned_cut(ds: Dataset, params: ReductParams, settings: tuple[Cut, ...]) -> Cut:
+    """The truncation chosen on the training rows (:mod:`rulecli.search.tuning`): rules from
+    reducts are object descriptions, and on noisy tables most describe a few rows each."""
     cv = cv_splits(ds, params.seed)
     if cv is None:
-        return 0.0
+        return settings[0]
     splits, n = cv
-    scores: dict[float, tuple[float, int]] = {}
+    scores: dict[Cut, tuple[float, int]] = {}
     for train, test in splits:
-        for share, right, size in truncation_scores(_fit(train, params), train, test, SHARE_GRID):
-            total, rules = scores.get(share, (0.0, 0))
-            scores[share] = (total + right, rules + size)
+        for cut, right, size in truncation_scores(_fit(train, params), train, test, settings):
+            total, rules = scores.get(cut, (0.0, 0))
+            scores[cut] = (total + right, rules + size)
     chosen = one_se_choice(scores, n)
-    assert isinstance(chosen, float)
+    assert isinstance(chosen, tuple)
     return chosen
 
 

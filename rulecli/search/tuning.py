@@ -49,33 +49,53 @@ def held_out_right(model: RuleSet, test: Dataset) -> float:
     return float(hits.sum() if test.weights is None else test.weights[hits].sum())
 
 
-def truncated(model: RuleSet, ds: Dataset, share: float) -> RuleSet:
+def truncated(model: RuleSet, ds: Dataset, share: float, drop_majority: bool = False) -> RuleSet:
     """The rule set without the rules covering less than ``share`` of their class's training
-    rows; a default (if the model has one) becomes the majority of what the kept rules
-    leave. Kept rules keep their statistics: in a rule set each counts every row it matches."""
-    if share == 0.0:
-        return model
-    totals = dict(zip(ds.classes, ds.class_counts().tolist(), strict=True))
-    kept = [r for r in model.rules if r.stats is not None and r.stats.correct >= share * totals[r.prediction]]
+    rows, and, with ``drop_majority``, without the rules of the training majority class (as
+    a decision list leaves its most frequent class to the default rule); a default (if the
+    model has one) becomes the majority of what the kept rules leave. Kept rules keep their
+    statistics: in a rule set each counts every row it matches."""
+    counts = ds.class_counts().tolist()
+    totals = dict(zip(ds.classes, counts, strict=True))
+    majority = ds.classes[int(np.argmax(counts))] if drop_majority else None
+    kept = [
+        r
+        for r in model.rules
+        if r.stats is not None and r.stats.correct >= share * totals[r.prediction] and r.prediction != majority
+    ]
     if len(kept) == len(model.rules):
         return model
     default = None if model.default is None else set_default_rule(Encoded.from_dataset(ds), kept)
     return dataclasses.replace(model, rules=tuple(kept), default=default)
 
 
+Cut = tuple[float, bool]  # (share, drop the majority class's rules)
+CUTS: tuple[Cut, ...] = tuple((share, drop) for drop in (False, True) for share in SHARE_GRID)
+
+
+def cuts(share: float | None, majority_rules: str | None) -> tuple[Cut, ...]:
+    """The truncations to choose from: each given setting fixed, the others from the grid."""
+    return tuple(
+        cut
+        for cut in CUTS
+        if (share is None or cut[0] == share) and (majority_rules is None or cut[1] == (majority_rules == "drop"))
+    )
+
+
 def truncation_scores(
-    fitted: RuleSet, train: Dataset, test: Dataset, shares: tuple[float, ...]
-) -> list[tuple[float, float, int]]:
-    """(share, held-out rows right, rules) of ``fitted`` truncated at each share; the kept
-    rules shrink as the share grows, so equal counts are equal rule sets, scored once."""
-    right_of: dict[int, float] = {}
+    fitted: RuleSet, train: Dataset, test: Dataset, settings: tuple[Cut, ...]
+) -> list[tuple[Cut, float, int]]:
+    """(setting, held-out rows right, rules) of ``fitted`` truncated each way; with the
+    majority's rules kept or dropped alike, the kept rules shrink as the share grows, so equal
+    counts are equal rule sets, scored once."""
+    right_of: dict[tuple[bool, int], float] = {}
     out = []
-    for share in shares:
-        model = truncated(fitted, train, share)
-        size = len(model.rules)
-        if size not in right_of:
-            right_of[size] = held_out_right(model, test)
-        out.append((share, right_of[size], size))
+    for share, drop in settings:
+        model = truncated(fitted, train, share, drop)
+        key = (drop, len(model.rules))
+        if key not in right_of:
+            right_of[key] = held_out_right(model, test)
+        out.append(((share, drop), right_of[key], len(model.rules)))
     return out
 
 

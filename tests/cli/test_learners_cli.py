@@ -231,3 +231,24 @@ def test_reduct_truncates_light_rules_chosen_by_cross_validation(tmp_path: Path)
         for name, path in (("every", every), ("chosen", chosen))
     }
     assert scores["chosen"] > max(np.mean(y == "yes"), np.mean(y == "no")) + 0.1, scores
+
+
+@pytest.mark.parametrize("learner", ["aq", "reduct"])
+def test_majority_rules_can_be_left_to_the_default(learner: str, tmp_path: Path):
+    data = tmp_path / "noisy.csv"
+    y = _noisy_rules_table(data)
+    majority = "yes" if np.mean(y == "yes") > 0.5 else "no"
+    fixed = ["--min-share", "0"] + (["--max-error", "0.1"] if learner == "aq" else [])
+    models = {}
+    for choice in ("keep", "drop"):
+        out = tmp_path / f"{choice}.json"
+        assert run_cli(learner, str(data), *fixed, "--majority-rules", choice, "-o", str(out), "-q").code == 0
+        models[choice] = json.loads(out.read_text())
+    kept = {r["prediction"] for r in models["keep"]["rules"]}
+    assert majority in kept and majority not in {r["prediction"] for r in models["drop"]["rules"]}
+    assert models["drop"]["default"]["prediction"] == majority
+    assert "majority_rules_chosen_by" not in models["drop"]["training"]
+    chosen = tmp_path / "chosen.json"
+    assert run_cli(learner, str(data), "-o", str(chosen), "-q").code == 0
+    training = json.loads(chosen.read_text())["training"]
+    assert training["majority_rules"] in ("keep", "drop") and training["majority_rules_chosen_by"]
