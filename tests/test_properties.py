@@ -109,7 +109,9 @@ LEARNERS = {
     "cn2-unordered": lambda ds, seed: fit_cn2(ds, CN2Params(ordered=False, alpha=0.5)),
     "cn2-best": lambda ds, seed: fit_cn2(ds, CN2Params(ordered=False, vote=Vote.BEST)),
     "aq": lambda ds, seed: fit_aq(ds, AQParams(seed=seed)),
-    "aq-support": lambda ds, seed: fit_aq(ds, AQParams(seed=seed, vote="support", default="none")),
+    "aq-support": lambda ds, seed: fit_aq(
+        ds, AQParams(seed=seed, vote="support", default="none", max_error=0.05, min_share=0.0, majority_rules="keep")
+    ),
     "tree": lambda ds, seed: decision_list(fit_tree(ds, TreeParams(criterion=("gini", "entropy")[seed % 2]))),
     "reduct": lambda ds, seed: fit_reduct(ds, ReductParams(seed=seed, vote=("one", "support")[seed % 2])),
     "reduct-random": lambda ds, seed: fit_reduct(

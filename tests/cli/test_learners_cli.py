@@ -161,7 +161,7 @@ def test_reduct_refuses_a_rule_set_too_large_to_score(monkeypatch):
 def _noisy_rules_table(path: Path) -> np.ndarray:
     """Two informative columns, one of noise, and 15 % of the labels flipped."""
     rng = np.random.default_rng(3)
-    n = 900
+    n = 450
     x, z, noise = rng.uniform(0, 10, n).round(1), rng.uniform(0, 10, n).round(1), rng.normal(0, 1, n).round(2)
     y = np.where((x > 6) | (z < 2), "yes", "no")
     y = np.where(rng.random(n) < 0.15, np.where(y == "yes", "no", "yes"), y)
