@@ -282,15 +282,20 @@ def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -
     return [c for c in chosen if c != target and c not in spec.exclude and c != spec.weights]
 
 
-def _to_numeric(df: pl.DataFrame, name: str, source: str) -> pl.Series:
+def _as_numbers(df: pl.DataFrame, name: str) -> tuple[pl.Series, object | None]:
+    """The column as Float64 (text parsed as numbers), and the first value that is not one."""
     column = df.get_column(name)
     if is_numeric_dtype(column.dtype):
-        converted = column.cast(pl.Float64)
-    else:
-        converted = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
-        bad = column.filter(converted.is_null() & column.is_not_null())
-        if bad.len():
-            raise InputError(f"{source}: column '{name}' is numeric but holds the value {bad[0]!r}")
+        return column.cast(pl.Float64), None
+    converted = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+    bad = column.filter(converted.is_null() & column.is_not_null())
+    return converted, (bad[0] if bad.len() else None)
+
+
+def _to_numeric(df: pl.DataFrame, name: str, source: str) -> pl.Series:
+    converted, bad = _as_numbers(df, name)
+    if bad is not None:
+        raise InputError(f"{source}: column '{name}' is numeric but holds the value {bad!r}")
     if converted.is_infinite().any():
         raise InputError(
             f"{source}: column '{name}' holds an infinite value; rulecli reads NaN and empty "
@@ -355,14 +360,9 @@ MAX_WEIGHT_SUM = 1e15  # weighted counts stay exact integers below 2^53
 def read_weights(df: pl.DataFrame, name: str, source: str, purpose: str = "learn") -> np.ndarray:
     """The weight column as float64: finite numbers of at least 0 on every row."""
     _check_columns(df, [name], source, "--weights")
-    column = df.get_column(name)
-    if is_numeric_dtype(column.dtype):
-        values = column.cast(pl.Float64)
-    else:
-        values = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
-        bad = column.filter(values.is_null() & column.is_not_null())
-        if bad.len():
-            raise InputError(f"{source}: weight column '{name}' holds {str(bad[0])!r}, which is not a number")
+    values, bad = _as_numbers(df, name)
+    if bad is not None:
+        raise InputError(f"{source}: weight column '{name}' holds {str(bad)!r}, which is not a number")
     w = values.fill_null(float("nan")).to_numpy().astype(np.float64)
     missing = np.isnan(w)
     if missing.any():
