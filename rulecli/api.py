@@ -535,11 +535,15 @@ def diff(
     data: str | Path | pl.DataFrame | None = None,
     *,
     changed_rows: str | None = None,
+    weights: str | None = None,
     **read: Any,
 ) -> tuple[ModelDiff, dict[str, Any] | None]:
     """``old`` against ``new`` rule by rule (:mod:`rulecli.model.diff`); with ``data``, each
-    rule's coverage and accuracy there under both models and the rows whose prediction
-    changes (all of them written to ``changed_rows``, if given)."""
+    rule's coverage and accuracy there under both models (rows counted by the column
+    ``weights``, if given) and the rows whose prediction changes (all of them written to
+    ``changed_rows``, if given)."""
+    if weights is not None and data is None:
+        raise ParamError("--weights needs DATA: the rules are counted on the rows of a table")
     if old.target != new.target:
         raise ParamError(f"the models predict different targets ('{old.target}', '{new.target}'): nothing to compare")
     if changed_rows is not None:
@@ -577,8 +581,9 @@ def diff(
         ],
     }
     has_truth = old.target in table.columns
-    report["old_rules"] = _rule_stats_on(old, table, has_truth)
-    report["new_rules"] = _rule_stats_on(new, table, has_truth)
+    weight = None if weights is None else _weight_expr(table.lazy(), weights, label)
+    report["old_rules"] = _rule_stats_on(old, table, has_truth, weight)
+    report["new_rules"] = _rule_stats_on(new, table, has_truth, weight)
     if changed_rows is not None:
         written = table.filter(moved).with_columns(
             before.filter(moved).alias("old_prediction"), after.filter(moved).alias("new_prediction")
@@ -587,16 +592,21 @@ def diff(
     return structure, report
 
 
-def _rule_stats_on(model: Predictor, table: pl.DataFrame, has_truth: bool) -> list[dict[str, Any]]:
+def _rule_stats_on(
+    model: Predictor, table: pl.DataFrame, has_truth: bool, weight: pl.Expr | None = None
+) -> list[dict[str, Any]]:
     """Per rule (in the model's order, the default left out): rows it decides on ``table``
     (matches, for a rule set), and of those how many it gets right when the table holds the
-    truth — ``evaluate``'s per-rule counts (:func:`rulecli.metrics.rule_reports`)."""
+    truth — ``evaluate``'s per-rule counts (:func:`rulecli.metrics.rule_reports`), rows
+    counted by ``weight``."""
     if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
         return []
     # without the truth every row still counts as covered: a stand-in label no class carries
     truth = truth_expr(model) if has_truth else pl.lit("\x00no truth", dtype=pl.String)
     lf = table.lazy()
-    reports = leaf_reports(model, lf, truth) if isinstance(model, Tree) else rule_reports(model, lf, truth)
+    reports = (
+        leaf_reports(model, lf, truth, weight) if isinstance(model, Tree) else rule_reports(model, lf, truth, weight)
+    )
     out = []
     for r in (r for r in reports if r.rule != DEFAULT_RULE):
         entry: dict[str, Any] = {"covered": r.n_covered}
@@ -619,16 +629,18 @@ def report(
     *,
     target: str | None = None,
     baseline: bool = False,
+    weights: str | None = None,
     model_label: str = "model",
     **read: Any,
 ) -> str:
-    """A self-contained HTML page about ``model`` on ``data`` (:mod:`rulecli.report`)."""
+    """A self-contained HTML page about ``model`` on ``data`` (:mod:`rulecli.report`); its
+    metrics and rule statistics count rows by the column ``weights``, if given."""
     lf, label = scan_for(model, data, **read)
     try:
         frame = lf.collect()
     except pl.exceptions.PolarsError as exc:
         raise _polars_failure(label, exc) from exc
-    payload = evaluate(model, frame, target=target, per_rule=True, baseline=baseline, label=label)
+    payload = evaluate(model, frame, target=target, per_rule=True, baseline=baseline, weights=weights, label=label)
     importance, curves = None, []
     if isinstance(model, Forest):
         raw = model.info.training.get("importance") if isinstance(model.info.training, dict) else None

@@ -303,3 +303,27 @@ def test_weighted_cuts_are_the_cuts_of_the_copies(
         "x", np.repeat(x, w.astype(int)), method, bins=bins, y=np.repeat(y, w.astype(int)), n_classes=3
     )
     assert weighted == copies
+
+
+def test_diff_and_report_count_rows_by_weight(tmp_path: Path):
+    df = _table(120, 15)
+    w = np.random.default_rng(16).integers(0, 4, df.height)
+    data = _write(df.with_columns(pl.Series("w", w)), tmp_path / "w.csv")
+    copies = _write(
+        df.filter(pl.Series(w > 0)).select(pl.all().repeat_by(pl.Series(w[w > 0]))).explode(pl.all()),
+        tmp_path / "copies.csv",
+    )
+    for name, seed in (("old", "1"), ("new", "2")):
+        run = run_cli(
+            "aq", _write(df, tmp_path / "t.csv"), "-y", "y", "--seed", seed, "-q", "-o", str(tmp_path / f"{name}.json")
+        )
+        assert run.code == 0, run.stderr
+    models = (str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    weighted = json.loads(run_cli("diff", *models, data, "--weights", "w", "--json").stdout)["rules"]
+    plain = json.loads(run_cli("diff", *models, copies, "--json").stdout)["rules"]
+    assert [r["data"] for r in weighted] == [r["data"] for r in plain]
+    assert any(r["data"]["old"] for r in weighted)
+    assert run_cli("diff", *models, "--weights", "w").code == 2
+    page = run_cli("report", models[0], data, "--weights", "w", "-o", str(tmp_path / "r.html"))
+    assert page.code == 0, page.stderr
+    assert f"{int(w.sum())}" in (tmp_path / "r.html").read_text()

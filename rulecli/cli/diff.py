@@ -31,6 +31,7 @@ def diff(
     ] = None,
     show_all: Annotated[bool, typer.Option("--unchanged", help="List unchanged rules too.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    weights: common.Weights = None,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
     delimiter: common.Delimiter = None,
@@ -62,7 +63,7 @@ def diff(
         raise InputError("OLD and NEW cannot both come from stdin ('-')")
     old, new = api.load(old_path), api.load(new_path)
     read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
-    structure, report = api.diff(old, new, data, changed_rows=changed_rows, **read)
+    structure, report = api.diff(old, new, data, changed_rows=changed_rows, weights=weights, **read)
     labels = (api.source_label(old_path), api.source_label(new_path))
     if json_out:
         io.write_text(io.STDIO, json.dumps(_payload(structure, report, labels), indent=2) + "\n")

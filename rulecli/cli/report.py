@@ -28,6 +28,7 @@ def report(
             "--baseline", help="Compare each rule's coverage and accuracy here with its training statistics, tested."
         ),
     ] = False,
+    weights: common.Weights = None,
     input_format: common.InputFormat = None,
     null_values: common.NullValues = None,
     delimiter: common.Delimiter = None,
@@ -58,6 +59,12 @@ def report(
     read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
     page = api.report(
-        model, lf, target=target, baseline=baseline, model_label=api.source_label(model_path), label=label
+        model,
+        lf,
+        target=target,
+        baseline=baseline,
+        weights=weights,
+        model_label=api.source_label(model_path),
+        label=label,
     )
     io.write_text(output, page)
