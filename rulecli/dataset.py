@@ -28,6 +28,7 @@ from rulecli.schema import (
     is_numeric_dtype,
     numeric_expr,
 )
+from rulecli.stats import tallies, tally
 from rulecli.words import counted
 
 MAX_NUMERIC_CLASSES = 50
@@ -35,23 +36,6 @@ REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of floa
 TARGET_TYPES = (None, "classification", "regression")
 ID_LIKE_MIN_ROWS = 20
 MAX_COPIES = 20_000_000  # rows a learner that copies weighted rows may make
-
-
-def tally(x: float) -> int | float:
-    """A weighted count: an integer when it is whole (so unweighted models stay integers)."""
-    return int(x) if float(x).is_integer() else float(x)
-
-
-def is_whole(weights: np.ndarray) -> bool:
-    """Every weight a whole number (each row stands for that many copies)."""
-    return bool(np.all(weights == np.round(weights)))
-
-
-def tallies(counts: np.ndarray) -> np.ndarray:
-    """Weighted counts as integers where they are all whole numbers, else as floats."""
-    if counts.dtype.kind == "f" and np.all(counts == np.round(counts)):
-        return counts.astype(np.int64)
-    return counts
 
 
 @dataclass(frozen=True, kw_only=True)

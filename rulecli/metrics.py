@@ -36,6 +36,7 @@ from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import col, normalize_missing
+from rulecli.stats import tally
 
 TRUTH = "truth"
 DECIDED = "decided"
@@ -45,11 +46,6 @@ WEIGHT = "_rulecli_weight_"  # internal: a name no table column is expected to h
 def _weight(weight: pl.Expr | None) -> pl.Expr:
     """Each row's weight in a count (1 when rows are not weighted: counts stay integers)."""
     return (pl.lit(1, dtype=pl.Int64) if weight is None else weight).alias(WEIGHT)
-
-
-def _number(x: float) -> int | float:
-    """A (weighted) count as JSON shows it: an integer when whole."""
-    return int(x) if float(x).is_integer() else float(x)
 
 
 def _weighted_sum(mask: pl.Expr, weight: pl.Expr | None) -> pl.Expr:
@@ -87,11 +83,11 @@ class ClassificationReport:
 
     @property
     def n_rows(self) -> int | float:
-        return _number(self.confusion.sum())
+        return tally(self.confusion.sum())
 
     @property
     def n_unclassified(self) -> int | float:
-        return _number(self.confusion[:, -1].sum())
+        return tally(self.confusion[:, -1].sum())
 
     def as_dict(self) -> dict[str, Any]:
         return classification_metrics(self)
@@ -110,7 +106,7 @@ def confusion_report(df: pl.DataFrame, classes: tuple[str, ...]) -> Classificati
     for truth, predicted, n in zip(*columns, strict=True):
         column = len(labels) if predicted is None else index[predicted]
         confusion[index[truth], column] = n
-    n_decided = _number(known.filter(pl.col(DECIDED)).get_column(WEIGHT).sum())
+    n_decided = tally(known.filter(pl.col(DECIDED)).get_column(WEIGHT).sum())
     return ClassificationReport(labels, confusion, n_decided)
 
 
@@ -138,12 +134,12 @@ def classification_metrics(report: ClassificationReport) -> dict[str, Any]:
             "precision": float(precision[i]),
             "recall": float(recall[i]),
             "f1": float(f1[i]),
-            "support": _number(actual[i]),
+            "support": tally(actual[i]),
         }
         for i, label in enumerate(report.labels)
     }
     return {
-        "rows": _number(n),
+        "rows": tally(n),
         "accuracy": accuracy,
         "balanced_accuracy": float(recall[actual > 0].mean()) if (actual > 0).any() else 0.0,
         "macro_f1": float(f1[present].mean()) if present.any() else 0.0,
@@ -153,8 +149,8 @@ def classification_metrics(report: ClassificationReport) -> dict[str, Any]:
         "per_class": per_class,
         "confusion": {
             "labels": list(report.labels),
-            "matrix": [[_number(v) for v in row[:-1]] for row in cm],
-            "unclassified": [_number(v) for v in cm[:, -1]],
+            "matrix": [[tally(v) for v in row[:-1]] for row in cm],
+            "unclassified": [tally(v) for v in cm[:, -1]],
         },
     }
 
@@ -218,9 +214,9 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr
             name,
             render_conditions(rule.conditions) if name != DEFAULT_RULE else "ELSE",
             rule.prediction,
-            _number(counts[f"a{name}"]),
-            _number(counts[f"ab{name}"]),
-            _number(class_counts[f"b{rule.prediction}"]),
+            tally(counts[f"a{name}"]),
+            tally(counts[f"ab{name}"]),
+            tally(class_counts[f"b{rule.prediction}"]),
         )
         for name, rule in zip(names, rules, strict=True)
     ]
@@ -252,7 +248,7 @@ def regression_metrics(
             mean.alias("mean"),
         ]
     row = scored.filter(pl.col(TRUTH).is_not_null()).select(aggs).collect().row(0, named=True)
-    n = _number(row["rows"])
+    n = tally(row["rows"])
     mse = float(row["mse"]) if n else 0.0
     variance = float(row["variance"]) if n else 0.0
     return {
@@ -282,9 +278,9 @@ def leaf_reports(tree: Tree, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr |
             str(i),
             render_conditions(rule.conditions),
             rule.prediction,
-            _number(found.get(str(i), (0, 0))[0]),
-            _number(found.get(str(i), (0, 0))[1]),
-            _number(class_counts.get(rule.prediction, 0)),
+            tally(found.get(str(i), (0, 0))[0]),
+            tally(found.get(str(i), (0, 0))[1]),
+            tally(class_counts.get(rule.prediction, 0)),
         )
         for i, rule in enumerate(listed.rules, 1)
     ]

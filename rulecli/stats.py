@@ -97,3 +97,20 @@ def chi2_critical(alpha: float, dof: int) -> float:
         else:
             high = mid
     return high
+
+
+def tally(x: float) -> int | float:
+    """A weighted count: an integer when it is whole (so unweighted models stay integers)."""
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def is_whole(weights: np.ndarray) -> bool:
+    """Every weight a whole number (each row stands for that many copies)."""
+    return bool(np.all(weights == np.round(weights)))
+
+
+def tallies(counts: np.ndarray) -> np.ndarray:
+    """Weighted counts as integers where they are all whole numbers, else as floats."""
+    if counts.dtype.kind == "f" and np.all(counts == np.round(counts)):
+        return counts.astype(np.int64)
+    return counts

@@ -95,7 +95,7 @@ def test_fractional_weights_weigh_every_count(name: str, tmp_path: Path):
         assert run_cli(*args, "-o", str(tmp_path / "m.txt")).code == 0
         again = run_cli("predict", str(tmp_path / "m.txt"), str(tmp_path / "t.csv"))
         assert again.code == 0 and again.stdout == predicted.stdout, again.stderr
-    # and the weights matter: the same rows unweighted make another model
+    # the same rows unweighted count once each
     plain = run_cli(name, str(tmp_path / "t.csv"), "-y", "y", "--exclude", "w", "-q", "--json", *QUICK.get(name, []))
     assert json.loads(plain.stdout)["training"]["rows"] == df.height
 

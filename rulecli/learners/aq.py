@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rulecli.dataset import Dataset, is_whole
+from rulecli.dataset import Dataset
 from rulecli.discretize import cut_between_one
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, Vote
@@ -54,6 +54,7 @@ from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
 from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, one_se_choice, truncated, truncation_scores
+from rulecli.stats import is_whole
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
 ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)  # below 30 rows, the lecture's 1 % (the first) is kept
@@ -201,21 +202,18 @@ class _Star:
         length = partial.length + new.astype(np.int64)
         return _Block(partial, rows, features, covers, low, high, dropped, n_levels, (fresh, n_pos, -n_neg, -length))
 
-    def _count(self, mask: np.ndarray) -> float:
-        return float(np.count_nonzero(mask)) if self.enc.w is None else float(self.enc.w[mask].sum())
-
     def _score(self, partial: _Partial, is_pos: np.ndarray) -> tuple[float, float, float, int]:
         """AQ's preference: uncovered positives, then all positives, fewer negatives, shorter
         (rows counted by their weights)."""
         positives = partial.mask & is_pos
-        fresh = self._count(positives & ~self.covered)
-        n_pos = self._count(positives)
-        n_neg = self._count(partial.mask & ~is_pos)
+        fresh = self.enc.total(where=positives & ~self.covered)
+        n_pos = self.enc.total(where=positives)
+        n_neg = self.enc.total(where=partial.mask & ~is_pos)
         return (fresh, n_pos, -n_neg, -partial.length)
 
     def _consistent(self, partial: _Partial, is_pos: np.ndarray) -> bool:
-        n_neg = self._count(partial.mask & ~is_pos)
-        return n_neg <= self.params.max_error * self._count(partial.mask)
+        n_neg = self.enc.total(where=partial.mask & ~is_pos)
+        return n_neg <= self.params.max_error * self.enc.total(where=partial.mask)
 
     def search(self, seed: int) -> _Partial | None:
         """The best rule for ``seed``'s class that covers ``seed``; None if nothing separates it."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset, is_whole, tally
+from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Rule, RuleStats
@@ -42,6 +42,7 @@ from rulecli.schema import Schema
 from rulecli.search import bits
 from rulecli.search.cells import feature_cells
 from rulecli.search.patterns import Items, Patterns, mine
+from rulecli.stats import is_whole, tally
 from rulecli.words import counted
 
 PROGRESS_EVERY = 250

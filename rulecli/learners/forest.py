@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset, is_whole
+from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, tree_nodes
@@ -42,6 +42,7 @@ from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import Grove, GrowParams
 from rulecli.search.workers import worker_map
+from rulecli.stats import is_whole
 from rulecli.words import counted
 
 PD_FLOOR = 1e-3

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from rulecli.dataset import Dataset, is_whole, stratified_holdout, tally
+from rulecli.dataset import Dataset, stratified_holdout
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.compile import predict_expr
@@ -32,7 +32,7 @@ from rulecli.model.core import DecisionList, ModelInfo, Rule, RuleStats
 from rulecli.params import Params, bins_param, discretize_param, min_bucket_param, param, seed_param
 from rulecli.schema import Schema
 from rulecli.search.cells import FeatureCells, cells_of
-from rulecli.stats import chi2_independence
+from rulecli.stats import chi2_independence, is_whole, tally
 
 TIES = ("first", "chi2")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset, is_whole, tally
+from rulecli.dataset import Dataset
 from rulecli.errors import ParamError, ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
@@ -38,6 +38,7 @@ from rulecli.schema import Schema
 from rulecli.search.cells import feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
 from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, one_se_choice, truncated, truncation_scores
+from rulecli.stats import is_whole, tally
 from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset, is_whole
+from rulecli.dataset import Dataset
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.model.simplify import simplify
@@ -41,6 +41,7 @@ from rulecli.schema import Kind
 from rulecli.search import bits
 from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
+from rulecli.stats import is_whole
 
 PRUNE_METRICS = ("jrip", "cohen")
 
@@ -163,13 +164,6 @@ class _ClassLearner:
         """The rows of a bit set, counted by weight."""
         return bits.count(packed) if self.w is None else float(bits.weighted_counts(packed, self.w))
 
-    def _sum(self, rows: np.ndarray, mask: np.ndarray | None = None) -> float:
-        """The rows ``rows`` (indices; where ``mask``), counted by weight."""
-        if self.w is None:
-            return float(rows.size if mask is None else np.count_nonzero(mask))
-        w = self.w[rows]
-        return float(w.sum() if mask is None else w[mask].sum())
-
     def simple_stats(self, rule: Conds, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """JRip's six counts for ``rule`` on the row set ``rows`` (bits), and the rows it leaves."""
         rule_bits = self.covers_bits(rule)
@@ -274,7 +268,7 @@ class _ClassLearner:
         return bool(bits.count(rows & self.pos_bits))
 
     def default_dl(self, rows: np.ndarray) -> float:
-        return data_dl(self.exp_fp, 0.0, self._sum(rows), 0.0, self._sum(rows, self.pos[rows] == 1))
+        return data_dl(self.exp_fp, 0.0, self.enc.total(rows), 0.0, self.enc.total(rows, self.pos[rows] == 1))
 
     # -- growing and pruning ----------------------------------------------------------
 
@@ -299,7 +293,7 @@ class _ClassLearner:
             c.column for c in rule if c.op == Op.MISSING or self.enc.kinds[self.enc.index(c.column)] == Kind.CATEGORICAL
         }
         limit = self.params.max_rule_length
-        prior = (self._sum(rows, self.pos[rows] == 1) + 1.0) / (self._sum(rows) + 1.0)
+        prior = (self.enc.total(rows, self.pos[rows] == 1) + 1.0) / (self.enc.total(rows) + 1.0)
         while rows.size and prior < 1.0 and (limit is None or len(rule) < limit):
             best = self._best_condition(rows, prior, used)
             if best is None or best[1] < self.params.min_weight:
@@ -370,15 +364,15 @@ class _ClassLearner:
         if rows.size == 0 or not rule:
             return rule
         pos = self.pos[rows].astype(bool)
-        total, positives = self._sum(rows), self._sum(rows, pos)
+        total, positives = self.enc.total(rows), self.enc.total(rows, pos)
         best_worth, best_len = (positives + 1.0) / (total + 2.0), 0
         covered = np.ones(rows.size, dtype=bool)
         for length, cond in enumerate(rule, 1):
             covered &= self.enc.condition_mask(cond)[rows]
-            p = self._sum(rows, covered & pos)
-            n = self._sum(rows, covered) - p
+            p = self.enc.total(rows, covered & pos)
+            n = self.enc.total(rows, covered) - p
             if use_whole:
-                worth = (p + self._sum(rows, ~covered & ~pos)) / total
+                worth = (p + self.enc.total(rows, ~covered & ~pos)) / total
             elif self.params.prune_metric == "cohen":
                 worth = (p - n) / (p + n) if p + n > 0 else -1.0
             else:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.dataset import Dataset, is_whole
+from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import ModelInfo
@@ -28,6 +28,7 @@ from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
 from rulecli.search.tuning import CHOSEN_BY, cv_splits, one_se_choice
+from rulecli.stats import is_whole
 from rulecli.words import counted
 
 TREE = "Tree growth"
@@ -150,20 +151,43 @@ def prune(nodes: TreeNodes, alpha: float) -> TreeNodes:
     while g(t) <= alpha. R(t) is the node's impurity times its share of the rows."""
     if alpha <= 0 or nodes.n_nodes == 1:
         return nodes
-    removed, collapsed, _ = _weakest_links(nodes, alpha)
-    return _without(nodes, removed, collapsed)
+    return PruningSequence(nodes, until=alpha).at(alpha)
 
 
-def pruning_path(nodes: TreeNodes) -> list[float]:
-    """The g(t) of each weakest link in the order pruning collapses them, up to the root:
-    the alphas at which the pruned tree changes."""
-    if nodes.n_nodes == 1:
-        return []
-    return _weakest_links(nodes, math.inf)[2]
+class PruningSequence:
+    """The whole weakest-link sequence of a tree, run once: ``path[k]`` is the g(t) of the
+    k-th collapse, and each node's step — when it becomes a leaf, or an ancestor's collapse
+    removes it. Pruning at any alpha is then a comparison of steps, not a new sequence."""
+
+    def __init__(self, nodes: TreeNodes, until: float = math.inf) -> None:
+        """The sequence up to the first weakest link above ``until`` (all of it by default):
+        :meth:`at` holds for alphas up to ``until``."""
+        path, collapsed_at = _weakest_links(nodes, until)
+        # a node is removed at the earliest collapse among its strict ancestors (parents
+        # come before their children in depth-first order)
+        removed_at = np.full(nodes.n_nodes, len(path), dtype=np.int64)
+        for node in np.flatnonzero(nodes.feature >= 0).tolist():
+            below = min(removed_at[node], collapsed_at[node])
+            removed_at[nodes.left[node]] = removed_at[nodes.right[node]] = below
+        self.nodes, self.path = nodes, tuple(path)
+        self.collapsed_at = collapsed_at  # step at which the node collapses (len(path): never)
+        self.removed_at = removed_at  # step at which an ancestor's collapse removes it
+
+    def at(self, alpha: float) -> TreeNodes:
+        """The tree pruned at ``alpha``: the collapses of the sequence's prefix whose g(t)
+        stay within ``alpha``."""
+        steps = 0
+        while steps < len(self.path) and self.path[steps] <= alpha + 1e-15:
+            steps += 1
+        if steps == 0:
+            return self.nodes
+        removed = self.removed_at < steps
+        return _without(self.nodes, removed, (self.collapsed_at < steps) & ~removed)
 
 
-def _weakest_links(nodes: TreeNodes, alpha: float) -> tuple[np.ndarray, np.ndarray, list[float]]:
-    """The nodes removed and collapsed by pruning at ``alpha``, and the weakest links' g(t)."""
+def _weakest_links(nodes: TreeNodes, until: float) -> tuple[list[float], np.ndarray]:
+    """The weakest links' g(t), collapse by collapse while g(t) <= ``until``, and the step at
+    which each node collapsed (``len(path)`` for nodes that never did themselves)."""
     n = nodes.n_nodes
     cost = nodes.impurity * nodes.n_samples / nodes.n_samples[0]
     parent = np.full(n, -1, dtype=np.int64)
@@ -178,24 +202,23 @@ def _weakest_links(nodes: TreeNodes, alpha: float) -> tuple[np.ndarray, np.ndarr
             leaves[node] = leaves[nodes.left[node]] + leaves[nodes.right[node]]
     end = _subtree_ends(nodes)
     alive_inner = nodes.feature >= 0
-    collapsed = np.zeros(n, dtype=bool)
-    removed = np.zeros(n, dtype=bool)
+    step_of = np.full(n, -1, dtype=np.int64)
     path: list[float] = []
     while alive_inner.any():
         with np.errstate(divide="ignore", invalid="ignore"):
             g = np.where(alive_inner, (cost - subtree_cost) / (leaves - 1), np.inf)
         weakest = float(g.min())
-        if weakest > alpha + 1e-15:
+        if weakest > until + 1e-15:
             break
+        step = len(path)
         path.append(weakest)
         for node in np.flatnonzero(g <= weakest + 1e-15 * max(1.0, abs(weakest))):
             if not alive_inner[node]:
                 continue
             delta_cost = cost[node] - subtree_cost[node]
             delta_leaves = leaves[node] - 1
-            removed[node + 1 : end[node]] = True
             alive_inner[node : end[node]] = False
-            collapsed[node] = True
+            step_of[node] = step
             subtree_cost[node] = cost[node]
             leaves[node] = 1
             up = parent[node]
@@ -203,7 +226,7 @@ def _weakest_links(nodes: TreeNodes, alpha: float) -> tuple[np.ndarray, np.ndarr
                 subtree_cost[up] += delta_cost
                 leaves[up] -= delta_leaves
                 up = parent[up]
-    return removed, collapsed, path
+    return path, np.where(step_of >= 0, step_of, len(path))
 
 
 def _without(nodes: TreeNodes, removed: np.ndarray, collapsed: np.ndarray) -> TreeNodes:
@@ -268,10 +291,14 @@ def fit_tree(ds: Dataset, params: TreeParams, *, progress: Progress | None = Non
     training: dict[str, object] = {"rows": ds.n_rows}
     if alpha is None and ds.regression:
         alpha = 0.0  # a regression tree is grown out unless --ccp-alpha prunes it
-    elif alpha is None:
-        alpha = _tuned_alpha(ds, params, grown)
+    if alpha is None:
+        # one weakest-link sequence gives the alphas to try and the chosen tree
+        sequence = PruningSequence(grown) if grown.n_nodes > 1 else None
+        alpha = 0.0 if sequence is None else _tuned_alpha(ds, params, sequence.path)
+        nodes = grown if sequence is None or alpha <= 0 else sequence.at(alpha)
         training |= {"ccp_alpha": alpha, "ccp_alpha_chosen_by": CHOSEN_BY}
-    nodes = prune(grown, alpha)
+    else:
+        nodes = prune(grown, alpha)
     info = ModelInfo(
         algorithm="cart",
         params=dataclasses.replace(params, ccp_alpha=alpha).record() | {"criterion": params.criterion_for(ds)},
@@ -286,12 +313,11 @@ def _grow(ds: Dataset, params: TreeParams) -> TreeNodes:
     return grow_tree(data, ds, params.grow_params(ds), ds.weights)
 
 
-def _tuned_alpha(ds: Dataset, params: TreeParams, grown: TreeNodes) -> float:
+def _tuned_alpha(ds: Dataset, params: TreeParams, path: tuple[float, ...]) -> float:
     """CART's own choice of the pruned tree (Breiman et al. 1984, ch. 3.4): alphas between the
     full tree's weakest links (geometric means of neighbours), each scored on held-out folds
     by trees grown and pruned without them, and the smallest tree within one standard error of
     the best (:mod:`rulecli.search.tuning`; whole weights are copies, as the folds are drawn)."""
-    path = pruning_path(grown)
     if not path:
         return 0.0
     # the subtree pruned at the k-th weakest link is the best for alphas in [g_k, g_k+1)
@@ -307,11 +333,12 @@ def _tuned_alpha(ds: Dataset, params: TreeParams, grown: TreeNodes) -> float:
     scores: dict[float, tuple[float, int]] = {}
     for train, test in splits:
         nodes = _grow(train, params)
+        sequence = PruningSequence(nodes) if nodes.n_nodes > 1 else None
         levels = level_index(train.schema, train.schema.feature_names)
         batch = dataset_columns(test)
         weights = np.ones(test.n_rows) if test.weights is None else test.weights
         for alpha in alphas:
-            pruned = prune(nodes, alpha)
+            pruned = nodes if sequence is None or alpha <= 0 else sequence.at(alpha)
             predicted = pruned.value[leaves_of(_walker(pruned, levels), batch)].argmax(axis=1)
             right, leaves = scores.get(alpha, (0.0, 0))
             scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + int(pruned.leaves.size))

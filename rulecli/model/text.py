@@ -44,6 +44,7 @@ from rulecli.model.core import (
 )
 from rulecli.model.ops import MAX_EXACT, OPS, Shape
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
+from rulecli.stats import tally
 from rulecli.words import counted
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
@@ -322,7 +323,7 @@ def _parse_count(line: _Line, what: str) -> int | float:
             token.column if token else 0,
             f"{what} are numbers from 0 to 2^53, found {token.text[:20] if token else number!r}",
         )
-    return int(number) if number.is_integer() else number
+    return tally(number)
 
 
 def _parse_values(line: _Line) -> tuple[Scalar, ...]:
@@ -457,14 +458,10 @@ def _parse_stats(line: _Line) -> tuple[RuleStats | None, float | None]:
     if "covers" in fields or "correct" in fields:
         if not ("covers" in fields and "correct" in fields):
             line.fail(0, "statistics need both covers and correct")
-        stats = RuleStats(_count(fields["covers"]), _count(fields["correct"]), counts)
+        stats = RuleStats(tally(fields["covers"]), tally(fields["correct"]), counts)
     elif counts is not None:
         line.fail(0, "class counts need covers and correct")
     return stats, fields.get("weight")
-
-
-def _count(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value
 
 
 def _parse_counts(line: _Line) -> tuple[int | float, ...]:

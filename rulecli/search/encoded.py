@@ -93,9 +93,14 @@ class Encoded:
         w = None if self.w is None else self.w[rows]
         return np.bincount(self.y[rows], weights=w, minlength=self.n_classes)
 
-    def total(self, rows: np.ndarray) -> float:
-        """How many rows ``rows`` are, each counted by its weight."""
-        return float(rows.size) if self.w is None else float(self.w[rows].sum())
+    def total(self, rows: np.ndarray | None = None, where: np.ndarray | None = None) -> float:
+        """How many rows ``rows`` (indices; all rows if None) are — those ``where`` (a mask
+        over them) holds, if given — each counted by its weight."""
+        if self.w is None:
+            size = self.n_rows if rows is None else rows.size
+            return float(size if where is None else np.count_nonzero(where))
+        w = self.w if rows is None else self.w[rows]
+        return float(w.sum() if where is None else w[where].sum())
 
     def index(self, name: str) -> int:
         return self.names.index(name)

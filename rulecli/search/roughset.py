@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from rulecli.dataset import tally
 from rulecli.errors import ParamError
+from rulecli.stats import tally
 
 DECISION = "__decision"
 WEIGHT = "__weight"

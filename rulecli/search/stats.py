@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rulecli.dataset import Dataset, tally
+from rulecli.dataset import Dataset
 from rulecli.model.core import Rule, RuleStats
 from rulecli.search.encoded import Encoded
+from rulecli.stats import tally
 
 
 def _stats(enc: Encoded, rows: np.ndarray, prediction: str) -> RuleStats:
