@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -243,6 +246,35 @@ Strict = Annotated[
 QuietScoring = Annotated[
     bool, typer.Option("--quiet", "-q", help="Print nothing but errors and requested data.", rich_help_panel=OUTPUT)
 ]
+
+
+READ_OPTIONS = (
+    ("input_format", InputFormat, None),
+    ("null_values", NullValues, None),
+    ("delimiter", Delimiter, None),
+    ("encoding", Encoding, "utf-8"),
+    ("no_header", NoHeader, False),
+    ("skip_lines", SkipLines, 0),
+)
+
+
+def reads_a_table(command: Callable[..., None]) -> Callable[..., None]:
+    """A scoring command that takes the options saying how its table is read (declared once,
+    here) and receives them as ``read``: the API's read keywords (:func:`read_options`)."""
+    signature = inspect.signature(command, eval_str=True)  # Typer reads the stored signature as is
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        for name, annotation, default in READ_OPTIONS
+    ]
+
+    @functools.wraps(command)
+    def with_read(**values: Any) -> None:
+        read = read_options(*(values.pop(name) for name, _, _ in READ_OPTIONS))
+        command(**values, read=read)
+
+    kept = [p for p in signature.parameters.values() if p.name != "read"]
+    with_read.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+    return with_read
 
 
 def read_options(

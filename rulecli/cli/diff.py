@@ -16,6 +16,7 @@ from rulecli.model.text import render_condition, render_name, render_rule, rende
 from . import common
 
 
+@common.reads_a_table
 def diff(
     old_path: Annotated[str, typer.Argument(metavar="OLD", help="The model before: .json or a text rule file.")],
     new_path: Annotated[str, typer.Argument(metavar="NEW", help="The model after.")],
@@ -32,12 +33,7 @@ def diff(
     show_all: Annotated[bool, typer.Option("--unchanged", help="List unchanged rules too.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     weights: common.Weights = None,
-    input_format: common.InputFormat = None,
-    null_values: common.NullValues = None,
-    delimiter: common.Delimiter = None,
-    encoding: common.Encoding = "utf-8",
-    no_header: common.NoHeader = False,
-    skip_lines: common.SkipLines = 0,
+    read: dict[str, Any] | None = None,
     quiet: common.QuietScoring = False,
 ) -> None:
     """Compare two models rule by rule: rules added, removed and changed (with the
@@ -62,7 +58,6 @@ def diff(
     if old_path == io.STDIO and new_path == io.STDIO:
         raise InputError("OLD and NEW cannot both come from stdin ('-')")
     old, new = api.load(old_path), api.load(new_path)
-    read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     structure, report = api.diff(old, new, data, changed_rows=changed_rows, weights=weights, **read)
     labels = (api.source_label(old_path), api.source_label(new_path))
     if json_out:

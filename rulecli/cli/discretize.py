@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,6 +12,7 @@ from rulecli.model.serde import dumps_cuts, loads_cuts
 from . import common, options
 
 
+@common.reads_a_table
 def discretize(
     data: Annotated[str, typer.Argument(help="Table to discretise ('-' = stdin).")],
     method: Annotated[
@@ -37,12 +38,7 @@ def discretize(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (one JSON object per row).")] = False,
     quiet: common.QuietScoring = False,  # discretize prints only its table: accepted so every command takes -q
-    input_format: common.InputFormat = None,
-    null_values: common.NullValues = None,
-    delimiter: common.Delimiter = None,
-    encoding: common.Encoding = "utf-8",
-    no_header: common.NoHeader = False,
-    skip_lines: common.SkipLines = 0,
+    read: dict[str, Any] | None = None,
 ) -> None:
     """Replace numeric columns by interval labels such as `(12.9,27.2]`.
 
@@ -60,12 +56,7 @@ def discretize(
     table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else None)
     if cuts_out is not None:
         io.check_writable(cuts_out)
-    df = api.read_table(
-        data,
-        input_format=input_format,
-        null_values=common.split_list(null_values),
-        layout=common.csv_layout(delimiter, encoding, no_header, skip_lines),
-    )
+    df = api.read_table(data, **(read or {}))
     saved = None if cuts_in is None else loads_cuts(io.read_text(cuts_in), cuts_in)
     if old_method is not None:
         method = old_method

@@ -57,6 +57,7 @@ Violations = Annotated[
 ]
 
 
+@common.reads_a_table
 def evaluate(
     model_path: ModelPath,
     data: DataPath,
@@ -75,12 +76,7 @@ def evaluate(
     json_out: JsonOut = False,
     output: Output = None,
     violations_out: Violations = None,
-    input_format: common.InputFormat = None,
-    null_values: common.NullValues = None,
-    delimiter: common.Delimiter = None,
-    encoding: common.Encoding = "utf-8",
-    no_header: common.NoHeader = False,
-    skip_lines: common.SkipLines = 0,
+    read: dict[str, Any] | None = None,
     strict: common.Strict = False,
     quiet: common.QuietScoring = False,
 ) -> None:
@@ -111,7 +107,6 @@ def evaluate(
         Gate("mae", max_mae, "--max-mae", upper=True),
         Gate("r2", min_r2, "--min-r2"),
     ]
-    read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
     payload = api.evaluate(
         model,

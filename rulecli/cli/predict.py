@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import polars as pl
 import typer
@@ -13,6 +13,7 @@ from rulecli.errors import InputError
 from . import common
 
 
+@common.reads_a_table
 def predict(
     model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file.")],
     data: Annotated[str, typer.Argument(help="Table to score ('-' = stdin).")],
@@ -33,12 +34,7 @@ def predict(
         str | None, typer.Option("--output-format", help="csv, tsv, parquet, ndjson or ipc (default: by extension).")
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (--output-format ndjson).")] = False,
-    input_format: common.InputFormat = None,
-    null_values: common.NullValues = None,
-    delimiter: common.Delimiter = None,
-    encoding: common.Encoding = "utf-8",
-    no_header: common.NoHeader = False,
-    skip_lines: common.SkipLines = 0,
+    read: dict[str, Any] | None = None,
     strict: common.Strict = False,
     quiet: common.QuietScoring = False,
 ) -> None:
@@ -57,7 +53,6 @@ def predict(
     """
     table_format = io.table_output(output or io.STDIO, "ndjson" if json_out else output_format)
     model = common.open_model(model_path, data)
-    read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     lf, label = common.scoring_input(model, data, read, truth=None, strict=strict, quiet=quiet)
     plan, label = api.prediction_plan(
         model, lf, label=label, keep=common.split_list(keep), keep_all=keep_all, proba=proba, explain=explain

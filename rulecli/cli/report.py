@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,6 +13,7 @@ from rulecli.errors import ParamError
 from . import common
 
 
+@common.reads_a_table
 def report(
     model_path: Annotated[str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file.")],
     data: Annotated[str, typer.Argument(help="Labelled table to report on ('-' = stdin).")],
@@ -29,12 +30,7 @@ def report(
         ),
     ] = False,
     weights: common.Weights = None,
-    input_format: common.InputFormat = None,
-    null_values: common.NullValues = None,
-    delimiter: common.Delimiter = None,
-    encoding: common.Encoding = "utf-8",
-    no_header: common.NoHeader = False,
-    skip_lines: common.SkipLines = 0,
+    read: dict[str, Any] | None = None,
     strict: common.Strict = False,
     quiet: common.QuietScoring = False,
 ) -> None:
@@ -56,7 +52,6 @@ def report(
             raise ParamError(f"{output}: a report is written as .html")
         io.check_writable(output)
     model = common.open_model(model_path, data)
-    read = common.read_options(input_format, null_values, delimiter, encoding, no_header, skip_lines)
     lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
     page = api.report(
         model,
