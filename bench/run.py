@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 from brl import bench_brl_accuracy, bench_brl_speed
 from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_speed
+from engines import bench_engines
 from exports import bench_forest_sql
 from harness import (
     OUT,
@@ -219,6 +220,7 @@ SECTIONS = (
     "load",
     "exports",
     "wide",
+    "engines",
 )
 
 
@@ -238,6 +240,8 @@ def main() -> None:
     parser.add_argument("--wide-repeats", type=int, default=3, help="repeats of 2-fold CV on every offline table")
     parser.add_argument("--wide-max-rows", type=int, default=1000, help="rows sampled from a longer offline table")
     parser.add_argument("--wide-reuse", action="store_true", help="take the wide table from the last bench/wide.py")
+    parser.add_argument("--engine-sizes", default="1000000,10000000,100000000", help="rows for the engine benchmark")
+    parser.add_argument("--engine-memory-sizes", default="1000000,10000000", help="rows the in-memory engine reads")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
@@ -414,6 +418,17 @@ def main() -> None:
             "## a forest exported to SQL, run in DuckDB",
             "",
             *bench_forest_sql(args.repeats, args.export_rows),
+            "",
+        ]
+    if "engines" in args.only:
+        sections += [
+            "## learning where the data lives: --engine duckdb",
+            "",
+            *bench_engines(
+                [int(n) for n in args.engine_sizes.split(",")],
+                [int(n) for n in args.engine_memory_sizes.split(",")],
+                args.repeats,
+            ),
             "",
         ]
     output = Path(args.output)

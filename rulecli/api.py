@@ -28,6 +28,7 @@ from rulecli import io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
 from rulecli.drift import drift_warnings
+from rulecli.engines import ENGINES, EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.learners.forest import partial_dependence as _partial_dependence
 from rulecli.metrics import Gate, drift_failures, gate_failures, leaf_reports, rule_drift, rule_reports, violations
@@ -108,15 +109,20 @@ def prepare(
     null_values: Sequence[str] = (),
     numeric_target: bool = False,
     layout: io.CsvOptions = io.CSV,
-) -> Dataset:
+    engine: str | EngineOptions | None = None,
+) -> Dataset | EngineTable:
     """A training table typed and labelled; its ``warnings`` say what was skipped and why.
 
     ``target_type`` forces ``"classification"`` or ``"regression"``; by default a float
     target, or integers with more than 50 distinct values, is a number (for the learners
     that predict numbers: tree, forest) and any other target holds classes. ``weights``
     names a column of row weights (a weight k counts the row k times, 0 leaves it out);
-    ``class_weight`` multiplies them per class: ``"balanced"`` or ``"a=2,b=1"``."""
-    if isinstance(data, Dataset):
+    ``class_weight`` multiplies them per class: ``"balanced"`` or ``"a=2,b=1"``.
+
+    ``engine="duckdb"`` (or :class:`~rulecli.engines.EngineOptions`) leaves the rows of a
+    Parquet file, glob or DuckDB table in DuckDB: the result holds the schema and counts
+    what the learners ask (close it with :func:`release`)."""
+    if isinstance(data, Dataset) or is_engine_table(data):
         return data
     spec = DataSpec(
         target=target,
@@ -130,6 +136,11 @@ def prepare(
         weights=weights,
         class_weight=class_weight,
     )
+    options = EngineOptions(engine) if isinstance(engine, str) else engine
+    if options is not None and options.name != "memory":
+        if isinstance(data, pl.DataFrame):
+            raise ParamError(f"--engine {options.name} reads files and tables; a DataFrame is in memory already")
+        return open_table(str(data), spec, options, input_format=input_format)
     if isinstance(data, pl.DataFrame):
         return prepare_dataset(data, spec)
     df = read_table(
@@ -151,18 +162,47 @@ def make_params(learner: str, **values: Any) -> Params:
     return spec.params(**values)
 
 
+def check_engine(learner: str, engine: EngineOptions | None, *, cv: int | None = None) -> None:
+    """Refuse an engine the learner cannot count on, before any pass over the data."""
+    if engine is None or engine.name == "memory":
+        if engine is not None and (engine.memory_limit or engine.temp_directory or engine.table):
+            raise ParamError("--memory-limit, --temp-directory and --db-table go with --engine duckdb")
+        return
+    if engine.name not in ENGINES:
+        raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine.name}'")
+    if engine.name not in learners.get(learner).engines:
+        able = [n for n in learners.names() if engine.name in learners.get(n).engines]
+        raise ParamError(f"{learner} learns with --engine memory only; --engine {engine.name} runs {', '.join(able)}")
+    if cv is not None:
+        raise ParamError(f"--cv reads the table in memory; with --engine {engine.name}, hold out a --test table")
+
+
+def release(data: object) -> None:
+    """Close an engine's table (its connection and temporary files); nothing for a Dataset."""
+    if is_engine_table(data):
+        data.close()  # type: ignore[attr-defined]
+
+
 def fit(learner: str, data: Data, *, progress: Progress | None = None, **options: Any) -> Predictor:
     """Fit ``learner`` (a registry name such as ``"ripper"``) on ``data``.
 
     ``options`` holds the data options (``target``, ``features``, ``exclude``,
     ``categorical``, ``numeric``, ``target_bins``, ``target_type``, ``weights``,
-    ``class_weight``, ``input_format``, ``null_values``) and the learner's parameters
-    (e.g. ``folds=3`` for ripper).
+    ``class_weight``, ``input_format``, ``null_values``), ``engine`` (see :func:`prepare`)
+    and the learner's parameters (e.g. ``folds=3`` for ripper).
     """
     data_options = {k: options.pop(k) for k in (*DATA_KEYS, *READ_KEYS) if k in options}
+    engine = options.pop("engine", None)
+    engine = EngineOptions(engine) if isinstance(engine, str) else engine
+    check_engine(learner, engine)
     spec = learners.get(learner)
-    ds = prepare(data, numeric_target=spec.numeric_target, **data_options)
-    return with_weighting(spec.fit(ds, make_params(learner, **options), progress=progress), ds)
+    params = make_params(learner, **options)
+    ds = prepare(data, numeric_target=spec.numeric_target, engine=engine, **data_options)
+    try:
+        return with_weighting(spec.fit(ds, params, progress=progress), ds)
+    finally:
+        if ds is not data:
+            release(ds)
 
 
 def with_weighting(model: Predictor, ds: Dataset) -> Predictor:

@@ -79,6 +79,9 @@ class Dataset:
     # how the weights were given, for the model's record ("column w", "class weight balanced")
     weighting: str | None = None
     weight_column: str | None = None
+    # each row's number in the table as read (before rows without a target or weight were
+    # left out), or None when it is its position: what a sample drawn by hashing rows keys on
+    row_ids: np.ndarray | None = None
     # columns as arrays, made once per dataset whichever learner (or analysis) asks first
     _arrays: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
@@ -130,7 +133,8 @@ class Dataset:
                 f"({MAX_COPIES:,}); scale them down (fractional weights are weighed without copies)"
             )
         rows = np.repeat(np.arange(self.n_rows), self.weights.astype(np.int64))
-        return dataclasses.replace(self.subset(rows), row_weights=None, class_weights=None)
+        # numbered as the written-out table numbers them, so hashed samples draw as from it
+        return dataclasses.replace(self.subset(rows), row_weights=None, class_weights=None, row_ids=None)
 
     def numeric(self, name: str) -> np.ndarray:
         """A numeric feature as float64 with NaN for missing (read-only, shared)."""
@@ -167,7 +171,13 @@ class Dataset:
             self.class_weights,
             self.weighting,
             self.weight_column,
+            rows if self.row_ids is None else self.row_ids[rows],
         )
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Each row's number in the table as read (see ``row_ids``)."""
+        return np.arange(self.n_rows) if self.row_ids is None else self.row_ids
 
 
 def _check_columns(df: pl.DataFrame, names: Sequence[str], source: str, option: str) -> None:
@@ -300,12 +310,15 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
     if spec.weights == target_name:
         raise ParamError(f"--weights {spec.weights}: that is the target column")
     weights = None if spec.weights is None else read_weights(df, spec.weights, source)
+    ids = None
     if weights is not None and not (weights > 0).all():
         # a row of weight 0 is a row left out: left out before anything is learned from the table
+        ids = np.flatnonzero(weights > 0)
         df, weights = df.filter(pl.Series(weights > 0)), weights[weights > 0]
     df, kept_rows = _drop_missing_target(df, target_name, source, warnings)
-    if weights is not None and kept_rows is not None:
-        weights = weights[kept_rows]
+    if kept_rows is not None:
+        ids = np.flatnonzero(kept_rows) if ids is None else ids[kept_rows]
+        weights = None if weights is None else weights[kept_rows]
     labels, target = _prepare_target(df, target_name, spec, source, weights)
     if not target.regression and len(target.classes) < 2:
         raise InputError(
@@ -335,7 +348,9 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         per_class = _class_weights(spec.class_weight, target.classes, codes, weights)
     frame = pl.DataFrame([*(series for series, _ in kept), labels.alias(target_name)])
     schema = Schema(tuple(feature for _, feature in kept), target)
-    return Dataset(frame, schema, codes, source, tuple(warnings), weights, per_class, _weighting(spec), spec.weights)
+    return Dataset(
+        frame, schema, codes, source, tuple(warnings), weights, per_class, _weighting(spec), spec.weights, ids
+    )
 
 
 MAX_WEIGHT_SUM = 1e15  # weighted counts stay exact integers below 2^53
@@ -524,3 +539,24 @@ def stratified_holdout(y: np.ndarray, fraction: float, seed: int) -> tuple[np.nd
         rng.shuffle(rows)
         held[rows[: round(fraction * rows.size)]] = True
     return np.flatnonzero(~held), np.flatnonzero(held)
+
+
+def dataset_with_schema(
+    df: pl.DataFrame,
+    schema: Schema,
+    source: str,
+    *,
+    row_weights: np.ndarray | None = None,
+    row_ids: np.ndarray | None = None,
+) -> Dataset:
+    """Rows of a table already typed once (an engine's sample or grouped counts) as a
+    Dataset under that ``schema``: features read as training reads them, the target as its
+    class codes, the levels and classes those of the whole table."""
+    columns = [
+        df.select(numeric_expr(f.name) if f.kind == Kind.NUMERIC else categorical_expr(f.name)).to_series()
+        for f in schema.features
+    ]
+    labels = df.select(categorical_expr(schema.target.name)).to_series()
+    codes = labels.cast(pl.Enum(list(schema.target.classes))).to_physical().to_numpy().astype(np.int64)
+    frame = pl.DataFrame([*columns, labels])
+    return Dataset(frame, schema, codes, source, (), row_weights, None, None, None, row_ids)

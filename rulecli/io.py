@@ -628,3 +628,16 @@ def write_table(lf: pl.LazyFrame | pl.DataFrame, path: str, *, output_format: st
         return
     with atomic_path(path) as tmp:
         _sink(frame, tmp, fmt)
+
+
+def scratch_directory(root: str | None, prefix: str) -> str:
+    """A new private directory for temporary files (under ``root``, else the system's)."""
+    if root is not None and not Path(root).is_dir():
+        raise ParamError(f"--temp-directory {root}: no such directory")
+    return tempfile.mkdtemp(prefix=prefix, dir=root)
+
+
+def remove_scratch(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

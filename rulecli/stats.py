@@ -114,3 +114,34 @@ def tallies(counts: np.ndarray) -> np.ndarray:
     if counts.dtype.kind == "f" and np.all(counts == np.round(counts)):
         return counts.astype(np.int64)
     return counts
+
+
+# A row's place in a hashed sample: modular arithmetic that 64-bit integers hold exactly
+# (every product stays below 2^62), so NumPy and a SQL engine draw the same rows from
+# the rows' numbers without seeing them in order.
+HASH_PRIME = 2_147_483_647  # 2^31 - 1
+HASH_STEPS = ((1_103_515_245, 12_345), (48_271, 11), (69_621, 7))
+
+
+def hash_seed(seed: int) -> int:
+    return (seed * 2_654_435_761 + 1) % HASH_PRIME
+
+
+def row_hash(ids: np.ndarray, seed: int) -> np.ndarray:
+    """Each row number's hash in ``[0, HASH_PRIME)``: a square between mixing steps, so nearby
+    rows land far apart (what the SQL engines compute in ``rulecli.engines.sql``)."""
+    h = (ids.astype(np.int64) + hash_seed(seed)) % HASH_PRIME
+    for i, (a, c) in enumerate(HASH_STEPS):
+        h = (h * a + c) % HASH_PRIME
+        if i == 0:
+            h = (h * h) % HASH_PRIME
+    return h
+
+
+def hash_sampled(ids: np.ndarray, seed: int, rate: float) -> np.ndarray:
+    """The rows a hashed sample of ``rate`` keeps (a mask)."""
+    return row_hash(ids, seed) < hash_threshold(rate)
+
+
+def hash_threshold(rate: float) -> int:
+    return math.ceil(rate * HASH_PRIME)

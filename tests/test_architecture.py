@@ -22,6 +22,8 @@ FORBIDDEN = {
     "rulecli.dataset": ("rulecli.model", "rulecli.learners", "rulecli.io"),
     "rulecli.params": ("rulecli.",),
     "rulecli.search": ("rulecli.learners", "rulecli.io"),
+    # an engine counts what learners ask; it knows neither them nor how they search
+    "rulecli.engines": ("rulecli.learners", "rulecli.search", "rulecli.metrics", "rulecli.validation"),
 }
 # the API sits between the commands and the library: only the CLI (and the package's lazy
 # attribute access) may import it

@@ -14,6 +14,7 @@ import typer
 
 from rulecli import api, io
 from rulecli.dataset import Dataset
+from rulecli.engines import EngineOptions
 from rulecli.errors import InputError
 from rulecli.model.compile import Predictor
 from rulecli.model.serde import dumps
@@ -104,6 +105,43 @@ ClassWeight = Annotated[
         metavar="balanced|CLASS=W,...",
         help="Weigh the rows of each class: 'balanced' (every class weighs the same in total) or e.g. 'yes=5,no=1'.",
         rich_help_panel=DATA,
+    ),
+]
+ENGINE = "Engine"
+Engine = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="Where rows are counted: memory (the table is read in), or duckdb (Parquet files, globs or "
+        "DuckDB tables, larger than memory).",
+        rich_help_panel=ENGINE,
+    ),
+]
+MemoryLimit = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-limit",
+        metavar="SIZE",
+        help="--engine duckdb: memory DuckDB may use before it spills to disk, e.g. 2GB.",
+        rich_help_panel=ENGINE,
+    ),
+]
+TempDirectory = Annotated[
+    str | None,
+    typer.Option(
+        "--temp-directory",
+        metavar="DIR",
+        help="--engine duckdb: where DuckDB spills and keeps its binned copy of the features.",
+        rich_help_panel=ENGINE,
+    ),
+]
+EngineTableName = Annotated[
+    str | None,
+    typer.Option(
+        "--db-table",
+        metavar="NAME",
+        help="--engine duckdb: learn from this table of the DuckDB database DATA.",
+        rich_help_panel=ENGINE,
     ),
 ]
 TargetType = Annotated[
@@ -198,7 +236,14 @@ class RunOptions:
     time_limit: float | None = None
 
 
-def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_target: bool = False) -> Dataset:
+def load_dataset(
+    path: str,
+    opts: DataOptions,
+    *,
+    quiet: bool = False,
+    numeric_target: bool = False,
+    engine: EngineOptions | None = None,
+) -> Dataset:
     ds = api.prepare(
         path,
         target=opts.target,
@@ -214,7 +259,10 @@ def load_dataset(path: str, opts: DataOptions, *, quiet: bool = False, numeric_t
         null_values=split_list(opts.null_values),
         layout=opts.layout,
         numeric_target=numeric_target,
+        engine=engine,
     )
+    if engine is not None and engine.name != "memory" and not quiet and console.stderr_is_tty():
+        ds.on_pass = lambda what, seconds: console.info(f"{engine.name}: {what} ({seconds:.1f} s)")
     if not quiet:
         for message in ds.warnings:
             console.warn(message)

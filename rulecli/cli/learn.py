@@ -18,6 +18,7 @@ import typer
 
 from rulecli import api, io, learners
 from rulecli.dataset import Dataset
+from rulecli.engines import EngineOptions
 from rulecli.errors import ParamError, TimeLimitError
 from rulecli.learners.reduct import analysis_text
 from rulecli.model.core import Model
@@ -51,6 +52,13 @@ DATA_OPTIONS = (
     ("weights", common.Weights, None),
     ("class_weight", common.ClassWeight, None),
 )
+# where rows are counted (a learner that counts in memory only says so when asked for more)
+ENGINE_OPTIONS = (
+    ("engine", common.Engine, "memory"),
+    ("memory_limit", common.MemoryLimit, None),
+    ("temp_directory", common.TempDirectory, None),
+    ("table", common.EngineTableName, None),
+)
 RUN_OPTIONS = (
     ("seed", common.Seed, 0),
     ("output", common.OutputPath, None),
@@ -83,19 +91,23 @@ def learner_command(name: str) -> Callable[..., None]:
     """The Typer command of the registered learner ``name``."""
     learner = learners.get(name)
     extra = EXTRAS.get(name, Extra())
-    shared = [_option(n, annotation, default) for n, annotation, default in (*DATA_OPTIONS, *RUN_OPTIONS)]
+    shared = [
+        _option(n, annotation, default) for n, annotation, default in (*DATA_OPTIONS, *ENGINE_OPTIONS, *RUN_OPTIONS)
+    ]
     takes_seed = "seed" in learner.params.__dataclass_fields__
     flags = options.flags_of(learner.params)
 
     def command(**values: Any) -> None:
         data = values.pop("data")
         data_opts = common.DataOptions(*(values.pop(n) for n, _, _ in DATA_OPTIONS))
+        chosen = {n: values.pop(n) for n, _, _ in ENGINE_OPTIONS}
+        engine = EngineOptions(chosen.pop("engine", "memory"), **chosen)
         run = common.RunOptions(*(values.pop(n) for n, _, _ in RUN_OPTIONS))
         extra_values = {p.name: values.pop(p.name) for p in extra.options}
         with options.flags(flags):
             params = learner.params(**values, **({"seed": run.seed} if takes_seed else {}))
             extra.check(extra_values)
-            _learn(learner, extra, params, data, data_opts, run, extra_values)
+            _learn(learner, extra, params, data, data_opts, run, extra_values, engine)
 
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [DATA, *options.parameters(learner.params), *extra.options, *shared]
@@ -115,6 +127,7 @@ def _learn(
     data_opts: common.DataOptions,
     run: common.RunOptions,
     extra_values: dict[str, Any],
+    engine: EngineOptions,
 ) -> None:
     """The shared life of a learner command, timed by --time-limit as a whole."""
     name = learner.name
@@ -135,9 +148,13 @@ def _learn(
         api.check_model_path(run.output)
     if run.metrics_out is not None:
         io.check_writable(run.metrics_out)
-    with _time_limit(name, run.time_limit, _quicker(learner)):
+    with _time_limit(name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
         with progress as on_step:
-            ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target)
+            api.check_engine(name, engine, cv=run.cv)
+            ds = common.load_dataset(
+                data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target, engine=engine
+            )
+            stack.callback(api.release, ds)
             note = api.target_note(ds, learner.numeric_target)
             if note is not None:
                 console.info(note, quiet=run.quiet)

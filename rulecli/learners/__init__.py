@@ -42,8 +42,9 @@ class Learner:
     ``fit(data, params, *, progress=None)`` returns the model. ``steps(params)``: the
     total work ``progress`` counts towards (trees, iterations), or ``None`` when it counts
     rules as they grow. ``numeric_target``: a numeric target is predicted as a number
-    instead of being refused. ``summary(model)``: one line for a person; ``warnings(model)``:
-    what a person should know about the result. ``examples``: command lines for the help.
+    instead of being refused. ``engines``: the engines it learns on (``rulecli.engines``).
+    ``summary(model)``: one line for a person; ``warnings(model)``: what a person should know
+    about the result. ``examples``: command lines for the help.
     """
 
     name: str
@@ -55,6 +56,7 @@ class Learner:
     steps: Callable[[Any], int] | None = None
     unit: str = "rules"
     numeric_target: bool = False
+    engines: tuple[str, ...] = ("memory",)  # where it can count: rulecli.engines
     warnings: Callable[[Any], list[str]] = field(default=lambda model: [])
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from rulecli.dataset import Dataset, stratified_holdout
+from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.compile import predict_expr
@@ -53,6 +54,12 @@ def _partition(ds: Dataset, name: str, params: OneRParams) -> FeatureCells:
     return cells_of(ds, ds.schema.feature(name), params.discretize, bins)
 
 
+def _rows_of(ds: Dataset | EngineTable, name: str) -> Dataset:
+    """What a feature's rules are counted on: the rows, or an engine's distinct values of the
+    feature with each class's count as weight (the same cross table, cuts and rules)."""
+    return ds.grouped((name,)) if is_engine_table(ds) else ds
+
+
 def _cross_table(part: FeatureCells, ds: Dataset) -> np.ndarray:
     """Rows (counted by weight) of each cell x class."""
     n_cells, n_classes = len(part.conditions), len(ds.classes)
@@ -73,28 +80,31 @@ def _rules_for(ds: Dataset, part: FeatureCells) -> list[Rule]:
     return rules
 
 
-def _default_rule(ds: Dataset) -> Rule:
+def _default_rule(ds: Dataset | EngineTable) -> Rule:
     counts = ds.class_counts()
     return Rule((), ds.classes[int(np.argmax(counts))], RuleStats(0, 0, tuple(0 for _ in counts)))
 
 
-def _list(ds: Dataset, rules: list[Rule]) -> DecisionList:
+def _list(ds: Dataset | EngineTable, rules: list[Rule]) -> DecisionList:
     return DecisionList(ds.target, ds.classes, tuple(rules), _default_rule(ds))
 
 
 Score = tuple[int | float, int | float, float]  # errors, rows judged (both by weight), p-value
 
 
-def _score_features(ds: Dataset, params: OneRParams) -> dict[str, Score]:
+def _score_features(ds: Dataset | EngineTable, params: OneRParams) -> dict[str, Score]:
     """Errors, rows judged and chi-square p-value per feature (on held-out rows if asked)."""
     names = ds.schema.feature_names
     if params.validation_fraction == 0.0:
         scores = {}
         for name in names:
-            table = _cross_table(_partition(ds, name, params), ds)
-            errors = tally(ds.total_weight - table.max(axis=1).sum())
-            scores[name] = (errors, ds.total_weight, chi2_independence(table)[2])
+            rows = _rows_of(ds, name)
+            table = _cross_table(_partition(rows, name, params), rows)
+            errors = tally(rows.total_weight - table.max(axis=1).sum())
+            scores[name] = (errors, rows.total_weight, chi2_independence(table)[2])
         return scores
+    if is_engine_table(ds):
+        raise ParamError("chooses the feature on held-out rows only with --engine memory", param="validation_fraction")
     train_rows, held_rows = stratified_holdout(ds.y, params.validation_fraction, params.seed)
     if held_rows.size == 0 or train_rows.size == 0:
         raise ParamError("leaves no rows to learn from or to validate on", param="validation_fraction")
@@ -121,7 +131,7 @@ def _choose(scores: dict[str, Score], ties: str) -> str:
     return tied[0]
 
 
-def fit_oner(ds: Dataset, params: OneRParams, *, progress: Progress | None = None) -> DecisionList:
+def fit_oner(ds: Dataset | EngineTable, params: OneRParams, *, progress: Progress | None = None) -> DecisionList:
     """Learn a OneR decision list: one rule per value (or interval) of the best feature.
 
     Examples
@@ -135,8 +145,9 @@ def fit_oner(ds: Dataset, params: OneRParams, *, progress: Progress | None = Non
         ds = ds.as_copies("oner")  # the held-out share is drawn from the copies whole weights stand for
     scores = _score_features(ds, params)
     chosen = _choose(scores, params.ties)
-    part = _partition(ds, chosen, params)
-    rules = _rules_for(ds, part)
+    rows = _rows_of(ds, chosen)
+    part = _partition(rows, chosen, params)
+    rules = _rules_for(rows, part)
     features = tuple(part.feature if f.name == chosen else f for f in ds.schema.features)
     info = ModelInfo(
         algorithm="oner",
@@ -172,4 +183,5 @@ LEARNER = Learner(
         "rulecli oner sample_data/house.csv -y value -o house.json",
         "rulecli oner sample_data/penguins.csv -y species --discretize mdlp --show-table --cv 10",
     ),
+    engines=("memory", "duckdb"),
 )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
+from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import ModelInfo
@@ -26,7 +27,7 @@ from rulecli.model.tree import Columns, Tree, TreeNodes, _walker, leaves_of, lev
 from rulecli.params import Params, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
-from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
+from rulecli.search.grow import CRITERIA, CountedGrower, Grower, GrownTree, GrowParams
 from rulecli.search.tuning import CHOSEN_BY, cv_splits, one_se_choice
 from rulecli.stats import is_whole
 from rulecli.words import counted
@@ -285,7 +286,7 @@ def training_summary(nodes: TreeNodes) -> dict[str, object]:
     return {"nodes": nodes.n_nodes, "leaves": int(nodes.leaves.size), "depth": nodes.depth()}
 
 
-def fit_tree(ds: Dataset, params: TreeParams, *, progress: Progress | None = None) -> Tree:
+def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progress | None = None) -> Tree:
     grown = _grow(ds, params)
     alpha = params.ccp_alpha
     training: dict[str, object] = {"rows": ds.n_rows}
@@ -308,12 +309,15 @@ def fit_tree(ds: Dataset, params: TreeParams, *, progress: Progress | None = Non
     return Tree(ds.target, ds.classes, ds.schema.feature_names, nodes, info)
 
 
-def _grow(ds: Dataset, params: TreeParams) -> TreeNodes:
+def _grow(ds: Dataset | EngineTable, params: TreeParams) -> TreeNodes:
+    if is_engine_table(ds):
+        grower = CountedGrower(ds, ds.bins(params.max_bins), params.grow_params(ds))
+        return tree_nodes(grower.grow(), grower.data, False, 0.0)
     data = Binned.from_dataset(ds, params.max_bins)
     return grow_tree(data, ds, params.grow_params(ds), ds.weights)
 
 
-def _tuned_alpha(ds: Dataset, params: TreeParams, path: tuple[float, ...]) -> float:
+def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[float, ...]) -> float:
     """CART's own choice of the pruned tree (Breiman et al. 1984, ch. 3.4): alphas between the
     full tree's weakest links (geometric means of neighbours), each scored on held-out folds
     by trees grown and pruned without them, and the smallest tree within one standard error of
@@ -364,4 +368,5 @@ LEARNER = Learner(
         "rulecli tree sample_data/penguins.csv -y body_mass_g --max-depth 4 --ccp-alpha 1000",
     ),
     numeric_target=True,
+    engines=("memory", "duckdb"),
 )

@@ -158,6 +158,12 @@ class _Sql:
         return f"({test} OR {x} {OPS[Op.MISSING].sql})" if or_missing else test
 
 
+def sql_text(dialect: str) -> _Sql:
+    """A dialect's identifiers, literals and typed columns, for SQL that other modules write
+    (the engines' counting queries) with the same quoting as the exports."""
+    return _Sql(dialect)
+
+
 def _sql_rule(sql: _Sql, conditions: tuple[Condition, ...], kinds: dict[str, bool]) -> str:
     if not conditions:
         return "TRUE"

@@ -16,11 +16,13 @@ from collections.abc import Hashable
 import numpy as np
 import polars as pl
 
-from rulecli.dataset import Dataset, stratified_folds, stratified_holdout
+from rulecli.dataset import Dataset, stratified_folds
+from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import prediction_frame
 from rulecli.model.core import RuleSet
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule
+from rulecli.stats import hash_sampled
 
 CHOSEN_BY = "3-fold cross-validation"
 TUNE_ROWS = 2000  # rows settings are chosen on: enough to see the noise, cheap on long tables
@@ -28,15 +30,24 @@ TUNE_MIN_ROWS = 30  # below this a 3-fold CV is all chance: the defaults are kep
 SHARE_GRID = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3)  # share of its class a rule must cover
 
 
-def cv_splits(ds: Dataset, seed: int) -> tuple[list[tuple[Dataset, Dataset]], float] | None:
-    """Stratified 3-fold (train, test) pairs on at most ``TUNE_ROWS`` rows, and their number
-    (counted by weight); None when the table is too small to choose anything on."""
+def tuning_sample(ids: np.ndarray, n_rows: int, seed: int) -> np.ndarray:
+    """The rows settings are chosen on, from a hash of their numbers in the table: about
+    ``TUNE_ROWS`` of them, the same rows whichever engine holds the table."""
+    return hash_sampled(ids, seed, TUNE_ROWS / n_rows)
+
+
+def cv_splits(ds: Dataset | EngineTable, seed: int) -> tuple[list[tuple[Dataset, Dataset]], float] | None:
+    """Stratified 3-fold (train, test) pairs on at most about ``TUNE_ROWS`` rows, and their
+    number (counted by weight); None when the table is too small to choose anything on. An
+    engine's table gives the same rows as its sample."""
     if ds.n_rows < TUNE_MIN_ROWS:
         return None
-    rows = np.arange(ds.n_rows)
-    if ds.n_rows > TUNE_ROWS:
-        rows = np.sort(stratified_holdout(ds.y, TUNE_ROWS / ds.n_rows, seed)[1])
-    sample = ds.subset(rows)
+    if is_engine_table(ds):
+        sample = ds.sample(seed, min(1.0, TUNE_ROWS / ds.n_rows))
+    elif ds.n_rows <= TUNE_ROWS:
+        sample = ds
+    else:
+        sample = ds.subset(np.flatnonzero(tuning_sample(ds.ids, ds.n_rows, seed)))
     folds = stratified_folds(sample.y, 3, seed)
     splits = [(sample.subset(np.flatnonzero(folds != k)), sample.subset(np.flatnonzero(folds == k))) for k in range(3)]
     return splits, float(sample.total_weight)

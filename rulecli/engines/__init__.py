@@ -1,0 +1,119 @@
+"""Where the rows are counted: in memory (the default) or by a SQL engine where the data lives.
+
+Every learner that runs on an engine asks it the same few questions, all counts of rows
+by class, so the learners' logic (split choice, discretisation, errors) is one code path
+whichever engine answers:
+
+- :meth:`EngineTable.grouped`: the distinct values of a few columns with their class
+  counts, as a small weighted :class:`~rulecli.dataset.Dataset` (OneR's cross tables and
+  the discretisers' class counts per value);
+- :meth:`EngineTable.histograms`: per node of a partial tree, the (bin, class) counts of
+  every feature (tree growth, one pass per level);
+- :meth:`EngineTable.sample`: the rows of a hashed sample, in memory (settings chosen by
+  cross-validation).
+
+The in-memory engine is the prepared :class:`~rulecli.dataset.Dataset` itself; an engine
+table keeps its rows in the engine and holds only the schema and the class counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from rulecli.dataset import Dataset
+    from rulecli.schema import Schema
+
+ENGINES = ("memory", "duckdb")
+EXTRA = {"duckdb": "duckdb"}  # engine -> the pip extra that installs it
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """How to run an engine: its name, and for DuckDB the memory it may use before it spills
+    to ``temp_directory`` and the threads it runs on."""
+
+    name: str = "memory"
+    memory_limit: str | None = None
+    temp_directory: str | None = None
+    threads: int | None = None
+    table: str | None = None  # a table of a database file (DATA is the database)
+
+
+@dataclass(frozen=True)
+class Split:
+    """An inner node of a partial tree over bin codes: numeric codes up to ``last_left`` go
+    left; a categorical node sends ``left_codes`` left and ``right_codes`` right; missing
+    values and codes the node did not see go to the ``missing_left`` side."""
+
+    feature: int
+    last_left: int
+    left_codes: tuple[int, ...]
+    right_codes: tuple[int, ...]
+    missing_left: bool
+    left: int
+    right: int
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """A partial tree: node ``i`` is a :class:`Split` or a leaf, given as the slot its rows
+    are counted in (``>= 0``) or -1 for a leaf no longer grown."""
+
+    nodes: tuple[Split | int, ...]
+    n_slots: int
+
+
+@dataclass(frozen=True)
+class Bins:
+    """How features are binned for tree growth (numeric: ``x < edges[b]`` ends bin b; the
+    last code of each feature, ``n_bins[j]``, is missing)."""
+
+    categorical: tuple[bool, ...]
+    levels: tuple[tuple[str, ...], ...]
+    n_bins: tuple[int, ...]
+    edges: tuple[np.ndarray, ...]
+    # per feature, (lowest, highest) when every value is a whole number in a short range:
+    # its bin is then looked up by value instead of searched among the cuts
+    whole_range: tuple[tuple[int, int] | None, ...] = ()
+
+
+class EngineTable(Protocol):
+    """A training table that stays in its engine."""
+
+    source: str
+    schema: Schema
+    n_rows: int
+    warnings: tuple[str, ...]
+    engine: str
+
+    def class_counts(self) -> np.ndarray: ...
+
+    def grouped(self, names: tuple[str, ...]) -> Dataset: ...
+
+    def bins(self, max_bins: int) -> Bins: ...
+
+    def histograms(self, bins: Bins, frontier: Frontier) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per feature: (slot, bin, class weight counts) arrays, one entry per non-empty cell
+        (class counts as an (n_cells, n_classes) array)."""
+        ...
+
+    def sample(self, seed: int, rate: float) -> Dataset: ...
+
+
+def is_engine_table(data: object) -> bool:
+    return getattr(data, "engine", "memory") != "memory" and hasattr(data, "histograms")
+
+
+def open_table(source: str, spec: object, options: EngineOptions, *, input_format: str | None = None) -> EngineTable:
+    """``source`` (a file, a glob, or with ``options.table`` a database) as a table of the engine."""
+    from rulecli.errors import ParamError
+
+    if options.name not in ENGINES:
+        raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{options.name}'")
+    from rulecli.engines import duckdb as duckdb_engine
+
+    return duckdb_engine.open_table(source, spec, options, input_format=input_format)

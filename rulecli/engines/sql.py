@@ -1,0 +1,97 @@
+"""The engines' counting queries as SQL text, for any dialect the exports write.
+
+Every name and value reaches the SQL through the dialect's quoting (``sql_text``), the
+same that exported models use: nothing a table holds becomes code. Numbers are written
+as ``repr`` doubles, so the engine compares exactly the values rulecli's arrays hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rulecli.engines import Bins, Frontier, Split
+from rulecli.model.export import sql_text
+from rulecli.schema import Feature, Kind
+from rulecli.stats import HASH_PRIME, HASH_STEPS, hash_seed
+
+
+def column(dialect: str, feature: Feature) -> str:
+    """A feature as rulecli reads it: a double with NaN as NULL, or text."""
+    return sql_text(dialect).column(feature.name, feature.kind == Kind.NUMERIC)
+
+
+def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:
+    """Each row's bin of feature ``j`` (the missing code ``n_bins[j]`` for missing values and,
+    for a categorical feature, for levels the schema does not list)."""
+    sql = sql_text(dialect)
+    x = column(dialect, feature)
+    nb = bins.n_bins[j]
+    if bins.categorical[j]:
+        whens = " ".join(f"WHEN {sql.literal(level)} THEN {i}" for i, level in enumerate(bins.levels[j]))
+        return f"CASE {x} {whens} ELSE {nb} END"
+    cuts = bins.edges[j]
+    if bins.whole_range and bins.whole_range[j] is not None:
+        low, high = bins.whole_range[j]
+        table = np.searchsorted(cuts, np.arange(low, high + 1), side="right")
+        listed = ", ".join(map(str, table.tolist()))
+        at = f"CAST({x} AS BIGINT) - {low - 1}"
+        found = f"element_at(array({listed}), {at})" if dialect == "spark" else f"[{listed}][{at}]"
+        return f"CASE WHEN {x} IS NULL THEN {nb} ELSE {found} END"
+
+    def search(low: int, high: int) -> str:
+        # the number of cuts at or below x, for codes low..high
+        if low == high:
+            return str(low)
+        mid = (low + high) // 2
+        return (
+            f"CASE WHEN {x} < {sql.literal(float(cuts[mid]))} THEN {search(low, mid)} ELSE {search(mid + 1, high)} END"
+        )
+
+    return f"CASE WHEN {x} IS NULL THEN {nb} ELSE {search(0, cuts.size)} END"
+
+
+def class_code(dialect: str, name: str, classes: Sequence[str]) -> str:
+    sql = sql_text(dialect)
+    x = sql.column(name, False)
+    whens = " ".join(f"WHEN {sql.literal(c)} THEN {i}" for i, c in enumerate(classes))
+    return f"CASE {x} {whens} END"
+
+
+def frontier_slot(frontier: Frontier, codes: Sequence[str], n_bins: Sequence[int]) -> str:
+    """Each row's slot in ``frontier`` (-1: a leaf no longer grown) as nested CASEs over
+    the rows' bin ``codes`` (one SQL expression per feature; ``n_bins[j]`` is missing)."""
+
+    def goes_left(node: Split) -> str:
+        b = codes[node.feature]
+        if node.last_left >= 0:
+            test = f"{b} <= {node.last_left}"
+            return f"({test} OR {b} = {n_bins[node.feature]})" if node.missing_left else test
+        left = f"{b} IN ({', '.join(map(str, node.left_codes))})" if node.left_codes else "FALSE"
+        if not node.missing_left:
+            return left
+        # missing values and levels the node did not see go left with the left levels
+        return f"{b} NOT IN ({', '.join(map(str, node.right_codes))})" if node.right_codes else "TRUE"
+
+    def walk(i: int) -> str:
+        node = frontier.nodes[i]
+        if not isinstance(node, Split):
+            return str(node)
+        return f"CASE WHEN {goes_left(node)} THEN {walk(node.left)} ELSE {walk(node.right)} END"
+
+    return walk(0)
+
+
+def row_hash(id_sql: str, seed: int) -> str:
+    """``rulecli.stats.row_hash`` in SQL (BIGINT arithmetic; every product below 2^62)."""
+    h = f"(({id_sql}) + {hash_seed(seed)}) % {HASH_PRIME}"
+    for i, (a, c) in enumerate(HASH_STEPS):
+        h = f"(({h}) * {a} + {c}) % {HASH_PRIME}"
+        if i == 0:
+            h = f"(({h}) * ({h})) % {HASH_PRIME}"
+    return h
+
+
+def float_list(values: np.ndarray) -> str:
+    return ", ".join(repr(float(v)) for v in values)

@@ -1,0 +1,118 @@
+"""--engine duckdb: the same model files as the in-memory engine, through the real command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli.engines.sql import row_hash as sql_row_hash
+from rulecli.stats import row_hash
+from tests.conftest import run_cli
+
+duckdb = pytest.importorskip("duckdb")
+
+HOSTILE = ["it's", 'say "hi"', "back\\slash", "'); DROP TABLE t; --", "plain"]
+NAME = 'we"ird col'  # a column name that needs quoting in every dialect
+
+
+def _table(n: int, seed: int = 0) -> pl.DataFrame:
+    """Pre-binned features (few distinct values: the engines bin them alike), missing values
+    as NaN and as null, hostile levels, and a target the features decide up to noise."""
+    rng = np.random.default_rng(seed)
+    x0 = rng.integers(0, 20, n).astype(float)
+    x1 = rng.integers(0, 12, n).astype(float)
+    x1[rng.random(n) < 0.08] = np.nan
+    x2 = pl.Series("x2", rng.integers(0, 6, n)).scatter(np.flatnonzero(rng.random(n) < 0.05), None)
+    level = rng.choice(HOSTILE, n)
+    y = np.where((x0 > 9) & (level != "plain"), "yes", np.where(np.nan_to_num(x1, nan=0.0) > 8, "maybe", "no"))
+    y = np.where(rng.random(n) < 0.1, rng.choice(["yes", "no", "maybe"], n), y)
+    return pl.DataFrame({"x0": x0, NAME: x1, "x2": x2, "level": level, "y": y})
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("engines")
+    df = _table(2600)
+    df.write_parquet(root / "whole.parquet")
+    df[:1000].write_parquet(root / "part-1.parquet", row_group_size=300)
+    df[1000:].write_parquet(root / "part-2.parquet", row_group_size=300)
+    with duckdb.connect(str(root / "db.duckdb")) as con:
+        con.register("frame", df.to_arrow())
+        con.sql("CREATE TABLE rows AS SELECT * FROM frame")
+    return root
+
+
+def _model(args: list[str], cwd: Path, out: str) -> bytes:
+    result = run_cli(*args, "-y", "y", "-q", "-o", out, cwd=cwd)
+    assert result.code == 0, result.stderr
+    return (cwd / out).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "learner",
+    [
+        ["oner"],
+        ["oner", "--discretize", "mdlp"],
+        ["tree", "--max-depth", "8"],
+        ["tree", "--max-leaf-nodes", "6", "--criterion", "entropy"],
+        ["tree"],  # pruning chosen by cross-validation on the engine's hashed sample
+    ],
+    ids=" ".join,
+)
+def test_duckdb_learns_the_in_memory_model(tables: Path, learner: list[str]):
+    memory = _model([*learner, "whole.parquet"], tables, "memory.json")
+    on_glob = _model([*learner, "part-*.parquet", "--engine", "duckdb"], tables, "glob.json")
+    assert on_glob == memory
+    if learner == ["tree"]:
+        on_db = _model([*learner, "db.duckdb", "--db-table", "rows", "--engine", "duckdb"], tables, "db.json")
+        assert on_db == memory
+
+
+def test_hostile_values_stay_values(tables: Path):
+    result = run_cli("oner", "part-*.parquet", "-y", "y", "--engine", "duckdb", "--features", "level", cwd=tables)
+    assert result.code == 0, result.stderr
+    assert "level = ''); DROP TABLE t; --'" in result.stdout.replace("\\'", "'") or "DROP TABLE" in result.stdout
+
+
+def test_binned_copy_is_removed(tables: Path, tmp_path: Path):
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    result = run_cli(
+        "tree", str(tables / "whole.parquet"), "-y", "y", "-q", "--engine", "duckdb", "--max-depth", "2",
+        "--temp-directory", str(spill), "--memory-limit", "500MB",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert list(spill.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ripper", "whole.parquet", "--engine", "duckdb"], "--engine duckdb runs oner, tree"),
+        (["tree", "whole.csv", "--engine", "duckdb"], "reads Parquet files"),
+        (["tree", "whole.parquet", "--engine", "duckdb", "--cv", "3"], "--cv reads the table in memory"),
+        (["tree", "whole.parquet", "--memory-limit", "1GB"], "go with --engine duckdb"),
+        (["tree", "nothing-*.parquet", "--engine", "duckdb"], "no such file"),
+        (["tree", "whole.parquet", "--engine", "spark"], "--engine must be one of"),
+        (["tree", "whole.parquet", "--engine", "duckdb", "--memory-limit", "lots"], "--engine duckdb:"),
+        (["tree", "db.duckdb", "--engine", "duckdb", "--db-table", "nope"], "no table 'nope'"),
+        (["oner", "whole.parquet", "--engine", "duckdb", "--validation-fraction", "0.3"], "--engine memory"),
+    ],
+)
+def test_engine_errors_are_one_line(tables: Path, args: list[str], message: str):
+    pl.read_parquet(tables / "whole.parquet").write_csv(tables / "whole.csv")
+    result = run_cli(*args, "-y", "y", cwd=tables)
+    assert result.code == 2
+    assert message in result.stderr
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_sql_row_hash_is_numpys():
+    ids = np.array([0, 1, 2, 999, 2**31 - 2, 2**31 - 1, 2**31, 2**40 + 7, 10**12], dtype=np.int64)
+    for seed in (0, 1, 123456):
+        values = ", ".join(f"({i})" for i in ids)
+        got = duckdb.sql(f"SELECT {sql_row_hash('i', seed)} FROM (VALUES {values}) AS t(i)").fetchall()
+        assert [g for (g,) in got] == row_hash(ids, seed).tolist()
