@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RULECLI := $(BIN)/rulecli
 
-.PHONY: demo test test-slow lint fmt bench bench-env experiment clean
+.PHONY: demo test test-spark test-slow lint fmt bench bench-env experiment clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,12 @@ demo: $(STAMP)
 	$(RULECLI) evaluate build/penguins.json sample_data/penguins.csv --min-accuracy 0.7 --no-per-rule
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not spark"
+
+## test-spark: the engine tests that start Spark in local mode (PySpark and a Java 17 runtime)
+test-spark: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	$(BIN)/python -m pytest -q -m spark
 
 ## test-slow: the whole suite, slow tests included, with 2000 hypothesis examples per property
 test-slow: $(STAMP)

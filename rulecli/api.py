@@ -164,9 +164,15 @@ def make_params(learner: str, **values: Any) -> Params:
 
 def check_engine(learner: str, engine: EngineOptions | None, *, cv: int | None = None) -> None:
     """Refuse an engine the learner cannot count on, before any pass over the data."""
-    if engine is None or engine.name == "memory":
-        if engine is not None and (engine.memory_limit or engine.temp_directory or engine.table):
-            raise ParamError("--memory-limit, --temp-directory and --db-table go with --engine duckdb")
+    if engine is None:
+        return
+    if engine.name != "duckdb" and (engine.memory_limit or engine.temp_directory):
+        raise ParamError("--memory-limit and --temp-directory go with --engine duckdb")
+    if engine.name != "spark" and engine.spark_master:
+        raise ParamError("--spark-master goes with --engine spark")
+    if engine.name == "memory":
+        if engine.table:
+            raise ParamError("--db-table goes with --engine duckdb or spark")
         return
     if engine.name not in ENGINES:
         raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine.name}'")

@@ -71,6 +71,24 @@ def test_duckdb_learns_the_in_memory_model(tables: Path, learner: list[str]):
         assert on_db == memory
 
 
+SPARK = ["--engine", "spark", "--spark-master", "local[2]"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("learner", [["oner"], ["tree", "--max-depth", "8"], ["tree"]], ids=" ".join)
+def test_spark_learns_the_in_memory_model(tables: Path, learner: list[str]):
+    pytest.importorskip("pyspark")
+    memory = _model([*learner, "whole.parquet"], tables, "memory.json")
+    assert _model([*learner, "part-*.parquet", *SPARK], tables, "spark.json") == memory
+
+
+@pytest.mark.spark
+def test_spark_errors_are_one_line(tables: Path):
+    pytest.importorskip("pyspark")
+    result = run_cli("tree", "nothing-*.parquet", "-y", "y", *SPARK, cwd=tables)
+    assert result.code == 2 and result.stderr == "Error: nothing-*.parquet: no such file\n", result.stderr
+
+
 def test_hostile_values_stay_values(tables: Path):
     result = run_cli("oner", "part-*.parquet", "-y", "y", "--engine", "duckdb", "--features", "level", cwd=tables)
     assert result.code == 0, result.stderr
@@ -96,7 +114,7 @@ def test_binned_copy_is_removed(tables: Path, tmp_path: Path):
         (["tree", "whole.parquet", "--engine", "duckdb", "--cv", "3"], "--cv reads the table in memory"),
         (["tree", "whole.parquet", "--memory-limit", "1GB"], "go with --engine duckdb"),
         (["tree", "nothing-*.parquet", "--engine", "duckdb"], "no such file"),
-        (["tree", "whole.parquet", "--engine", "spark"], "--engine must be one of"),
+        (["tree", "whole.parquet", "--engine", "dask"], "--engine must be one of"),
         (["tree", "whole.parquet", "--engine", "duckdb", "--memory-limit", "lots"], "--engine duckdb:"),
         (["tree", "db.duckdb", "--engine", "duckdb", "--db-table", "nope"], "no table 'nope'"),
         (["oner", "whole.parquet", "--engine", "duckdb", "--validation-fraction", "0.3"], "--engine memory"),

@@ -112,8 +112,8 @@ Engine = Annotated[
     str,
     typer.Option(
         "--engine",
-        help="Where rows are counted: memory (the table is read in), or duckdb (Parquet files, globs or "
-        "DuckDB tables, larger than memory).",
+        help="Where rows are counted: memory (the table is read in), duckdb (Parquet files, globs or "
+        "DuckDB tables, larger than memory) or spark (a Spark cluster).",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -135,12 +135,22 @@ TempDirectory = Annotated[
         rich_help_panel=ENGINE,
     ),
 ]
+SparkMaster = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        metavar="URL",
+        help="--engine spark: local[N] (default local[*]), spark://host:7077 or a Spark Connect sc://host:15002.",
+        rich_help_panel=ENGINE,
+    ),
+]
 EngineTableName = Annotated[
     str | None,
     typer.Option(
         "--db-table",
         metavar="NAME",
-        help="--engine duckdb: learn from this table of the DuckDB database DATA.",
+        help="Learn from this table: of the DuckDB database DATA (--engine duckdb) or of the catalog "
+        "(--engine spark, DATA is ignored).",
         rich_help_panel=ENGINE,
     ),
 ]

@@ -58,6 +58,7 @@ ENGINE_OPTIONS = (
     ("memory_limit", common.MemoryLimit, None),
     ("temp_directory", common.TempDirectory, None),
     ("table", common.EngineTableName, None),
+    ("spark_master", common.SparkMaster, None),
 )
 RUN_OPTIONS = (
     ("seed", common.Seed, 0),

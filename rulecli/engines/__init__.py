@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from rulecli.dataset import Dataset
     from rulecli.schema import Schema
 
-ENGINES = ("memory", "duckdb")
-EXTRA = {"duckdb": "duckdb"}  # engine -> the pip extra that installs it
+ENGINES = ("memory", "duckdb", "spark")
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,8 @@ class EngineOptions:
     memory_limit: str | None = None
     temp_directory: str | None = None
     threads: int | None = None
-    table: str | None = None  # a table of a database file (DATA is the database)
+    table: str | None = None  # a table of a database file (DuckDB) or of the catalog (Spark)
+    spark_master: str | None = None  # local[N], spark://host:port or sc://host:port
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,10 @@ def open_table(source: str, spec: object, options: EngineOptions, *, input_forma
 
     if options.name not in ENGINES:
         raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{options.name}'")
+    if options.name == "spark":
+        from rulecli.engines import spark
+
+        return spark.open_table(source, spec, options, input_format=input_format)
     from rulecli.engines import duckdb as duckdb_engine
 
     return duckdb_engine.open_table(source, spec, options, input_format=input_format)

@@ -36,8 +36,10 @@ def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:
         low, high = bins.whole_range[j]
         table = np.searchsorted(cuts, np.arange(low, high + 1), side="right")
         listed = ", ".join(map(str, table.tolist()))
-        at = f"CAST({x} AS BIGINT) - {low - 1}"
-        found = f"element_at(array({listed}), {at})" if dialect == "spark" else f"[{listed}][{at}]"
+        if dialect == "spark":
+            found = f"element_at(array({listed}), CAST({x} AS INT) - {low - 1})"
+        else:
+            found = f"[{listed}][CAST({x} AS BIGINT) - {low - 1}]"
         return f"CASE WHEN {x} IS NULL THEN {nb} ELSE {found} END"
 
     def search(low: int, high: int) -> str:

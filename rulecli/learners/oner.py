@@ -183,5 +183,5 @@ LEARNER = Learner(
         "rulecli oner sample_data/house.csv -y value -o house.json",
         "rulecli oner sample_data/penguins.csv -y species --discretize mdlp --show-table --cv 10",
     ),
-    engines=("memory", "duckdb"),
+    engines=("memory", "duckdb", "spark"),
 )

@@ -368,5 +368,5 @@ LEARNER = Learner(
         "rulecli tree sample_data/penguins.csv -y body_mass_g --max-depth 4 --ccp-alpha 1000",
     ),
     numeric_target=True,
-    engines=("memory", "duckdb"),
+    engines=("memory", "duckdb", "spark"),
 )

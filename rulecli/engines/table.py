@@ -1,0 +1,374 @@
+"""A training table that stays in a SQL engine: the profile that gives its schema, and the counts.
+
+The engines differ in how they read files and run queries (:class:`Backend`: DuckDB
+in-process, Spark on a cluster); the queries are the same, written for each dialect by
+:mod:`rulecli.engines.sql`. The first passes profile the columns (types, distinct values,
+class counts), which gives the schema reading the table in memory gives; tree growth
+writes a binned copy of the features once (a small integer per cell) and counts each level
+from it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import polars as pl
+
+from rulecli.dataset import Dataset, DataSpec, dataset_with_schema, prepare_dataset
+from rulecli.discretize import cut_between
+from rulecli.engines import Bins, EngineOptions, Frontier, sql
+from rulecli.errors import InputError, ParamError
+from rulecli.model.export import sql_text
+from rulecli.schema import Feature, Kind, Schema, is_numeric_dtype
+from rulecli.stats import hash_threshold, tallies
+from rulecli.words import counted
+
+EXACT_DISTINCT = 100_000  # columns with at most about this many values are profiled value by value
+MAX_LEVELS = 10_000  # levels a categorical feature may have on an engine
+WHOLE_RANGE = 4096  # values a bin lookup table may list
+
+
+class Backend(Protocol):
+    """What an engine does for a :class:`SqlTable`."""
+
+    name: str  # the --engine name
+    label: str  # the engine's name for a person
+    dialect: str  # rulecli.model.export's SQL dialect
+
+    def scan(self, source: str, options: EngineOptions, input_format: str | None) -> tuple[str, pl.Schema]:
+        """The FROM clause of the whole table, each row with its number ``_rulecli_id``
+        (files of a glob in name order, as Polars reads them), and its columns' types."""
+        ...
+
+    def frame(self, query: str, failure: str) -> pl.DataFrame:
+        """The query's result; an InputError starting with ``failure`` when it fails."""
+        ...
+
+    def quantiles(self, x: str, points: str) -> str: ...
+
+    def code_type(self, n: int) -> str: ...
+
+    def scratch(self, root: str | None) -> str: ...
+
+    def materialise(self, query: str, path: str, failure: str) -> str:
+        """The query's rows written once under ``path``; the FROM clause that reads them."""
+        ...
+
+    def remove(self, path: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class SqlTable:
+    """A training table counted by a SQL engine (see :class:`rulecli.engines.EngineTable`)."""
+
+    source: str
+    schema: Schema
+    n_rows: int
+    warnings: tuple[str, ...]
+    relation: str  # the FROM clause: rows with a target, each with its number ``_rulecli_id``
+    counts: np.ndarray
+    backend: Backend = field(repr=False)
+    temp_root: str | None = field(default=None, repr=False)  # --temp-directory, else the system's
+    workdir: str | None = field(default=None, repr=False)
+    binned: dict[int, tuple[Bins, str]] = field(default_factory=dict, repr=False)
+    on_pass: Callable[[str, float], None] | None = field(default=None, repr=False)
+    # sorted distinct values of the numeric features with few, from the profile
+    known_values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    weights: None = None
+    weighting: None = None
+    weight_column: None = None
+
+    # what learners read off a Dataset
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.schema.target.classes
+
+    @property
+    def target(self) -> str:
+        return self.schema.target.name
+
+    @property
+    def regression(self) -> bool:
+        return self.schema.target.regression
+
+    @property
+    def total_weight(self) -> int:
+        return self.n_rows
+
+    @property
+    def engine(self) -> str:
+        return self.backend.name
+
+    @property
+    def dialect(self) -> str:
+        return self.backend.dialect
+
+    def class_counts(self) -> np.ndarray:
+        return self.counts
+
+    # -- counting
+
+    def _run(self, what: str, query: str) -> pl.DataFrame:
+        start = time.perf_counter()
+        result = self.backend.frame(query, f"{self.source}: {self.backend.label} could not {what}")
+        if self.on_pass is not None:
+            self.on_pass(what, time.perf_counter() - start)
+        return result
+
+    def grouped(self, names: tuple[str, ...]) -> Dataset:
+        """The distinct values of ``names`` with the target, each with its row count as weight."""
+        features = [self.schema.feature(n) for n in names]
+        q = sql_text(self.dialect)
+        columns = [f"{sql.column(self.dialect, f)} AS {q.ident(f.name)}" for f in features]
+        target = q.ident(self.target)
+        columns.append(f"CAST({target} AS {q.text}) AS {target}")
+        keys = ", ".join(str(i + 1) for i in range(len(columns)))
+        query = f"SELECT {', '.join(columns)}, count(*) AS n FROM {self.relation} GROUP BY {keys} ORDER BY {keys}"
+        frame = self._run(f"count {', '.join(names)}", query)
+        schema = Schema(tuple(features), self.schema.target)
+        weights = frame.get_column("n").to_numpy().astype(np.float64)
+        return dataset_with_schema(frame.drop("n"), schema, self.source, row_weights=weights)
+
+    def bins(self, max_bins: int) -> Bins:
+        """Bins as :class:`~rulecli.search.binned.Binned` makes them in memory: one per value
+        up to ``max_bins`` values (so the same cuts), else at approximate quantiles."""
+        categorical, levels, n_bins, edges, whole = [], [], [], [], []
+        numeric = [f for f in self.schema.features if f.kind == Kind.NUMERIC]
+        few = self._few_values(numeric, max_bins)
+        for feature in self.schema.features:
+            if feature.kind == Kind.CATEGORICAL:
+                categorical.append(True)
+                levels.append(feature.levels)
+                n_bins.append(len(feature.levels))
+                edges.append(np.empty(0))
+                whole.append(None)
+                continue
+            values = few.get(feature.name)
+            if values is None:
+                cuts = self._quantiles(feature, max_bins)
+                whole.append(None)
+            else:
+                cuts = cut_between(values[:-1], values[1:])
+                whole.append(_whole_range(values))
+            categorical.append(False)
+            levels.append(())
+            n_bins.append(cuts.size + 1)
+            edges.append(cuts)
+        return Bins(tuple(categorical), tuple(levels), tuple(n_bins), tuple(edges), tuple(whole))
+
+    def _few_values(self, features: list[Feature], max_bins: int) -> dict[str, np.ndarray]:
+        """The sorted distinct values of each feature with at most ``max_bins`` of them."""
+        return {
+            f.name: self.known_values[f.name]
+            for f in features
+            if f.name in self.known_values and self.known_values[f.name].size <= max_bins
+        }
+
+    def _quantiles(self, feature: Feature, max_bins: int) -> np.ndarray:
+        x = sql.column(self.dialect, feature)
+        points = sql.float_list(np.arange(1, max_bins) / max_bins)
+        query = f"SELECT {self.backend.quantiles(x, points)} AS q FROM {self.relation}"
+        frame = self._run(f"find the quantiles of {feature.name}", query)
+        return np.unique(np.asarray(frame.get_column("q")[0].to_list(), dtype=np.float64))
+
+    def _binned_table(self, bins: Bins) -> str:
+        """The features' bin codes and the class code, written once (a small integer a cell)."""
+        key = id(bins)
+        if key in self.binned and self.binned[key][0] is bins:
+            return self.binned[key][1]
+        if self.workdir is None:
+            self.workdir = self.backend.scratch(self.temp_root)
+        codes = [
+            f"CAST({sql.bin_code(self.dialect, f, j, bins)} AS {self.backend.code_type(bins.n_bins[j])}) AS b{j}"
+            for j, f in enumerate(self.schema.features)
+        ]
+        y = sql.class_code(self.dialect, self.target, self.classes)
+        codes.append(f"CAST({y} AS {self.backend.code_type(len(self.classes))}) AS y")
+        query = f"SELECT {', '.join(codes)} FROM {self.relation}"
+        start = time.perf_counter()
+        relation = self.backend.materialise(
+            query, f"{self.workdir}/binned{len(self.binned)}", f"{self.source}: {self.backend.label} could not bin it"
+        )
+        if self.on_pass is not None:
+            self.on_pass("write the binned table", time.perf_counter() - start)
+        self.binned[key] = (bins, relation)
+        return relation
+
+    def histograms(self, bins: Bins, frontier: Frontier) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        relation = self._binned_table(bins)
+        d = len(self.schema.features)
+        codes = [f"b{j}" for j in range(d)]
+        slot = sql.frontier_slot(frontier, codes, bins.n_bins)
+        sets = ", ".join(f"(s, y, b{j})" for j in range(d))
+        query = (
+            f"SELECT s, y, {', '.join(codes)}, count(*) AS n FROM "
+            f"(SELECT {slot} AS s, * FROM {relation}) WHERE s >= 0 GROUP BY GROUPING SETS ({sets})"
+        )
+        frame = self._run(f"count {counted(frontier.n_slots, 'node')}", query)
+        k = len(self.classes)
+        out = []
+        for j in range(d):
+            part = frame.filter(pl.col(f"b{j}").is_not_null())
+            slots = part.get_column("s").to_numpy().astype(np.int64)
+            code = part.get_column(f"b{j}").to_numpy().astype(np.int64)
+            counts = np.zeros((slots.size, k))
+            counts[np.arange(slots.size), part.get_column("y").to_numpy().astype(np.int64)] = part.get_column(
+                "n"
+            ).to_numpy()
+            out.append((slots, code, counts))
+        return out
+
+    def sample(self, seed: int, rate: float) -> Dataset:
+        """The rows whose hashed number falls below ``rate``, in the table's order."""
+        names = [*self.schema.feature_names, self.target]
+        select = ", ".join(sql_text(self.dialect).ident(n) for n in names)
+        query = (
+            f"SELECT _rulecli_id, {select} FROM {self.relation} "
+            f"WHERE {sql.row_hash('_rulecli_id', seed)} < {hash_threshold(rate)} ORDER BY _rulecli_id"
+        )
+        frame = self._run("draw a sample", query)
+        ids = frame.get_column("_rulecli_id").to_numpy().astype(np.int64)
+        return dataset_with_schema(frame.drop("_rulecli_id"), self.schema, self.source, row_ids=ids)
+
+    def close(self) -> None:
+        if self.workdir is not None:
+            self.backend.remove(self.workdir)
+            self.workdir = None
+        self.backend.close()
+
+
+def _whole_range(values: np.ndarray) -> tuple[int, int] | None:
+    if values.size == 0 or not np.all(values == np.round(values)):
+        return None
+    low, high = int(values[0]), int(values[-1])
+    return (low, high) if high - low < WHOLE_RANGE else None
+
+
+def open_sql_table(
+    backend: Backend, source: str, spec: object, options: EngineOptions, input_format: str | None
+) -> SqlTable:
+    assert isinstance(spec, DataSpec)
+    flag = f"--engine {backend.name}"
+    if spec.weights is not None or spec.class_weight is not None:
+        raise ParamError(f"--weights and --class-weight do not work with {flag} yet; use --engine memory")
+    if spec.target_bins is not None:
+        raise ParamError(f"--target-bins does not work with {flag} yet; use --engine memory")
+    try:
+        raw, columns = backend.scan(source, options, input_format)
+        table = _profile(backend, source, raw, columns, spec)
+    except BaseException:
+        backend.close()
+        raise
+    table.temp_root = options.temp_directory
+    return table
+
+
+def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: DataSpec) -> SqlTable:
+    """The table's schema from its columns' distinct values (what typing and the levels
+    depend on), so the schema is the one reading the table in memory gives."""
+    q = sql_text(backend.dialect)
+    names = list(columns)
+    if not names:
+        raise InputError(f"{source}: no data rows")
+    target = spec.target if spec.target is not None else names[-1]
+    if target not in names:
+        raise InputError(f"{source}: no column '{target}' (columns: {', '.join(names)})")
+
+    def run(query: str) -> pl.DataFrame:
+        return backend.frame(query, f"{source}: {backend.label} could not profile it")
+
+    def view(name: str) -> str:
+        # numbers with NaN read as missing, as rulecli reads them
+        if is_numeric_dtype(columns[name]) and columns[name].is_float():
+            return f"NULLIF({q.ident(name)}, CAST('NaN' AS DOUBLE))"
+        return q.ident(name)
+
+    numeric = {n for n in names if is_numeric_dtype(columns[n])}
+    stats = ", ".join(
+        f"approx_count_distinct({view(n)}) AS d{i}, count({view(n)}) AS p{i}"
+        + (f", min({view(n)}) AS lo{i}, max({view(n)}) AS hi{i}" if n in numeric else "")
+        for i, n in enumerate(names)
+    )
+    first = run(f"SELECT count(*) AS n, {stats} FROM {raw}")
+    n_all = int(first.item(0, "n"))
+    if n_all == 0:
+        raise InputError(f"{source}: no data rows")
+    distinct = {n: int(first.item(0, f"d{i}")) for i, n in enumerate(names)}
+    present = {n: int(first.item(0, f"p{i}")) for i, n in enumerate(names)}
+    used = [n for n in names if n in {target, *(spec.features or names)} - set(spec.exclude)]
+    for n in used:
+        if n not in numeric and distinct[n] > MAX_LEVELS and n != target and n not in spec.numeric:
+            raise InputError(
+                f"{source}: column '{n}' has about {distinct[n]:,} distinct values; with --engine "
+                f"{backend.name} a categorical feature may have at most {MAX_LEVELS:,} (--exclude {n}, or "
+                f"--numeric {n})"
+            )
+    # every value of the columns with few, in one pass: a grouping set per column
+    listed = [n for n in used if distinct[n] <= EXACT_DISTINCT or n not in numeric]
+    found: dict[str, pl.DataFrame] = {}
+    if listed:
+        views = ", ".join(f"{view(n)} AS v{i}" for i, n in enumerate(listed))
+        keys = ", ".join(f"v{i}" for i in range(len(listed)))
+        flags = ", ".join(f"grouping(v{i}) AS g{i}" for i in range(len(listed)))
+        sets = ", ".join(f"(v{i})" for i in range(len(listed)))
+        grouped = run(
+            f"SELECT {keys}, {flags}, count(*) AS n FROM (SELECT {views} FROM {raw}) AS rulecli_values "
+            f"GROUP BY GROUPING SETS ({sets})"
+        )
+        for i, n in enumerate(listed):
+            mine = grouped.filter(pl.col(f"g{i}") == 0)
+            found[n] = mine.select(pl.col(f"v{i}").alias("v"), pl.col("n"))
+    values: dict[str, pl.Series] = {}
+    for i, n in enumerate(names):
+        dtype = columns[n]
+        if n in found:
+            series = found[n].get_column("v")
+        elif n in used:  # many numbers: their range (and a missing value, if any) types them
+            series = first.select(pl.col(f"lo{i}").alias("v"), pl.col(f"hi{i}").alias("v2")).row(0)
+            series = pl.Series("v", [*series, *([None] if present[n] < n_all else [])], dtype=first.schema[f"lo{i}"])
+        else:  # a column left out needs only its name and type
+            series = pl.Series("v", [None], dtype=dtype)
+        values[n] = series.cast(dtype).alias(n)
+    known = {
+        n: np.sort(found[n].get_column("v").drop_nulls().cast(pl.Float64).to_numpy())
+        for n in found
+        if n in numeric and n != target
+    }
+    length = max(s.len() for s in values.values()) + 1  # every column repeats a value: none looks like an ID
+    representative = pl.DataFrame(
+        [_padded(values[n].filter(values[n].is_not_null()) if n == target else values[n], length) for n in names]
+    )
+    prepared = prepare_dataset(representative, spec, source=source)
+    view_target = view(target)
+    labels = found[target].filter(pl.col("v").is_not_null()) if target in found else pl.DataFrame({"v": [], "n": []})
+    by_class = dict(
+        zip(labels.get_column("v").cast(pl.String).to_list(), labels.get_column("n").to_list(), strict=True)
+    )
+    schema = prepared.schema
+    if schema.target.regression:
+        raise ParamError(
+            f"--engine {backend.name} learns classes; '{target}' is a number (pass --classification, or use "
+            "--engine memory)"
+        )
+    counts = tallies(np.array([float(by_class.get(c, 0)) for c in schema.target.classes]))
+    n_rows = int(sum(by_class.values()))
+    warnings = list(prepared.warnings)
+    if n_rows < n_all:
+        missing = n_all - n_rows
+        verb = "is" if missing == 1 else "are"
+        warnings.insert(0, f"{source}: {counted(missing, 'row')} with a missing '{target}' {verb} left out")
+    relation = f"(SELECT * FROM {raw} WHERE {view_target} IS NOT NULL) AS rulecli_rows"
+    return SqlTable(source, schema, n_rows, tuple(warnings), relation, counts, backend, known_values=known)
+
+
+def _padded(series: pl.Series, length: int) -> pl.Series:
+    """The column's values, the last repeated up to ``length`` rows."""
+    if series.len() == 0:
+        return pl.Series(series.name, [None] * length, dtype=series.dtype)
+    return series.extend_constant(series[-1], length - series.len())
