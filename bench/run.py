@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 from brl import bench_brl_accuracy, bench_brl_speed
 from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_speed
-from engines import bench_engines
+from engines import bench_engines, bench_spark
 from exports import bench_forest_sql
 from harness import (
     OUT,
@@ -221,6 +221,7 @@ SECTIONS = (
     "exports",
     "wide",
     "engines",
+    "spark",
 )
 
 
@@ -241,6 +242,7 @@ def main() -> None:
     parser.add_argument("--wide-max-rows", type=int, default=1000, help="rows sampled from a longer offline table")
     parser.add_argument("--wide-reuse", action="store_true", help="take the wide table from the last bench/wide.py")
     parser.add_argument("--engine-sizes", default="1000000,10000000,100000000", help="rows for the engine benchmark")
+    parser.add_argument("--spark-sizes", default="1000000,10000000", help="rows for rulecli on Spark beside MLlib")
     parser.add_argument("--engine-memory-sizes", default="1000000,10000000", help="rows the in-memory engine reads")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
@@ -429,6 +431,13 @@ def main() -> None:
                 [int(n) for n in args.engine_memory_sizes.split(",")],
                 args.repeats,
             ),
+            "",
+        ]
+    if "spark" in args.only:
+        sections += [
+            "## --engine spark beside Spark MLlib",
+            "",
+            *bench_spark([int(n) for n in args.spark_sizes.split(",")]),
             "",
         ]
     output = Path(args.output)
