@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from rulecli import io, learners
@@ -39,10 +40,10 @@ from rulecli.model.compile import (
     prediction_frame,
     read_dtypes_for,
 )
-from rulecli.model.core import DecisionList, RuleSet
+from rulecli.model.core import DecisionList, RuleSet, RuleStats
 from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
-from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
+from rulecli.model.export import TARGETS, rule_tests, to_polars, to_python, to_sql
 from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import forest_summary, parse_text, render_text, render_tree
@@ -52,6 +53,7 @@ from rulecli.report import Curve
 from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
+from rulecli.stats import tallies, tally
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
 
 Data = str | Path | pl.DataFrame | Dataset
@@ -176,11 +178,51 @@ def check_engine(learner: str, engine: EngineOptions | None, *, cv: int | None =
         return
     if engine.name not in ENGINES:
         raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine.name}'")
-    if engine.name not in learners.get(learner).engines:
-        able = [n for n in learners.names() if engine.name in learners.get(n).engines]
-        raise ParamError(f"{learner} learns with --engine memory only; --engine {engine.name} runs {', '.join(able)}")
     if cv is not None:
         raise ParamError(f"--cv reads the table in memory; with --engine {engine.name}, hold out a --test table")
+
+
+def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress: Progress | None = None) -> Predictor:
+    """The learner's model of ``ds``. On an engine a learner that cannot count there learns
+    from a hashed sample of ``sample_rows`` rows the engine draws, and the engine recounts
+    its rules' statistics on every row (``training.sample`` says so)."""
+    spec = learners.get(learner)
+    if not is_engine_table(ds) or ds.engine in spec.engines:
+        return with_weighting(spec.fit(ds, params, progress=progress), ds)
+    seed = getattr(params, "seed", 0)
+    sample = ds.sample(seed, min(1.0, ds.sample_rows / ds.n_rows))  # type: ignore[union-attr]
+    if sample.n_rows < 2 or len(set(sample.y.tolist())) < 2:
+        raise InputError(f"{ds.source}: the engine's sample holds a single class; pass a larger --sample-rows")
+    model = spec.fit(sample, params, progress=progress)
+    note = {"rows": sample.n_rows, "of_rows": ds.n_rows, "drawn_by": "a hash of the row numbers", "seed": seed}
+    if isinstance(model, DecisionList | RuleSet):
+        model = _recounted(model, ds)
+        note["statistics"] = "recounted on every row"
+    training = {**model.info.training, "sample": note}
+    return dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
+
+
+def _recounted(model: DecisionList | RuleSet, table: EngineTable) -> DecisionList | RuleSet:
+    """The rule model with each rule's statistics counted by the engine on all rows."""
+    counts = table.rule_counts(rule_tests(model, table.dialect), isinstance(model, DecisionList))  # type: ignore[attr-defined]
+
+    def stats(row: np.ndarray, prediction: str) -> RuleStats:
+        tallied = tallies(row)
+        correct = tallied[model.classes.index(prediction)] if prediction in model.classes else 0
+        return RuleStats(tally(float(row.sum())), tally(float(correct)), tuple(tallied.tolist()))
+
+    rules = tuple(dataclasses.replace(r, stats=stats(counts[i], r.prediction)) for i, r in enumerate(model.rules))
+    default = (
+        None
+        if model.default is None
+        else dataclasses.replace(model.default, stats=stats(counts[-1], model.default.prediction))
+    )
+    training = dict(model.info.training)
+    training["rows"] = table.n_rows
+    if "class_counts" in training:
+        training["class_counts"] = [tally(float(c)) for c in table.class_counts()]
+    info = dataclasses.replace(model.info, training=training)
+    return dataclasses.replace(model, rules=rules, default=default, info=info)
 
 
 def release(data: object) -> None:
@@ -205,7 +247,7 @@ def fit(learner: str, data: Data, *, progress: Progress | None = None, **options
     params = make_params(learner, **options)
     ds = prepare(data, numeric_target=spec.numeric_target, engine=engine, **data_options)
     try:
-        return with_weighting(spec.fit(ds, params, progress=progress), ds)
+        return fit_model(learner, ds, params, progress)
     finally:
         if ds is not data:
             release(ds)
@@ -245,7 +287,7 @@ def train(
     report: dict[str, Any] = {}
     if cv is not None:
         report["cv"] = cross_validate(ds, lambda part: spec.fit(part, params), cv, cv_seed).as_dict()
-    model = with_weighting(spec.fit(ds, params, progress=progress), ds)
+    model = fit_model(learner, ds, params, progress)
     if test is not None:
         lf, label = scan_for(model, test, input_format=input_format, null_values=null_values, layout=layout)
         if model.target not in lf.collect_schema():

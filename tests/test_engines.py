@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
+from rulecli import learners
 from rulecli.engines.sql import row_hash as sql_row_hash
 from rulecli.stats import row_hash
 from tests.conftest import run_cli
@@ -39,6 +41,10 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
     df.write_parquet(root / "whole.parquet")
     df[:1000].write_parquet(root / "part-1.parquet", row_group_size=300)
     df[1000:].write_parquet(root / "part-2.parquet", row_group_size=300)
+    small = _table(400, seed=1)
+    small[:150].write_parquet(root / "small-1.parquet")
+    small[150:].write_parquet(root / "small-2.parquet")
+    small.write_parquet(root / "small.parquet")
     with duckdb.connect(str(root / "db.duckdb")) as con:
         con.register("frame", df.to_arrow())
         con.sql("CREATE TABLE rows AS SELECT * FROM frame")
@@ -83,10 +89,42 @@ def test_spark_learns_the_in_memory_model(tables: Path, learner: list[str]):
 
 
 @pytest.mark.spark
+def test_spark_recounts_a_sampled_learners_rules(tables: Path):
+    pytest.importorskip("pyspark")
+    memory = json.loads(_model(["ripper", "small.parquet"], tables, "ripper.memory.json"))
+    spark = json.loads(_model(["ripper", "small-*.parquet", *SPARK], tables, "ripper.spark.json"))
+    assert spark["training"].pop("sample")["statistics"] == "recounted on every row"
+    assert spark == memory
+
+
+@pytest.mark.spark
 def test_spark_errors_are_one_line(tables: Path):
     pytest.importorskip("pyspark")
     result = run_cli("tree", "nothing-*.parquet", "-y", "y", *SPARK, cwd=tables)
     assert result.code == 2 and result.stderr == "Error: nothing-*.parquet: no such file\n", result.stderr
+
+
+SAMPLED = [name for name in learners.names() if "duckdb" not in learners.get(name).engines]
+
+
+@pytest.mark.parametrize("learner", SAMPLED)
+def test_learners_without_an_engine_form_learn_from_its_sample(tables: Path, learner: str):
+    learner_args = [learner, *(["--max-error", "0.2"] if learner == "aq" else [])]  # aq: no tuning CV, quicker
+    memory = json.loads(_model([*learner_args, "small.parquet"], tables, f"{learner}.memory.json"))
+    # a sample as large as the table is the table: the same model, its statistics recounted alike
+    whole = json.loads(_model([*learner_args, "small-*.parquet", "--engine", "duckdb"], tables, f"{learner}.json"))
+    assert whole["training"].pop("sample") == {
+        "rows": 400, "of_rows": 400, "drawn_by": "a hash of the row numbers", "seed": 0,
+        **({} if learner == "forest" else {"statistics": "recounted on every row"}),
+    }  # fmt: skip
+    assert whole == memory
+    part = json.loads(
+        _model([*learner_args, "small-*.parquet", "--engine", "duckdb", "--sample-rows", "150"], tables, "part.json")
+    )
+    assert 100 < part["training"]["sample"]["rows"] < 200
+    if learner != "forest":  # every row is counted once, by a rule or by the default
+        covered = [r["stats"]["covered"] for r in part["rules"]] + [part["default"]["stats"]["covered"]]
+        assert sum(covered) == 400 if part["kind"] == "decision_list" else max(covered) <= 400
 
 
 def test_hostile_values_stay_values(tables: Path):
@@ -109,7 +147,6 @@ def test_binned_copy_is_removed(tables: Path, tmp_path: Path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["ripper", "whole.parquet", "--engine", "duckdb"], "--engine duckdb runs oner, tree"),
         (["tree", "whole.csv", "--engine", "duckdb"], "reads Parquet files"),
         (["tree", "whole.parquet", "--engine", "duckdb", "--cv", "3"], "--cv reads the table in memory"),
         (["tree", "whole.parquet", "--memory-limit", "1GB"], "go with --engine duckdb"),

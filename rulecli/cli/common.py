@@ -144,6 +144,16 @@ SparkMaster = Annotated[
         rich_help_panel=ENGINE,
     ),
 ]
+SampleRows = Annotated[
+    int,
+    typer.Option(
+        "--sample-rows",
+        min=2,
+        help="--engine duckdb/spark: learners without an engine form learn from a hashed sample of this many "
+        "rows; their rules' statistics are then recounted on every row.",
+        rich_help_panel=ENGINE,
+    ),
+]
 EngineTableName = Annotated[
     str | None,
     typer.Option(

@@ -59,6 +59,7 @@ ENGINE_OPTIONS = (
     ("temp_directory", common.TempDirectory, None),
     ("table", common.EngineTableName, None),
     ("spark_master", common.SparkMaster, None),
+    ("sample_rows", common.SampleRows, 100_000),
 )
 RUN_OPTIONS = (
     ("seed", common.Seed, 0),
@@ -180,6 +181,13 @@ def _learn(
         if run.metrics_out is not None:  # only once the model is saved: no metrics of a lost model
             common.write_json(run.metrics_out, training.report)
         console.info(learner.summary(model), quiet=run.quiet)
+        sample = model.info.training.get("sample")
+        if isinstance(sample, dict):
+            recounted = "; its rules' statistics were recounted on every row" if "statistics" in sample else ""
+            console.info(
+                f"{name} learned from a sample of {sample['rows']:,} of the {sample['of_rows']:,} rows{recounted}",
+                quiet=run.quiet,
+            )
         if not run.quiet:
             for message in learner.warnings(model):
                 console.warn(message)

@@ -41,6 +41,7 @@ class EngineOptions:
     threads: int | None = None
     table: str | None = None  # a table of a database file (DuckDB) or of the catalog (Spark)
     spark_master: str | None = None  # local[N], spark://host:port or sc://host:port
+    sample_rows: int = 100_000  # what a learner without an engine form learns from
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ class SqlTable:
     workdir: str | None = field(default=None, repr=False)
     binned: dict[int, tuple[Bins, str]] = field(default_factory=dict, repr=False)
     on_pass: Callable[[str, float], None] | None = field(default=None, repr=False)
+    sample_rows: int = 100_000  # rows a learner without an engine form learns from
     # sorted distinct values of the numeric features with few, from the profile
     known_values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     weights: None = None
@@ -224,6 +225,35 @@ class SqlTable:
             out.append((slots, code, counts))
         return out
 
+    def rule_counts(self, tests: list[str], ordered: bool) -> np.ndarray:
+        """Class counts of each rule's rows and, last, of the rows no rule takes: in a decision
+        list (``ordered``) the rows each rule decides (the first that matches), in a rule set
+        every row a rule matches."""
+        k = len(self.classes)
+        y = sql.class_code(self.dialect, self.target, self.classes)
+        if ordered:
+            whens = " ".join(f"WHEN {t} THEN {i}" for i, t in enumerate(tests))
+            decided = f"CASE {whens} ELSE {len(tests)} END" if tests else "0"
+            frame = self._run(
+                "count the rules' rows",
+                f"SELECT {decided} AS r, {y} AS y, count(*) AS n FROM {self.relation} GROUP BY 1, 2",
+            )
+            out = np.zeros((len(tests) + 1, k))
+            rows = frame.get_column("r").to_numpy().astype(np.int64)
+            out[rows, frame.get_column("y").to_numpy().astype(np.int64)] = frame.get_column("n").to_numpy()
+            return out
+        sums = [f"count(CASE WHEN {t} THEN 1 END) AS m{i}" for i, t in enumerate(tests)]
+        none = " OR ".join(f"({t})" for t in tests) if tests else "FALSE"
+        sums.append(f"count(CASE WHEN {none} THEN NULL ELSE 1 END) AS m{len(tests)}")
+        frame = self._run(
+            "count the rules' rows", f"SELECT {y} AS y, {', '.join(sums)} FROM {self.relation} GROUP BY 1"
+        )
+        out = np.zeros((len(tests) + 1, k))
+        classes = frame.get_column("y").to_numpy().astype(np.int64)
+        for i in range(len(tests) + 1):
+            out[i, classes] = frame.get_column(f"m{i}").to_numpy()
+        return out
+
     def sample(self, seed: int, rate: float) -> Dataset:
         """The rows whose hashed number falls below ``rate``, in the table's order."""
         names = [*self.schema.feature_names, self.target]
@@ -266,6 +296,7 @@ def open_sql_table(
         backend.close()
         raise
     table.temp_root = options.temp_directory
+    table.sample_rows = options.sample_rows
     return table
 
 

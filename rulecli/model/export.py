@@ -164,6 +164,14 @@ def sql_text(dialect: str) -> _Sql:
     return _Sql(dialect)
 
 
+def rule_tests(model: Model, dialect: str) -> list[str]:
+    """Each rule's conditions as one SQL test (``TRUE`` for a rule without conditions), with
+    rulecli's semantics of missing values: what an engine counts a rule's rows with."""
+    sql = _Sql(dialect)
+    kinds = column_kinds(c for r in model.rules for c in r.conditions)
+    return [_sql_rule(sql, r.conditions, kinds) for r in model.rules]
+
+
 def _sql_rule(sql: _Sql, conditions: tuple[Condition, ...], kinds: dict[str, bool]) -> str:
     if not conditions:
         return "TRUE"
