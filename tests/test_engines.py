@@ -171,3 +171,13 @@ def test_sql_row_hash_is_numpys():
         values = ", ".join(f"({i})" for i in ids)
         got = duckdb.sql(f"SELECT {sql_row_hash('i', seed)} FROM (VALUES {values}) AS t(i)").fetchall()
         assert [g for (g,) in got] == row_hash(ids, seed).tolist()
+
+
+def test_duckdb_draws_no_progress_bar_on_stdout():
+    from rulecli.engines import EngineOptions
+    from rulecli.engines.duckdb import DuckDB
+
+    # a long query would draw one on stdout, where --json and predictions go
+    backend = DuckDB(EngineOptions("duckdb"))
+    assert backend.frame("SELECT current_setting('enable_progress_bar') AS on", "").item() is False
+    backend.close()

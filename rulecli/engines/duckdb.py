@@ -63,6 +63,8 @@ class DuckDB:
         # Parquet statistics written without NaN (as Polars writes them) let DuckDB fold
         # isnan(x) and NULLIF(x, NaN) to constants: NaN would not read as missing
         self.connection.sql("SET disabled_optimizers = 'statistics_propagation'")
+        # DuckDB draws a progress bar on stdout for long queries: stdout is for data only
+        self.connection.sql("SET enable_progress_bar = false")
 
     def _sql(self, query: str, params: list[Any] | None = None) -> Any:
         return self.connection.sql(query, params=params or None)
