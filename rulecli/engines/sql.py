@@ -54,6 +54,29 @@ def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:
     return f"CASE WHEN {x} IS NULL THEN {nb} ELSE {search(0, cuts.size)} END"
 
 
+def cell_code(dialect: str, feature: Feature, edges: Sequence[float], right_closed: bool) -> str:
+    """Each row's cell of a feature as :mod:`rulecli.search.cells` numbers them: a level's
+    code, or the interval (``rulecli.discretize.interval_codes``: values on an edge belong to
+    the interval it closes), then one more code for missing values."""
+    sql = sql_text(dialect)
+    x = column(dialect, feature)
+    if feature.kind == Kind.CATEGORICAL:
+        whens = " ".join(f"WHEN {sql.literal(level)} THEN {i}" for i, level in enumerate(feature.levels))
+        return f"CASE {x} {whens} ELSE {len(feature.levels)} END"
+    below = "<=" if right_closed else "<"
+
+    def search(low: int, high: int) -> str:
+        if low == high:
+            return str(low)
+        mid = (low + high) // 2
+        return (
+            f"CASE WHEN {x} {below} {sql.literal(float(edges[mid]))} THEN {search(low, mid)} "
+            f"ELSE {search(mid + 1, high)} END"
+        )
+
+    return f"CASE WHEN {x} IS NULL THEN {len(edges) + 1} ELSE {search(0, len(edges))} END"
+
+
 def class_code(dialect: str, name: str, classes: Sequence[str]) -> str:
     sql = sql_text(dialect)
     x = sql.column(name, False)

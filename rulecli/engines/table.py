@@ -225,6 +225,23 @@ class SqlTable:
             out.append((slots, code, counts))
         return out
 
+    def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The distinct rows of the features' cells (numeric features cut by their ``cuts``)
+        with the class: (cell codes, class codes, rows of each), in one pass."""
+        codes = []
+        for j, f in enumerate(features):
+            edges, right_closed = (f.cuts.edges, f.cuts.right_closed) if f.cuts is not None else ((), False)
+            codes.append(f"{sql.cell_code(self.dialect, f, edges, right_closed)} AS c{j}")
+        codes.append(f"{sql.class_code(self.dialect, self.target, self.classes)} AS y")
+        keys = ", ".join(str(i + 1) for i in range(len(codes)))
+        frame = self._run(
+            "count the decision table",
+            f"SELECT {', '.join(codes)}, count(*) AS n FROM {self.relation} GROUP BY {keys} ORDER BY {keys}",
+        )
+        cells = frame.select([f"c{j}" for j in range(len(features))]).to_numpy().astype(np.int32)
+        y = frame.get_column("y").to_numpy().astype(np.int64)
+        return cells.reshape(frame.height, len(features)), y, frame.get_column("n").to_numpy().astype(np.float64)
+
     def rule_counts(self, tests: list[str], ordered: bool) -> np.ndarray:
         """Class counts of each rule's rows and, last, of the rows no rule takes: in a decision
         list (``ordered``) the rows each rule decides (the first that matches), in a rule set

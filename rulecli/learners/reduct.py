@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
+from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError, ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
@@ -35,7 +36,7 @@ from rulecli.params import (
     seed_param,
 )
 from rulecli.schema import Schema
-from rulecli.search.cells import feature_cells
+from rulecli.search.cells import cells_of, feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets
 from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, one_se_choice, truncated, truncation_scores
 from rulecli.stats import is_whole, tally
@@ -110,8 +111,16 @@ class _Encoded:
     schema: Schema
 
 
-def _encode(ds: Dataset, params: ReductParams) -> _Encoded:
+def _encode(ds: Dataset | EngineTable, params: ReductParams) -> _Encoded:
     bins = 6 if params.discretize == "min-bucket" and params.bins == 5 else params.bins
+    if is_engine_table(ds):
+        # an engine's decision table: each feature's cuts from its value x class counts,
+        # then the distinct rows of cells with their counts as weights (one pass)
+        cells = [cells_of(ds.grouped((f.name,)), f, params.discretize, bins) for f in ds.schema.features]
+        schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
+        codes, y, counts = ds.cell_table(schema.features)
+        table = DecisionTable(ds.schema.feature_names, codes, y, len(ds.classes), counts)
+        return _Encoded(table, tuple(c.conditions for c in cells), schema)
     cells = feature_cells(ds, params.discretize, bins)
     codes = np.stack([c.codes for c in cells], axis=1).astype(np.int32)
     table = DecisionTable(ds.schema.feature_names, codes, ds.y, len(ds.classes), ds.weights)
@@ -227,7 +236,7 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
     return rules
 
 
-def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None = None) -> RuleSet:
+def fit_reduct(ds: Dataset | EngineTable, params: ReductParams, *, progress: Progress | None = None) -> RuleSet:
     model = _fit(ds, params)
     if not params.rules:
         return model
@@ -249,7 +258,7 @@ def fit_reduct(ds: Dataset, params: ReductParams, *, progress: Progress | None =
     return dataclasses.replace(kept, info=dataclasses.replace(kept.info, params=chosen.record(), training=training))
 
 
-def _tuned_cut(ds: Dataset, params: ReductParams, settings: tuple[Cut, ...]) -> Cut:
+def _tuned_cut(ds: Dataset | EngineTable, params: ReductParams, settings: tuple[Cut, ...]) -> Cut:
     """The truncation chosen on the training rows (:mod:`rulecli.search.tuning`): rules from
     reducts are object descriptions, and on noisy tables most describe a few rows each."""
     cv = cv_splits(ds, params.seed)
@@ -266,7 +275,7 @@ def _tuned_cut(ds: Dataset, params: ReductParams, settings: tuple[Cut, ...]) -> 
     return chosen
 
 
-def _fit(ds: Dataset, params: ReductParams) -> RuleSet:
+def _fit(ds: Dataset | EngineTable, params: ReductParams) -> RuleSet:
     """Reducts, the analysis and every rule from the reducts (before truncation)."""
     encoded = _encode(ds, params)
     table = encoded.table
@@ -277,7 +286,7 @@ def _fit(ds: Dataset, params: ReductParams) -> RuleSet:
     names = table.names
     positive = rs.positive_count(full)
     training: dict[str, object] = {
-        "rows": table.size,
+        "rows": tally(table.size),
         "gamma": gamma,
         "consistent": positive == table.size,
         "inconsistent_rows": tally(table.size - positive),
@@ -308,7 +317,9 @@ def _fit(ds: Dataset, params: ReductParams) -> RuleSet:
     return RuleSet(ds.target, ds.classes, tuple(rules), default, vote, info)
 
 
-def _as_rules(pooled: dict[RuleKey, np.ndarray], encoded: _Encoded, ds: Dataset, params: ReductParams) -> list[Rule]:
+def _as_rules(
+    pooled: dict[RuleKey, np.ndarray], encoded: _Encoded, ds: Dataset | EngineTable, params: ReductParams
+) -> list[Rule]:
     """Rules with their training statistics, in a stable order (by class, then conditions)."""
     out = []
     for (descriptors, cls), counts in sorted(pooled.items(), key=lambda r: (r[0][1], len(r[0][0]), r[0][0])):
@@ -377,4 +388,5 @@ LEARNER = Learner(
         "rulecli reduct sample_data/house.csv -y value --all --print reducts",
         "rulecli reduct sample_data/penguins.csv -y species --vote support -o penguins.reduct.txt",
     ),
+    engines=("memory", "duckdb", "spark"),
 )
