@@ -25,8 +25,9 @@ demo: $(STAMP)
 	@echo "== evaluate as a CI gate (exit 1 if accuracy < 0.7) =="
 	$(RULECLI) evaluate build/penguins.json sample_data/penguins.csv --min-accuracy 0.7 --no-per-rule
 
+# the tests spread over the machine's cores (pytest-xdist): the suite is CPU-bound, one core per worker
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not spark"
+	$(BIN)/python -m pytest -q -n auto -m "not slow and not spark"
 
 ## test-spark: the engine tests that start Spark in local mode (PySpark and a Java 17 runtime)
 test-spark: $(STAMP)

@@ -82,7 +82,7 @@ SPARK = ["--engine", "spark", "--spark-master", "local[2]"]
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("learner", [["oner"], ["tree", "--max-depth", "8"], ["tree"]], ids=" ".join)
+@pytest.mark.parametrize("learner", [["oner"], ["tree", "--max-depth", "8"], ["tree"], ["reduct"]], ids=" ".join)
 def test_spark_learns_the_in_memory_model(tables: Path, learner: list[str]):
     pytest.importorskip("pyspark")
     memory = _model([*learner, "whole.parquet"], tables, "memory.json")
