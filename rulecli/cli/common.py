@@ -282,7 +282,8 @@ def load_dataset(
         engine=engine,
     )
     if engine is not None and engine.name != "memory" and not quiet and console.stderr_is_tty():
-        ds.on_pass = lambda what, seconds: console.info(f"{engine.name}: {what} ({seconds:.1f} s)")
+        rows = f"{ds.n_rows:,} rows"
+        ds.on_pass = lambda what, seconds: console.info(f"{engine.name}: {what} ({rows}, {seconds:.1f} s)")
     if not quiet:
         for message in ds.warnings:
             console.warn(message)
