@@ -57,8 +57,26 @@ class DataSpec:
     class_weight: str | None = None
 
 
+class TargetView:
+    """What a learner reads of the target off a table's ``schema``, wherever its rows are."""
+
+    schema: Schema
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.schema.target.classes
+
+    @property
+    def target(self) -> str:
+        return self.schema.target.name
+
+    @property
+    def regression(self) -> bool:
+        return self.schema.target.regression
+
+
 @dataclass(frozen=True)
-class Dataset:
+class Dataset(TargetView):
     """Prepared training data.
 
     ``frame`` holds each feature as Float64 (numeric) or String (categorical) and the
@@ -88,18 +106,6 @@ class Dataset:
     @property
     def n_rows(self) -> int:
         return self.frame.height
-
-    @property
-    def classes(self) -> tuple[str, ...]:
-        return self.schema.target.classes
-
-    @property
-    def target(self) -> str:
-        return self.schema.target.name
-
-    @property
-    def regression(self) -> bool:
-        return self.schema.target.regression
 
     @functools.cached_property
     def weights(self) -> np.ndarray | None:

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 import polars as pl
 
-from rulecli.dataset import Dataset, DataSpec, dataset_with_schema, prepare_dataset
+from rulecli.dataset import Dataset, DataSpec, TargetView, dataset_with_schema, prepare_dataset
 from rulecli.discretize import cut_between
 from rulecli.engines import Bins, EngineOptions, Frontier, sql
 from rulecli.errors import InputError, ParamError
@@ -64,7 +64,7 @@ class Backend(Protocol):
 
 
 @dataclass
-class SqlTable:
+class SqlTable(TargetView):
     """A training table counted by a SQL engine (see :class:`rulecli.engines.EngineTable`)."""
 
     source: str
@@ -84,19 +84,6 @@ class SqlTable:
     weights: None = None
     weighting: None = None
     weight_column: None = None
-
-    # what learners read off a Dataset
-    @property
-    def classes(self) -> tuple[str, ...]:
-        return self.schema.target.classes
-
-    @property
-    def target(self) -> str:
-        return self.schema.target.name
-
-    @property
-    def regression(self) -> bool:
-        return self.schema.target.regression
 
     @property
     def total_weight(self) -> int:

@@ -134,6 +134,19 @@ class _Best:
     left_codes: dict[int, tuple[int, ...]]  # categorical winners: batch node -> left levels
     right_codes: dict[int, tuple[int, ...]]
 
+    @classmethod
+    def none(cls, p: int) -> _Best:
+        """No split found yet for any of ``p`` nodes."""
+        return cls(
+            gain=np.full(p, -np.inf),
+            feature=np.full(p, -1, dtype=np.int64),
+            bin=np.zeros(p, dtype=np.int64),
+            missing_left=np.zeros(p, dtype=bool),
+            apart=np.zeros(p, dtype=bool),
+            left_codes={},
+            right_codes={},
+        )
+
 
 class Grower:
     """Grows one tree on binned data; ``weights`` are per-row counts (bootstrap draws)."""
@@ -373,15 +386,7 @@ class Grower:
         node_stats = np.stack([t.stats[n] for n in nodes])
         node_impurity = np.array([t.impurity[n] for n in nodes])
         allowed = self._feature_choice(nodes)
-        best = _Best(
-            gain=np.full(p, -np.inf),
-            feature=np.full(p, -1, dtype=np.int64),
-            bin=np.zeros(p, dtype=np.int64),
-            missing_left=np.zeros(p, dtype=bool),
-            apart=np.zeros(p, dtype=bool),
-            left_codes={},
-            right_codes={},
-        )
+        best = _Best.none(p)
         for j in range(self.data.n_features):
             if allowed is not None:
                 take = allowed[local, j]
@@ -781,15 +786,7 @@ class CountedGrower(Grower):
         node_stats = np.stack([t.stats[n] for n in nodes])
         node_impurity = np.array([t.impurity[n] for n in nodes])
         allowed = self._feature_choice(nodes)
-        best = _Best(
-            gain=np.full(p, -np.inf),
-            feature=np.full(p, -1, dtype=np.int64),
-            bin=np.zeros(p, dtype=np.int64),
-            missing_left=np.zeros(p, dtype=bool),
-            apart=np.zeros(p, dtype=bool),
-            left_codes={},
-            right_codes={},
-        )
+        best = _Best.none(p)
         counted, derived = self._plan(nodes)
         histograms = self.table.histograms(self.bins, self._frontier(counted))
         cells: dict[int, list[np.ndarray]] = {n: [] for n in counted}
