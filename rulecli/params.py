@@ -177,6 +177,15 @@ def majority_rules_param() -> Any:
     )
 
 
+def rules_per_class_param() -> Any:
+    return param(
+        None,
+        "Keep at most this many rules per class, those right on the most training rows "
+        "(default: chosen by 3-fold cross-validation from 1, 2, 3, 5 or no limit).",
+        ge=1,
+    )
+
+
 def max_rule_length_param(default: int | None = None) -> Any:
     return param(default, "At most this many conditions per rule.", ge=1)
 

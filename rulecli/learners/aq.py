@@ -48,6 +48,7 @@ from rulecli.params import (
     max_rules_param,
     min_share_param,
     param,
+    rules_per_class_param,
     seed_param,
 )
 from rulecli.schema import Kind
@@ -73,6 +74,7 @@ class AQParams(Params):
     )
     min_share: float | None = min_share_param()
     majority_rules: str | None = majority_rules_param()
+    rules_per_class: int | None = rules_per_class_param()
     vote: str = param(
         "one", "one (rule, vote) or support (weighted by the training rows a rule gets right).", choices=tuple(VOTES)
     )
@@ -319,15 +321,18 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
         # seeds and folds are drawn from the copies whole weights stand for; fractional
         # weights weigh every count, rows drawn whole
         ds = ds.as_copies("aq")
-    bound, (share, drop) = _tuned(ds, params)
+    bound, (share, drop, per_class) = _tuned(ds, params)
     majority = "drop" if drop else "keep"
-    chosen = dataclasses.replace(params, max_error=bound, min_share=share, majority_rules=majority)
-    model = _truncated(_fit(ds, chosen, progress), ds, (share, drop), chosen)
+    chosen = dataclasses.replace(
+        params, max_error=bound, min_share=share, majority_rules=majority, rules_per_class=per_class
+    )
+    model = _truncated(_fit(ds, chosen, progress), ds, (share, drop, per_class), chosen)
     extra: dict[str, object] = {}
     if params.max_error is None:
         extra |= {"max_error": bound, "max_error_chosen_by": CHOSEN_BY}
-    if params.min_share is None:
+    if params.min_share is None and params.rules_per_class is None:
         extra |= {"min_share": share, "min_share_chosen_by": CHOSEN_BY}
+        extra |= {"rules_per_class": per_class, "rules_per_class_chosen_by": CHOSEN_BY}
     if params.majority_rules is None:
         extra |= {"majority_rules": majority, "majority_rules_chosen_by": CHOSEN_BY}
     if extra:
@@ -348,7 +353,7 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
     a rule may be, depend on the table's noise: the lecture's 1 % and every rule kept fit
     clean tables, while on noisy ones they leave many rules covering a handful of rows each."""
     bounds = ERROR_GRID if params.max_error is None else (params.max_error,)
-    settings = cuts(params.min_share, params.majority_rules)
+    settings = cuts(params.min_share, params.majority_rules, params.rules_per_class)
     cv = None if len(bounds) == 1 and len(settings) == 1 else cv_splits(ds, params.seed)
     if cv is None:
         return bounds[0], settings[0]

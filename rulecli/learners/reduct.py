@@ -33,6 +33,7 @@ from rulecli.params import (
     max_rules_param,
     min_share_param,
     param,
+    rules_per_class_param,
     seed_param,
 )
 from rulecli.schema import Schema
@@ -81,6 +82,7 @@ class ReductParams(Params):
     )
     min_share: float | None = min_share_param()
     majority_rules: str | None = majority_rules_param()
+    rules_per_class: int | None = rules_per_class_param()
     max_rules: int | None = max_rules_param(10_000, "Refuse a reduct with more distinct descriptions (rules).", ge=1)
     show: str = param(
         "rules",
@@ -240,21 +242,21 @@ def fit_reduct(ds: Dataset | EngineTable, params: ReductParams, *, progress: Pro
     model = _fit(ds, params)
     if not params.rules:
         return model
-    settings = cuts(params.min_share, params.majority_rules)
+    settings = cuts(params.min_share, params.majority_rules, params.rules_per_class)
     if len(settings) == 1:
         cut = settings[0]
     else:  # the folds are drawn from the copies whole weights stand for
         whole = ds.weights is not None and is_whole(ds.weights)
         cut = _tuned_cut(ds.as_copies("reduct") if whole else ds, params, settings)
     kept = truncated(model, ds, *cut)
-    share, majority = cut[0], "drop" if cut[1] else "keep"
-    training = {**kept.info.training, "min_share": share, "majority_rules": majority}
-    if params.min_share is None:
-        training["min_share_chosen_by"] = CHOSEN_BY
+    share, majority, per_class = cut[0], "drop" if cut[1] else "keep", cut[2]
+    training = {**kept.info.training, "min_share": share, "majority_rules": majority, "rules_per_class": per_class}
+    if params.min_share is None and params.rules_per_class is None:
+        training["min_share_chosen_by"] = training["rules_per_class_chosen_by"] = CHOSEN_BY
     if params.majority_rules is None:
         training["majority_rules_chosen_by"] = CHOSEN_BY
     training["certain_rules"] = sum(1 for r in kept.rules if r.stats and r.stats.correct == r.stats.covered)
-    chosen = dataclasses.replace(params, min_share=share, majority_rules=majority)
+    chosen = dataclasses.replace(params, min_share=share, majority_rules=majority, rules_per_class=per_class)
     return dataclasses.replace(kept, info=dataclasses.replace(kept.info, params=chosen.record(), training=training))
 
 

@@ -61,12 +61,20 @@ def held_out_right(model: RuleSet, test: Dataset) -> float:
     return float(hits.sum() if test.weights is None else test.weights[hits].sum())
 
 
-def truncated(model: RuleSet, ds: Dataset | EngineTable, share: float, drop_majority: bool = False) -> RuleSet:
+def truncated(
+    model: RuleSet,
+    ds: Dataset | EngineTable,
+    share: float,
+    drop_majority: bool = False,
+    per_class: int | None = None,
+) -> RuleSet:
     """The rule set without the rules covering less than ``share`` of their class's training
     rows, and, with ``drop_majority``, without the rules of the training majority class (as
-    a decision list leaves its most frequent class to the default rule); a default (if the
-    model has one) becomes the majority of what the kept rules leave. Kept rules keep their
-    statistics: in a rule set each counts every row it matches."""
+    a decision list leaves its most frequent class to the default rule), and, with
+    ``per_class``, with at most that many rules per class (those right on the most rows,
+    ties to the earlier); a default (if the model has one) becomes the majority of what the
+    kept rules leave. Kept rules keep their statistics: in a rule set each counts every row
+    it matches."""
     counts = ds.class_counts().tolist()
     totals = dict(zip(ds.classes, counts, strict=True))
     majority = ds.classes[int(np.argmax(counts))] if drop_majority else None
@@ -75,6 +83,15 @@ def truncated(model: RuleSet, ds: Dataset | EngineTable, share: float, drop_majo
         for r in model.rules
         if r.stats is not None and r.stats.correct >= share * totals[r.prediction] and r.prediction != majority
     ]
+    if per_class is not None:
+        ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].stats.correct, i))  # type: ignore[union-attr]
+        taken: dict[str, int] = {}
+        chosen = set()
+        for i in ranked:
+            if taken.get(kept[i].prediction, 0) < per_class:
+                taken[kept[i].prediction] = taken.get(kept[i].prediction, 0) + 1
+                chosen.add(i)
+        kept = [r for i, r in enumerate(kept) if i in chosen]
     if len(kept) == len(model.rules):
         return model
     if model.default is None:
@@ -98,33 +115,35 @@ def _engine_default(table: EngineTable, model: RuleSet) -> Rule:
     )
 
 
-Cut = tuple[float, bool]  # (share, drop the majority class's rules)
-CUTS: tuple[Cut, ...] = tuple((share, drop) for drop in (False, True) for share in SHARE_GRID)
+Cut = tuple[float, bool, int | None]  # (share, drop the majority class's rules, rules per class)
+PER_CLASS_GRID = (1, 2, 3, 5)  # with no share: a few rules per class, those right on the most rows
+CUTS: tuple[Cut, ...] = tuple((share, drop, None) for drop in (False, True) for share in SHARE_GRID) + tuple(
+    (0.0, drop, k) for drop in (False, True) for k in PER_CLASS_GRID
+)
 
 
-def cuts(share: float | None, majority_rules: str | None) -> tuple[Cut, ...]:
-    """The truncations to choose from: each given setting fixed, the others from the grid."""
-    return tuple(
-        cut
-        for cut in CUTS
-        if (share is None or cut[0] == share) and (majority_rules is None or cut[1] == (majority_rules == "drop"))
-    )
+def cuts(share: float | None, majority_rules: str | None, per_class: int | None = None) -> tuple[Cut, ...]:
+    """The truncations to choose from: each given setting fixed, the others from the grid
+    (a given share or rules-per-class limit is tried with the other left open too)."""
+    grid = CUTS
+    if share is not None or per_class is not None:
+        grid = tuple((share or 0.0, drop, per_class) for drop in (False, True))
+    return tuple(cut for cut in grid if majority_rules is None or cut[1] == (majority_rules == "drop"))
 
 
 def truncation_scores(
     fitted: RuleSet, train: Dataset, test: Dataset, settings: tuple[Cut, ...]
 ) -> list[tuple[Cut, float, int]]:
-    """(setting, held-out rows right, rules) of ``fitted`` truncated each way; with the
-    majority's rules kept or dropped alike, the kept rules shrink as the share grows, so equal
-    counts are equal rule sets, scored once."""
-    right_of: dict[tuple[bool, int], float] = {}
+    """(setting, held-out rows right, rules) of ``fitted`` truncated each way; settings that
+    keep the same rules are scored once."""
+    right_of: dict[tuple[bool, tuple[object, ...]], float] = {}
     out = []
-    for share, drop in settings:
-        model = truncated(fitted, train, share, drop)
-        key = (drop, len(model.rules))
+    for cut in settings:
+        model = truncated(fitted, train, *cut)
+        key = (cut[1], model.rules)
         if key not in right_of:
             right_of[key] = held_out_right(model, test)
-        out.append(((share, drop), right_of[key], len(model.rules)))
+        out.append((cut, right_of[key], len(model.rules)))
     return out
 
 

@@ -189,6 +189,27 @@ def test_aq_truncates_light_rules_by_the_share_of_their_class(tmp_path: Path):
     assert kept["0.05"]["training"]["rules"] == len(kept["0.05"]["rules"])
 
 
+@pytest.mark.parametrize("learner", ["aq", "reduct"])
+def test_rules_per_class_keeps_the_rules_right_on_the_most_rows(tmp_path: Path, learner: str, penguins: Path):
+    data = penguins
+    fixed = ["--max-error", "0.1"] if learner == "aq" else []
+    models = {}
+    for k in ("none", "1"):
+        out = tmp_path / f"{k}.json"
+        limit = ["--min-share", "0"] if k == "none" else ["--rules-per-class", k]
+        run = run_cli(
+            learner, str(data), "-y", "species", *fixed, *limit, "--majority-rules", "keep", "-o", str(out), "-q"
+        )
+        assert run.code == 0, run.stderr
+        models[k] = json.loads(out.read_text())
+    every, one = models["none"]["rules"], models["1"]["rules"]
+    assert models["1"]["params"]["rules_per_class"] == 1 and "rules_per_class_chosen_by" not in models["1"]["training"]
+    assert len(one) == len({r["prediction"] for r in every}) < len(every)
+    for rule in one:  # the rule right on the most rows of its class
+        best = max(r["stats"]["correct"] for r in every if r["prediction"] == rule["prediction"])
+        assert rule["stats"]["correct"] == best
+
+
 def test_aq_chooses_its_truncation_with_its_error_bound(tmp_path: Path):
     data = tmp_path / "noisy.csv"
     y = _noisy_rules_table(data)
