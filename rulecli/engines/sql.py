@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rulecli.engines import Bins, Frontier, Split
-from rulecli.model.export import sql_text
+from rulecli.model.export import SqlText, sql_text
 from rulecli.schema import Feature, Kind
 from rulecli.stats import HASH_PRIME, HASH_STEPS, hash_seed
 
@@ -27,10 +27,8 @@ def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:
     for a categorical feature, for levels the schema does not list)."""
     sql = sql_text(dialect)
     x = column(dialect, feature)
-    nb = bins.n_bins[j]
     if bins.categorical[j]:
-        whens = " ".join(f"WHEN {sql.literal(level)} THEN {i}" for i, level in enumerate(bins.levels[j]))
-        return f"CASE {x} {whens} ELSE {nb} END"
+        return _level_code(sql, x, bins.levels[j])
     cuts = bins.edges[j]
     if bins.whole_range and bins.whole_range[j] is not None:
         low, high = bins.whole_range[j]
@@ -40,18 +38,8 @@ def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:
             found = f"element_at(array({listed}), CAST({x} AS INT) - {low - 1})"
         else:
             found = f"[{listed}][CAST({x} AS BIGINT) - {low - 1}]"
-        return f"CASE WHEN {x} IS NULL THEN {nb} ELSE {found} END"
-
-    def search(low: int, high: int) -> str:
-        # the number of cuts at or below x, for codes low..high
-        if low == high:
-            return str(low)
-        mid = (low + high) // 2
-        return (
-            f"CASE WHEN {x} < {sql.literal(float(cuts[mid]))} THEN {search(low, mid)} ELSE {search(mid + 1, high)} END"
-        )
-
-    return f"CASE WHEN {x} IS NULL THEN {nb} ELSE {search(0, cuts.size)} END"
+        return f"CASE WHEN {x} IS NULL THEN {bins.n_bins[j]} ELSE {found} END"
+    return _interval_code(sql, x, cuts, "<")
 
 
 def cell_code(dialect: str, feature: Feature, edges: Sequence[float], right_closed: bool) -> str:
@@ -61,9 +49,19 @@ def cell_code(dialect: str, feature: Feature, edges: Sequence[float], right_clos
     sql = sql_text(dialect)
     x = column(dialect, feature)
     if feature.kind == Kind.CATEGORICAL:
-        whens = " ".join(f"WHEN {sql.literal(level)} THEN {i}" for i, level in enumerate(feature.levels))
-        return f"CASE {x} {whens} ELSE {len(feature.levels)} END"
-    below = "<=" if right_closed else "<"
+        return _level_code(sql, x, feature.levels)
+    return _interval_code(sql, x, edges, "<=" if right_closed else "<")
+
+
+def _level_code(sql: SqlText, x: str, levels: Sequence[str]) -> str:
+    """A level's position; ``len(levels)`` for missing values and levels not listed."""
+    whens = " ".join(f"WHEN {sql.literal(level)} THEN {i}" for i, level in enumerate(levels))
+    return f"CASE {x} {whens} ELSE {len(levels)} END"
+
+
+def _interval_code(sql: SqlText, x: str, edges: Sequence[float], below: str) -> str:
+    """The number of edges a value is not ``below`` (a binary search of nested CASEs, as deep
+    as log2 of the edges); ``len(edges) + 1`` for missing values."""
 
     def search(low: int, high: int) -> str:
         if low == high:

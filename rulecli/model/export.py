@@ -158,6 +158,9 @@ class _Sql:
         return f"({test} OR {x} {OPS[Op.MISSING].sql})" if or_missing else test
 
 
+SqlText = _Sql  # what sql_text gives, for the annotations of modules that write SQL with it
+
+
 def sql_text(dialect: str) -> _Sql:
     """A dialect's identifiers, literals and typed columns, for SQL that other modules write
     (the engines' counting queries) with the same quoting as the exports."""
