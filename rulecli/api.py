@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from rulecli import io, learners
@@ -40,10 +39,10 @@ from rulecli.model.compile import (
     prediction_frame,
     read_dtypes_for,
 )
-from rulecli.model.core import DecisionList, RuleSet, RuleStats
+from rulecli.model.core import DecisionList, RuleSet
 from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
-from rulecli.model.export import TARGETS, rule_tests, to_polars, to_python, to_sql
+from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
 from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import forest_summary, parse_text, render_text, render_tree
@@ -53,7 +52,7 @@ from rulecli.report import Curve
 from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
-from rulecli.stats import tallies, tally
+from rulecli.search.stats import recounted
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
 
 Data = str | Path | pl.DataFrame | Dataset
@@ -164,8 +163,8 @@ def make_params(learner: str, **values: Any) -> Params:
     return spec.params(**values)
 
 
-def check_engine(learner: str, engine: EngineOptions | None, *, cv: int | None = None) -> None:
-    """Refuse an engine the learner cannot count on, before any pass over the data."""
+def check_engine(engine: EngineOptions | None, *, cv: int | None = None) -> None:
+    """Refuse engine options that do not go together, before any pass over the data."""
     if engine is None:
         return
     if engine.name != "duckdb" and (engine.memory_limit or engine.temp_directory):
@@ -190,45 +189,22 @@ def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress:
     if not is_engine_table(ds) or ds.engine in spec.engines:
         return with_weighting(spec.fit(ds, params, progress=progress), ds)
     seed = getattr(params, "seed", 0)
-    sample = ds.sample(seed, min(1.0, ds.sample_rows / ds.n_rows))  # type: ignore[union-attr]
+    sample = ds.sample(seed, min(1.0, ds.sample_rows / ds.n_rows))
     if sample.n_rows < 2 or len(set(sample.y.tolist())) < 2:
         raise InputError(f"{ds.source}: the engine's sample holds a single class; pass a larger --sample-rows")
     model = spec.fit(sample, params, progress=progress)
     note = {"rows": sample.n_rows, "of_rows": ds.n_rows, "drawn_by": "a hash of the row numbers", "seed": seed}
     if isinstance(model, DecisionList | RuleSet):
-        model = _recounted(model, ds)
+        model = recounted(model, ds)
         note["statistics"] = "recounted on every row"
     training = {**model.info.training, "sample": note}
     return dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
 
 
-def _recounted(model: DecisionList | RuleSet, table: EngineTable) -> DecisionList | RuleSet:
-    """The rule model with each rule's statistics counted by the engine on all rows."""
-    counts = table.rule_counts(rule_tests(model, table.dialect), isinstance(model, DecisionList))  # type: ignore[attr-defined]
-
-    def stats(row: np.ndarray, prediction: str) -> RuleStats:
-        tallied = tallies(row)
-        correct = tallied[model.classes.index(prediction)] if prediction in model.classes else 0
-        return RuleStats(tally(float(row.sum())), tally(float(correct)), tuple(tallied.tolist()))
-
-    rules = tuple(dataclasses.replace(r, stats=stats(counts[i], r.prediction)) for i, r in enumerate(model.rules))
-    default = (
-        None
-        if model.default is None
-        else dataclasses.replace(model.default, stats=stats(counts[-1], model.default.prediction))
-    )
-    training = dict(model.info.training)
-    training["rows"] = table.n_rows
-    if "class_counts" in training:
-        training["class_counts"] = [tally(float(c)) for c in table.class_counts()]
-    info = dataclasses.replace(model.info, training=training)
-    return dataclasses.replace(model, rules=rules, default=default, info=info)
-
-
 def release(data: object) -> None:
     """Close an engine's table (its connection and temporary files); nothing for a Dataset."""
     if is_engine_table(data):
-        data.close()  # type: ignore[attr-defined]
+        data.close()
 
 
 def fit(learner: str, data: Data, *, progress: Progress | None = None, **options: Any) -> Predictor:
@@ -242,7 +218,7 @@ def fit(learner: str, data: Data, *, progress: Progress | None = None, **options
     data_options = {k: options.pop(k) for k in (*DATA_KEYS, *READ_KEYS) if k in options}
     engine = options.pop("engine", None)
     engine = EngineOptions(engine) if isinstance(engine, str) else engine
-    check_engine(learner, engine)
+    check_engine(engine)
     spec = learners.get(learner)
     params = make_params(learner, **options)
     ds = prepare(data, numeric_target=spec.numeric_target, engine=engine, **data_options)

@@ -430,6 +430,11 @@ def _check_summable(y: np.ndarray, name: str, source: str) -> None:
         )
 
 
+def missing_target_warning(source: str, target: str, n_missing: int) -> str:
+    verb = "is" if n_missing == 1 else "are"
+    return f"{source}: {counted(n_missing, 'row')} with a missing '{target}' {verb} left out"
+
+
 def _drop_missing_target(
     df: pl.DataFrame, target_name: str, source: str, warnings: list[str]
 ) -> tuple[pl.DataFrame, np.ndarray | None]:
@@ -443,8 +448,7 @@ def _drop_missing_target(
     if n_missing == df.height:
         raise InputError(f"{source}: target column '{target_name}' has no values")
     if n_missing:
-        verb = "is" if n_missing == 1 else "are"
-        warnings.append(f"{source}: {counted(n_missing, 'row')} with a missing '{target_name}' {verb} left out")
+        warnings.append(missing_target_warning(source, target_name, n_missing))
         return df.filter(~missing_target), (~missing_target).to_numpy()
     return df, None
 

@@ -200,7 +200,7 @@ def scan_table(
     except InputError:
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputError(f"{label}: cannot read as {fmt.upper()}: {_first_line(exc)}") from exc
+        raise InputError(f"{label}: cannot read as {fmt.upper()}: {first_line(exc)}") from exc
 
 
 def _recode(raw: bytes, encoding: str, label: str) -> bytes:
@@ -478,7 +478,7 @@ def collect(lf: pl.LazyFrame, label: str) -> pl.DataFrame:
     try:
         return lf.collect()
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputError(f"{label}: {_first_line(exc)}") from exc
+        raise InputError(f"{label}: {first_line(exc)}") from exc
 
 
 _CLEARER = (
@@ -487,7 +487,8 @@ _CLEARER = (
 )
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception's message as one line for an ``Error:`` (with a clearer word where one is known)."""
     text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
     for needle, clearer in _CLEARER:

@@ -152,7 +152,7 @@ def _learn(
         io.check_writable(run.metrics_out)
     with _time_limit(name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
         with progress as on_step:
-            api.check_engine(name, engine, cv=run.cv)
+            api.check_engine(engine, cv=run.cv)
             ds = common.load_dataset(
                 data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target, engine=engine
             )

@@ -9,8 +9,11 @@ whichever engine answers:
   the discretisers' class counts per value);
 - :meth:`EngineTable.histograms`: per node of a partial tree, the (bin, class) counts of
   every feature (tree growth, one pass per level);
+- :meth:`EngineTable.cell_table`: the distinct rows of discretised features with their
+  counts (reduct's decision table);
+- :meth:`EngineTable.rule_counts`: each rule's rows by class (a model's statistics);
 - :meth:`EngineTable.sample`: the rows of a hashed sample, in memory (settings chosen by
-  cross-validation).
+  cross-validation, learners without an engine form).
 
 The in-memory engine is the prepared :class:`~rulecli.dataset.Dataset` itself; an engine
 table keeps its rows in the engine and holds only the schema and the class counts.
@@ -25,7 +28,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from rulecli.dataset import Dataset
-    from rulecli.schema import Schema
+    from rulecli.schema import Feature, Schema
 
 ENGINES = ("memory", "duckdb", "spark")
 
@@ -89,7 +92,19 @@ class EngineTable(Protocol):
     schema: Schema
     n_rows: int
     warnings: tuple[str, ...]
-    engine: str
+    sample_rows: int  # rows a learner without an engine form learns from
+
+    @property
+    def engine(self) -> str: ...
+
+    @property
+    def dialect(self) -> str: ...
+
+    @property
+    def classes(self) -> tuple[str, ...]: ...
+
+    @property
+    def target(self) -> str: ...
 
     def class_counts(self) -> np.ndarray: ...
 
@@ -97,12 +112,27 @@ class EngineTable(Protocol):
 
     def bins(self, max_bins: int) -> Bins: ...
 
-    def histograms(self, bins: Bins, frontier: Frontier) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per feature: (slot, bin, class weight counts) arrays, one entry per non-empty cell
-        (class counts as an (n_cells, n_classes) array)."""
+    def histograms(self, bins: Bins, frontier: Frontier) -> list[Histogram]:
+        """Per feature, the non-empty (slot, bin, class) cells of the frontier's slots."""
         ...
 
+    def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def rule_counts(self, tests: list[str], ordered: bool) -> np.ndarray: ...
+
     def sample(self, seed: int, rate: float) -> Dataset: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """One feature's cells: parallel arrays of slot, bin code, class code and rows."""
+
+    slot: np.ndarray
+    code: np.ndarray
+    cls: np.ndarray
+    rows: np.ndarray
 
 
 def is_engine_table(data: object) -> bool:

@@ -20,10 +20,6 @@ from rulecli.model.export import sql_text
 Q = sql_text("duckdb")
 
 
-def first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
 def is_parquet(path: str) -> bool:
     return path.lower().rstrip("/").endswith((".parquet", ".pq", ".parq"))
 
@@ -59,7 +55,7 @@ class DuckDB:
         try:
             self.connection = duckdb.connect(":memory:", config=config)
         except duckdb.Error as exc:
-            raise ParamError(f"--engine duckdb: {first_line(exc)}") from None
+            raise ParamError(f"--engine duckdb: {io.first_line(exc)}") from None
         # Parquet statistics written without NaN (as Polars writes them) let DuckDB fold
         # isnan(x) and NULLIF(x, NaN) to constants: NaN would not read as missing
         self.connection.sql("SET disabled_optimizers = 'statistics_propagation'")
@@ -74,7 +70,7 @@ class DuckDB:
             relation = self._sql(query)
             return pl.DataFrame() if relation is None else relation.pl()
         except Exception as exc:  # DuckDB's own error says what it could not do
-            raise InputError(f"{failure}: {first_line(exc)}") from None
+            raise InputError(f"{failure}: {io.first_line(exc)}") from None
 
     def _rows(self, query: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         relation = self._sql(query, params)
@@ -92,7 +88,7 @@ class DuckDB:
             try:
                 self._rows(f"ATTACH {Q.literal(source)} AS rulecli_source (READ_ONLY)")
             except Exception as exc:
-                raise InputError(f"{source}: DuckDB cannot open it as a database: {first_line(exc)}") from None
+                raise InputError(f"{source}: DuckDB cannot open it as a database: {io.first_line(exc)}") from None
             table = f"rulecli_source.{Q.ident(options.table)}"
             try:
                 self._rows(f"SELECT * FROM {table} LIMIT 0")
@@ -104,7 +100,7 @@ class DuckDB:
         try:
             files = [f for (f,) in self._rows("SELECT file FROM glob(?) ORDER BY file", [source])]
         except Exception as exc:
-            raise InputError(f"{source}: {first_line(exc)}") from None
+            raise InputError(f"{source}: {io.first_line(exc)}") from None
         if not files:
             raise InputError(f"{source}: no such file")
         listed = ", ".join(Q.literal(n) for n in files)
@@ -114,7 +110,7 @@ class DuckDB:
         try:
             sizes = dict(self._rows(f"SELECT file_name, num_rows FROM parquet_file_metadata([{listed}])"))
         except Exception as exc:
-            raise InputError(f"{source}: DuckDB cannot read it as Parquet: {first_line(exc)}") from None
+            raise InputError(f"{source}: DuckDB cannot read it as Parquet: {io.first_line(exc)}") from None
         offsets, total = [], 0
         for name in files:
             offsets.append(f"WHEN {Q.literal(name)} THEN {total}")

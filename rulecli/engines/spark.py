@@ -16,8 +16,9 @@ from typing import Any
 
 import polars as pl
 
+from rulecli import io
 from rulecli.engines import EngineOptions
-from rulecli.engines.duckdb import first_line, is_parquet, not_parquet
+from rulecli.engines.duckdb import is_parquet, not_parquet
 from rulecli.engines.table import SqlTable, open_sql_table
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import sql_text
@@ -42,14 +43,14 @@ class Spark:
                 warnings.simplefilter("ignore")  # PySpark warns about the pandas it does not use here
                 self.spark = _session(master)
         except Exception as exc:
-            raise ParamError(f"--engine spark: cannot start Spark at {master}: {first_line(exc)}") from None
+            raise ParamError(f"--engine spark: cannot start Spark at {master}: {io.first_line(exc)}") from None
         self.cached: list[Any] = []
 
     def frame(self, query: str, failure: str) -> pl.DataFrame:
         try:
             return pl.from_arrow(self.spark.sql(query).toArrow())  # type: ignore[return-value]
         except Exception as exc:  # Spark's own error says what it could not do
-            raise InputError(f"{failure}: {first_line(exc)}") from None
+            raise InputError(f"{failure}: {io.first_line(exc)}") from None
 
     def scan(self, source: str, options: EngineOptions, input_format: str | None) -> tuple[str, pl.Schema]:
         try:
@@ -64,7 +65,7 @@ class Spark:
         except InputError:
             raise
         except Exception as exc:
-            message = first_line(exc)
+            message = io.first_line(exc)
             if "PATH_NOT_FOUND" in message or "does not exist" in message:
                 raise InputError(f"{source}: no such file") from None
             if "TABLE_OR_VIEW_NOT_FOUND" in message:
@@ -103,7 +104,7 @@ class Spark:
             df = self.spark.sql(query).persist(StorageLevel.MEMORY_AND_DISK)
             df.count()  # fill the cache now: the pass is timed as the binning
         except Exception as exc:
-            raise InputError(f"{failure}: {first_line(exc)}") from None
+            raise InputError(f"{failure}: {io.first_line(exc)}") from None
         df.createOrReplaceTempView(name)
         self.cached.append(df)
         return name

@@ -55,8 +55,11 @@ def cell_code(dialect: str, feature: Feature, edges: Sequence[float], right_clos
 
 def _level_code(sql: SqlText, x: str, levels: Sequence[str]) -> str:
     """A level's position; ``len(levels)`` for missing values and levels not listed."""
-    whens = " ".join(f"WHEN {sql.literal(level)} THEN {i}" for i, level in enumerate(levels))
-    return f"CASE {x} {whens} ELSE {len(levels)} END"
+    return f"CASE {x} {_whens(sql, levels)} ELSE {len(levels)} END"
+
+
+def _whens(sql: SqlText, levels: Sequence[str]) -> str:
+    return " ".join(f"WHEN {sql.literal(level)} THEN {i}" for i, level in enumerate(levels))
 
 
 def _interval_code(sql: SqlText, x: str, edges: Sequence[float], below: str) -> str:
@@ -77,9 +80,7 @@ def _interval_code(sql: SqlText, x: str, edges: Sequence[float], below: str) -> 
 
 def class_code(dialect: str, name: str, classes: Sequence[str]) -> str:
     sql = sql_text(dialect)
-    x = sql.column(name, False)
-    whens = " ".join(f"WHEN {sql.literal(c)} THEN {i}" for i, c in enumerate(classes))
-    return f"CASE {x} {whens} END"
+    return f"CASE {sql.column(name, False)} {_whens(sql, classes)} END"
 
 
 def frontier_slot(frontier: Frontier, codes: Sequence[str], n_bins: Sequence[int]) -> str:

@@ -13,14 +13,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import polars as pl
 
-from rulecli.dataset import Dataset, DataSpec, TargetView, dataset_with_schema, prepare_dataset
+from rulecli.dataset import (
+    Dataset,
+    DataSpec,
+    TargetView,
+    dataset_with_schema,
+    missing_target_warning,
+    prepare_dataset,
+)
 from rulecli.discretize import cut_between
-from rulecli.engines import Bins, EngineOptions, Frontier, sql
+from rulecli.engines import Bins, EngineOptions, Frontier, Histogram, sql
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import sql_text
 from rulecli.schema import Feature, Kind, Schema, is_numeric_dtype
@@ -30,6 +37,7 @@ from rulecli.words import counted
 EXACT_DISTINCT = 100_000  # columns with at most about this many values are profiled value by value
 MAX_LEVELS = 10_000  # levels a categorical feature may have on an engine
 WHOLE_RANGE = 4096  # values a bin lookup table may list
+T = TypeVar("T")
 
 
 class Backend(Protocol):
@@ -103,11 +111,26 @@ class SqlTable(TargetView):
     # -- counting
 
     def _run(self, what: str, query: str) -> pl.DataFrame:
+        return self._timed(what, lambda: self.backend.frame(query, self._failure(what)))
+
+    def _failure(self, what: str) -> str:
+        return f"{self.source}: {self.backend.label} could not {what}"
+
+    def _timed(self, what: str, work: Callable[[], T]) -> T:
+        """A pass over the table, reported to ``on_pass`` with its seconds."""
         start = time.perf_counter()
-        result = self.backend.frame(query, f"{self.source}: {self.backend.label} could not {what}")
+        result = work()
         if self.on_pass is not None:
             self.on_pass(what, time.perf_counter() - start)
         return result
+
+    def _count_distinct(self, what: str, columns: list[str]) -> pl.DataFrame:
+        """The distinct rows of ``columns`` (SQL expressions with aliases) and their count ``n``,
+        in the columns' order."""
+        keys = ", ".join(str(i + 1) for i in range(len(columns)))
+        return self._run(
+            what, f"SELECT {', '.join(columns)}, count(*) AS n FROM {self.relation} GROUP BY {keys} ORDER BY {keys}"
+        )
 
     def grouped(self, names: tuple[str, ...]) -> Dataset:
         """The distinct values of ``names`` with the target, each with its row count as weight."""
@@ -116,9 +139,7 @@ class SqlTable(TargetView):
         columns = [f"{sql.column(self.dialect, f)} AS {q.ident(f.name)}" for f in features]
         target = q.ident(self.target)
         columns.append(f"CAST({target} AS {q.text}) AS {target}")
-        keys = ", ".join(str(i + 1) for i in range(len(columns)))
-        query = f"SELECT {', '.join(columns)}, count(*) AS n FROM {self.relation} GROUP BY {keys} ORDER BY {keys}"
-        frame = self._run(f"count {', '.join(names)}", query)
+        frame = self._count_distinct(f"count {', '.join(names)}", columns)
         schema = Schema(tuple(features), self.schema.target)
         weights = frame.get_column("n").to_numpy().astype(np.float64)
         return dataset_with_schema(frame.drop("n"), schema, self.source, row_weights=weights)
@@ -179,16 +200,13 @@ class SqlTable(TargetView):
         y = sql.class_code(self.dialect, self.target, self.classes)
         codes.append(f"CAST({y} AS {self.backend.code_type(len(self.classes))}) AS y")
         query = f"SELECT {', '.join(codes)} FROM {self.relation}"
-        start = time.perf_counter()
-        relation = self.backend.materialise(
-            query, f"{self.workdir}/binned{len(self.binned)}", f"{self.source}: {self.backend.label} could not bin it"
-        )
-        if self.on_pass is not None:
-            self.on_pass("write the binned table", time.perf_counter() - start)
+        path = f"{self.workdir}/binned{len(self.binned)}"
+        what = "write the binned table"
+        relation = self._timed(what, lambda: self.backend.materialise(query, path, self._failure(what)))
         self.binned[key] = (bins, relation)
         return relation
 
-    def histograms(self, bins: Bins, frontier: Frontier) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def histograms(self, bins: Bins, frontier: Frontier) -> list[Histogram]:
         relation = self._binned_table(bins)
         d = len(self.schema.features)
         codes = [f"b{j}" for j in range(d)]
@@ -199,17 +217,11 @@ class SqlTable(TargetView):
             f"(SELECT {slot} AS s, * FROM {relation}) WHERE s >= 0 GROUP BY GROUPING SETS ({sets})"
         )
         frame = self._run(f"count {counted(frontier.n_slots, 'node')}", query)
-        k = len(self.classes)
         out = []
-        for j in range(d):
+        for j in range(d):  # each grouping set's rows are those where its feature's code is set
             part = frame.filter(pl.col(f"b{j}").is_not_null())
-            slots = part.get_column("s").to_numpy().astype(np.int64)
-            code = part.get_column(f"b{j}").to_numpy().astype(np.int64)
-            counts = np.zeros((slots.size, k))
-            counts[np.arange(slots.size), part.get_column("y").to_numpy().astype(np.int64)] = part.get_column(
-                "n"
-            ).to_numpy()
-            out.append((slots, code, counts))
+            arrays = [part.get_column(c).to_numpy().astype(np.int64) for c in ("s", f"b{j}", "y", "n")]
+            out.append(Histogram(*arrays))
         return out
 
     def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -220,11 +232,7 @@ class SqlTable(TargetView):
             edges, right_closed = (f.cuts.edges, f.cuts.right_closed) if f.cuts is not None else ((), False)
             codes.append(f"{sql.cell_code(self.dialect, f, edges, right_closed)} AS c{j}")
         codes.append(f"{sql.class_code(self.dialect, self.target, self.classes)} AS y")
-        keys = ", ".join(str(i + 1) for i in range(len(codes)))
-        frame = self._run(
-            "count the decision table",
-            f"SELECT {', '.join(codes)}, count(*) AS n FROM {self.relation} GROUP BY {keys} ORDER BY {keys}",
-        )
+        frame = self._count_distinct("count the decision table", codes)
         cells = frame.select([f"c{j}" for j in range(len(features))]).to_numpy().astype(np.int32)
         y = frame.get_column("y").to_numpy().astype(np.int64)
         return cells.reshape(frame.height, len(features)), y, frame.get_column("n").to_numpy().astype(np.float64)
@@ -395,9 +403,7 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     n_rows = int(sum(by_class.values()))
     warnings = list(prepared.warnings)
     if n_rows < n_all:
-        missing = n_all - n_rows
-        verb = "is" if missing == 1 else "are"
-        warnings.insert(0, f"{source}: {counted(missing, 'row')} with a missing '{target}' {verb} left out")
+        warnings.insert(0, missing_target_warning(source, target, n_all - n_rows))
     relation = f"(SELECT * FROM {raw} WHERE {view_target} IS NOT NULL) AS rulecli_rows"
     return SqlTable(source, schema, n_rows, tuple(warnings), relation, counts, backend, known_values=known)
 

@@ -54,10 +54,15 @@ def _partition(ds: Dataset, name: str, params: OneRParams) -> FeatureCells:
     return cells_of(ds, ds.schema.feature(name), params.discretize, bins)
 
 
-def _rows_of(ds: Dataset | EngineTable, name: str) -> Dataset:
+def _rows_of(ds: Dataset | EngineTable, name: str, counted: dict[str, Dataset]) -> Dataset:
     """What a feature's rules are counted on: the rows, or an engine's distinct values of the
-    feature with each class's count as weight (the same cross table, cuts and rules)."""
-    return ds.grouped((name,)) if is_engine_table(ds) else ds
+    feature with each class's count as weight (the same cross table, cuts and rules; asked of
+    the engine once per feature, ``counted`` keeps them)."""
+    if not is_engine_table(ds):
+        return ds
+    if name not in counted:
+        counted[name] = ds.grouped((name,))
+    return counted[name]
 
 
 def _cross_table(part: FeatureCells, ds: Dataset) -> np.ndarray:
@@ -92,13 +97,13 @@ def _list(ds: Dataset | EngineTable, rules: list[Rule]) -> DecisionList:
 Score = tuple[int | float, int | float, float]  # errors, rows judged (both by weight), p-value
 
 
-def _score_features(ds: Dataset | EngineTable, params: OneRParams) -> dict[str, Score]:
+def _score_features(ds: Dataset | EngineTable, params: OneRParams, counted: dict[str, Dataset]) -> dict[str, Score]:
     """Errors, rows judged and chi-square p-value per feature (on held-out rows if asked)."""
     names = ds.schema.feature_names
     if params.validation_fraction == 0.0:
         scores = {}
         for name in names:
-            rows = _rows_of(ds, name)
+            rows = _rows_of(ds, name, counted)
             table = _cross_table(_partition(rows, name, params), rows)
             errors = tally(rows.total_weight - table.max(axis=1).sum())
             scores[name] = (errors, rows.total_weight, chi2_independence(table)[2])
@@ -143,9 +148,10 @@ def fit_oner(ds: Dataset | EngineTable, params: OneRParams, *, progress: Progres
     """
     if params.validation_fraction and ds.weights is not None and is_whole(ds.weights):
         ds = ds.as_copies("oner")  # the held-out share is drawn from the copies whole weights stand for
-    scores = _score_features(ds, params)
+    counted: dict[str, Dataset] = {}
+    scores = _score_features(ds, params, counted)
     chosen = _choose(scores, params.ties)
-    rows = _rows_of(ds, chosen)
+    rows = _rows_of(ds, chosen, counted)
     part = _partition(rows, chosen, params)
     rules = _rules_for(rows, part)
     features = tuple(part.feature if f.name == chosen else f for f in ds.schema.features)

@@ -120,13 +120,12 @@ def _encode(ds: Dataset | EngineTable, params: ReductParams) -> _Encoded:
         # then the distinct rows of cells with their counts as weights (one pass)
         cells = [cells_of(ds.grouped((f.name,)), f, params.discretize, bins) for f in ds.schema.features]
         schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
-        codes, y, counts = ds.cell_table(schema.features)
-        table = DecisionTable(ds.schema.feature_names, codes, y, len(ds.classes), counts)
-        return _Encoded(table, tuple(c.conditions for c in cells), schema)
-    cells = feature_cells(ds, params.discretize, bins)
-    codes = np.stack([c.codes for c in cells], axis=1).astype(np.int32)
-    table = DecisionTable(ds.schema.feature_names, codes, ds.y, len(ds.classes), ds.weights)
-    schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
+        codes, y, w = ds.cell_table(schema.features)
+    else:
+        cells = feature_cells(ds, params.discretize, bins)
+        schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
+        codes, y, w = np.stack([c.codes for c in cells], axis=1).astype(np.int32), ds.y, ds.weights
+    table = DecisionTable(ds.schema.feature_names, codes, y, len(ds.classes), w)
     return _Encoded(table, tuple(c.conditions for c in cells), schema)
 
 

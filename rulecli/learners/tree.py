@@ -23,7 +23,7 @@ from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import ModelInfo
-from rulecli.model.tree import Columns, Tree, TreeNodes, _walker, leaves_of, level_index
+from rulecli.model.tree import Columns, Tree, TreeNodes, leaves_of, level_index, node_walker
 from rulecli.params import Params, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
@@ -343,7 +343,7 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         weights = np.ones(test.n_rows) if test.weights is None else test.weights
         for alpha in alphas:
             pruned = nodes if sequence is None or alpha <= 0 else sequence.at(alpha)
-            predicted = pruned.value[leaves_of(_walker(pruned, levels), batch)].argmax(axis=1)
+            predicted = pruned.value[leaves_of(node_walker(pruned, levels), batch)].argmax(axis=1)
             right, leaves = scores.get(alpha, (0.0, 0))
             scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + int(pruned.leaves.size))
     chosen = one_se_choice(scores, n)

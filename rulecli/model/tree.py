@@ -243,7 +243,7 @@ class _Walker:
     present_split: bool  # some node splits present from missing values (threshold +inf)
 
 
-def _walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray | None = None) -> _Walker:
+def node_walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray | None = None) -> _Walker:
     """``rows``: the batch row of each model feature, when a batch holds only the used ones."""
     n = nodes.n_nodes
     categorical = np.array([bool(nodes.left_levels[i] or nodes.right_levels[i]) for i in range(n)], dtype=bool)
@@ -282,7 +282,7 @@ def walkers(model: TreeModel, rows: np.ndarray | None = None) -> list[_Walker]:
     ``rows``, for batches that hold only some features (``rows[j]``: feature j's row)."""
     trees = (model.nodes,) if isinstance(model, Tree) else model.trees
     levels = level_index(model.info.schema, model.features)
-    return [_walker(nodes, levels, rows) for nodes in trees]
+    return [node_walker(nodes, levels, rows) for nodes in trees]
 
 
 def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:

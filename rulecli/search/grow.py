@@ -790,9 +790,9 @@ class CountedGrower(Grower):
         counted, derived = self._plan(nodes)
         histograms = self.table.histograms(self.bins, self._frontier(counted))
         cells: dict[int, list[np.ndarray]] = {n: [] for n in counted}
-        for j, (slot, code, counts) in enumerate(histograms):
+        for j, h in enumerate(histograms):
             dense = np.zeros((len(counted), self.data.n_bins[j] + 1, k))
-            np.add.at(dense, (slot, code), counts)
+            dense[h.slot, h.code, h.cls] = h.rows  # each (slot, bin, class) cell comes once
             for i, n in enumerate(counted):
                 cells[n].append(dense[i])
         for n, sibling in derived.items():

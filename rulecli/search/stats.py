@@ -8,15 +8,20 @@ from collections.abc import Sequence
 import numpy as np
 
 from rulecli.dataset import Dataset
-from rulecli.model.core import Rule, RuleStats
+from rulecli.engines import EngineTable
+from rulecli.model.core import DecisionList, Rule, RuleSet, RuleStats
+from rulecli.model.export import rule_tests
 from rulecli.search.encoded import Encoded
 from rulecli.stats import tally
 
 
+def stats_of(counts: np.ndarray, classes: Sequence[str], prediction: str) -> RuleStats:
+    """A rule's statistics from the class counts of the rows it is credited with."""
+    return RuleStats(tally(counts.sum()), tally(counts[classes.index(prediction)]), tuple(tally(c) for c in counts))
+
+
 def _stats(enc: Encoded, rows: np.ndarray, prediction: str) -> RuleStats:
-    counts = enc.class_counts(rows)
-    correct = tally(counts[enc.classes.index(prediction)])
-    return RuleStats(tally(counts.sum()), correct, tuple(tally(c) for c in counts))
+    return stats_of(enc.class_counts(rows), enc.classes, prediction)
 
 
 def list_rule_stats(enc: Encoded, rules: list[Rule], default: str) -> tuple[list[Rule], Rule]:
@@ -57,7 +62,39 @@ def set_default_rule(enc: Encoded, rules: list[Rule]) -> Rule:
     covered = np.zeros(enc.n_rows, dtype=bool)
     for rule in rules:
         covered |= enc.rule_mask(rule.conditions)
-    uncovered = np.flatnonzero(~covered)
-    pool = uncovered if uncovered.size else np.arange(enc.n_rows)
-    prediction = enc.classes[int(np.argmax(enc.class_counts(pool)))]
-    return Rule((), prediction, _stats(enc, uncovered, prediction))
+    uncovered = enc.class_counts(np.flatnonzero(~covered))
+    return default_rule_of(uncovered, enc.class_counts(np.arange(enc.n_rows)), enc.classes)
+
+
+def default_rule_of(uncovered: np.ndarray, every: np.ndarray, classes: Sequence[str]) -> Rule:
+    """The default rule from the class counts of the rows no rule matches and of all rows:
+    the majority of the former (of all rows when every row is matched), with its statistics."""
+    pool = uncovered if uncovered.sum() > 0 else every
+    prediction = classes[int(np.argmax(pool))]
+    return Rule((), prediction, stats_of(uncovered, classes, prediction))
+
+
+def engine_default_rule(table: EngineTable, model: RuleSet) -> Rule:
+    """:func:`set_default_rule` counted by an engine: one pass over the rows the model's
+    rules leave."""
+    uncovered = table.rule_counts(rule_tests(model, table.dialect), ordered=False)[-1]
+    return default_rule_of(uncovered, table.class_counts(), model.classes)
+
+
+def recounted(model: DecisionList | RuleSet, table: EngineTable) -> DecisionList | RuleSet:
+    """The rule model with each rule's statistics counted by ``table``'s engine on all its
+    rows, as the learners credit them: the rows each rule decides in a decision list, every
+    row it matches in a rule set, the rest for the default."""
+    counts = table.rule_counts(rule_tests(model, table.dialect), isinstance(model, DecisionList))
+    rules = tuple(
+        dataclasses.replace(r, stats=stats_of(counts[i], model.classes, r.prediction))
+        for i, r in enumerate(model.rules)
+    )
+    default = model.default
+    if default is not None:
+        default = dataclasses.replace(default, stats=stats_of(counts[-1], model.classes, default.prediction))
+    training = dict(model.info.training) | {"rows": table.n_rows}
+    if "class_counts" in training:
+        training["class_counts"] = [tally(c) for c in table.class_counts()]
+    info = dataclasses.replace(model.info, training=training)
+    return dataclasses.replace(model, rules=rules, default=default, info=info)

@@ -19,11 +19,10 @@ import polars as pl
 from rulecli.dataset import Dataset, stratified_folds
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import prediction_frame
-from rulecli.model.core import Rule, RuleSet, RuleStats
-from rulecli.model.export import rule_tests
+from rulecli.model.core import RuleSet
 from rulecli.search.encoded import Encoded
-from rulecli.search.stats import set_default_rule
-from rulecli.stats import hash_sampled, tally
+from rulecli.search.stats import engine_default_rule, set_default_rule
+from rulecli.stats import hash_sampled
 
 CHOSEN_BY = "3-fold cross-validation"
 TUNE_ROWS = 2000  # rows settings are chosen on: enough to see the noise, cheap on long tables
@@ -97,22 +96,10 @@ def truncated(
     if model.default is None:
         default = None
     elif is_engine_table(ds):
-        default = _engine_default(ds, dataclasses.replace(model, rules=tuple(kept)))
+        default = engine_default_rule(ds, dataclasses.replace(model, rules=tuple(kept)))
     else:
         default = set_default_rule(Encoded.from_dataset(ds), kept)
     return dataclasses.replace(model, rules=tuple(kept), default=default)
-
-
-def _engine_default(table: EngineTable, model: RuleSet) -> Rule:
-    """:func:`set_default_rule` counted by the engine: the majority of the rows no rule matches
-    (of all rows when every row is matched), with their statistics."""
-    uncovered = table.rule_counts(rule_tests(model, table.dialect), ordered=False)[-1]  # type: ignore[attr-defined]
-    pool = uncovered if uncovered.sum() > 0 else table.class_counts().astype(np.float64)
-    prediction = model.classes[int(np.argmax(pool))]
-    counts = [tally(float(c)) for c in uncovered]
-    return Rule(
-        (), prediction, RuleStats(tally(float(uncovered.sum())), counts[model.classes.index(prediction)], tuple(counts))
-    )
 
 
 Cut = tuple[float, bool, int | None]  # (share, drop the majority class's rules, rules per class)
