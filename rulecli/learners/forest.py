@@ -36,7 +36,7 @@ from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, tree_nodes
 from rulecli.model.core import ModelInfo
-from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
+from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaves_of, walkers
 from rulecli.params import param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
@@ -195,11 +195,12 @@ def out_of_bag(
     width = forest.trees[0].value.shape[1]
     sums = np.zeros((ds.n_rows, width))
     counts = np.zeros(ds.n_rows, dtype=np.int64)
-    for nodes, w, seed in zip(forest.trees, walkers(forest), seeds, strict=True):
+    prepared = walkers(forest)
+    for shares, w, seed in zip(prepared.outputs, prepared.trees, seeds, strict=True):
         missed = bootstrap_draws(np.random.default_rng(seed), drawn_from) == 0
         rows = np.flatnonzero(missed)
         sub = Columns(batch.numeric[:, rows], batch.codes[:, rows], rows.size)
-        sums[rows] += leaf_shares(nodes)[leaves_of(w, sub)]
+        sums[rows] += shares[leaves_of(w, sub)]
         counts[rows] += 1
     return OutOfBag(sums, counts)
 
@@ -313,7 +314,7 @@ def partial_dependence(
             codes[j] = i
         else:
             numeric[j] = t
-        p = average_output(forest, prepared, Columns(numeric, codes, batch.n_rows))
+        p = average_output(prepared, Columns(numeric, codes, batch.n_rows))
         if ds.regression:
             values.append(float(p[:, 0].mean()))
             continue

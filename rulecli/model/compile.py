@@ -313,7 +313,7 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
 
     def score(frame: pl.DataFrame) -> pl.DataFrame:
         batch = _walk_input(frame, used, kinds, [levels[index[name]] for name in used])
-        out = average_output(model, prepared, batch)
+        out = average_output(prepared, batch)
         columns: dict[str, object] = {}
         if regression:
             columns[PREDICTION] = out[:, 0]
@@ -321,7 +321,7 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
             columns[PREDICTION] = np.array(model.classes, dtype=object)[out.argmax(axis=1)]
             columns |= {name: out[:, k] for k, name in enumerate(names)}
         if explained:
-            rank = np.searchsorted(leaf_ids, leaves_of(prepared[0], batch))
+            rank = np.searchsorted(leaf_ids, leaves_of(prepared.trees[0], batch))
             columns[RULE] = (rank + 1).astype(str)
             columns[RULE_TEXT] = rule_texts[rank]
         return pl.DataFrame(columns, schema=fields)

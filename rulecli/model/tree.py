@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -277,12 +278,90 @@ def node_walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray
     )
 
 
-def walkers(model: TreeModel, rows: np.ndarray | None = None) -> list[_Walker]:
+@dataclass(frozen=True)
+class Packed:
+    """All of a model's trees in one set of node arrays, the input of the compiled walk
+    (:mod:`rulecli.model.kernel`, which reads two cells per feature: see its ``fill``).
+
+    Each tree is renumbered breadth-first so that siblings sit side by side: node n's
+    children are ``pair[n]`` (left) and ``pair[n] + 1`` (right). A numeric node reads the
+    cell of its feature that puts missing values on its missing side; a categorical node
+    looks its level up in its row of ``directions`` (1: left), where missing and unseen
+    levels already go the node's missing way. A leaf is its own left child and its test
+    always sends rows left (a cell that is never NaN, threshold +inf).
+    """
+
+    roots: np.ndarray
+    depths: np.ndarray
+    feature: np.ndarray  # the cell each node reads
+    threshold: np.ndarray
+    pair: np.ndarray
+    slot: np.ndarray  # row of ``directions``; -1 at numeric nodes and leaves
+    directions: np.ndarray
+    categorical: np.ndarray  # the batch rows of categorical features
+    shares: np.ndarray  # leaf_shares of every node
+
+
+def _breadth_first(w: _Walker) -> np.ndarray:
+    """A tree's nodes in breadth-first order, each split's two children side by side."""
+    order = [0]
+    for node in order:  # grows while it is read: a queue
+        if w.feature[node] >= 0:
+            order += [int(w.left[node]), int(w.right[node])]
+    return np.array(order, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Walkers:
+    """A model's trees prepared for walking, each on its own and all packed together."""
+
+    trees: tuple[_Walker, ...]
+    outputs: tuple[np.ndarray, ...]  # leaf_shares per tree
+
+    @cached_property
+    def packed(self) -> Packed:
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in ("feature", "threshold", "pair", "slot", "directions")}
+        roots, shares, categorical = [], [], set()
+        start = slots = 0
+        for w, output in zip(self.trees, self.outputs, strict=True):
+            order = _breadth_first(w)
+            at = np.empty_like(order)
+            at[order] = np.arange(order.size) + start
+            leaf = w.feature[order] < 0
+            cat = w.categorical[order] & ~leaf
+            missing_left = w.missing_left[order]
+            cell = 2 * w.feature[order] + np.where(cat, 0, missing_left)
+            parts["feature"].append(np.where(leaf, 1, cell))
+            parts["threshold"].append(np.where(leaf, np.inf, w.threshold[order]))
+            parts["pair"].append(np.where(leaf, at[order], at[np.maximum(w.left[order], 0)]))
+            parts["slot"].append(np.where(cat, w.slot[order] + slots, -1))
+            split_left = np.zeros(w.directions.shape[0], dtype=bool)
+            split_left[w.slot[order][cat]] = missing_left[cat]
+            parts["directions"].append(np.where(w.directions == 2, split_left[:, None], w.directions).astype(np.int8))
+            categorical |= set(w.feature[order][cat].tolist())
+            roots.append(start)
+            shares.append(output[order])
+            start += order.size
+            slots += w.directions.shape[0]
+        return Packed(
+            roots=np.array(roots, dtype=np.int64),
+            depths=np.array([w.depth for w in self.trees], dtype=np.int64),
+            feature=np.concatenate(parts["feature"]).astype(np.int64),
+            threshold=np.concatenate(parts["threshold"]).astype(np.float64),
+            pair=np.concatenate(parts["pair"]),
+            slot=np.concatenate(parts["slot"]),
+            directions=np.concatenate(parts["directions"]),
+            categorical=np.array(sorted(categorical), dtype=np.int64),
+            shares=np.ascontiguousarray(np.concatenate(shares)),
+        )
+
+
+def walkers(model: TreeModel, rows: np.ndarray | None = None) -> Walkers:
     """Each tree prepared for :func:`leaves_of` (categorical levels mapped to codes); with
     ``rows``, for batches that hold only some features (``rows[j]``: feature j's row)."""
     trees = (model.nodes,) if isinstance(model, Tree) else model.trees
     levels = level_index(model.info.schema, model.features)
-    return [node_walker(nodes, levels, rows) for nodes in trees]
+    return Walkers(tuple(node_walker(nodes, levels, rows) for nodes in trees), tuple(map(leaf_shares, trees)))
 
 
 def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:
@@ -331,10 +410,18 @@ def leaf_shares(nodes: TreeNodes) -> np.ndarray:
     return nodes.value / np.where(total > 0, total, 1.0)
 
 
-def average_output(model: TreeModel, prepared: list[_Walker], batch: Columns) -> np.ndarray:
+# rows × trees of a batch from which the compiled walk pays for importing Numba (about
+# 0.3 s) and loading its cached kernel: the NumPy walk takes about 1 s per million row-walks
+MIN_WORK = 1 << 20
+
+
+def average_output(prepared: Walkers, batch: Columns) -> np.ndarray:
     """Average over trees of leaf class shares (n_rows, K), or of leaf means (n_rows, 1)."""
-    trees = (model.nodes,) if isinstance(model, Tree) else model.trees
-    out = np.zeros((batch.n_rows, trees[0].value.shape[1]))
-    for nodes, w in zip(trees, prepared, strict=True):
-        out += leaf_shares(nodes)[leaves_of(w, batch)]
-    return out / len(trees)
+    if batch.n_rows * len(prepared.trees) >= MIN_WORK:
+        from rulecli.model import kernel  # Numba takes 0.3 s to import: only where it pays
+
+        return kernel.summed(prepared.packed, batch.numeric, batch.codes) / len(prepared.trees)
+    out = np.zeros((batch.n_rows, prepared.outputs[0].shape[1]))
+    for shares, w in zip(prepared.outputs, prepared.trees, strict=True):
+        out += shares[leaves_of(w, batch)]
+    return out / len(prepared.trees)

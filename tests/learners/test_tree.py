@@ -19,6 +19,7 @@ from rulecli.learners.tree import TreeParams, fit_tree, prune
 from rulecli.model.compile import prediction_frame
 from rulecli.model.serde import dumps, loads, nodes_to_dict
 from rulecli.model.text import parse_text
+from rulecli.model import tree as tree_model
 from rulecli.model.tree import Tree, TreeNodes, decision_list, leaf_rules
 
 
@@ -407,6 +408,41 @@ def test_trees_grown_together_equal_trees_grown_alone(n: int, d: int, k: int, cr
     forest_module._SHARED.clear()
     for a, b in zip(together, alone, strict=True):
         assert nodes_to_dict(a) == nodes_to_dict(b)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(20, 400), st.booleans(), st.integers(0, 2**32 - 1))
+def test_the_compiled_walk_adds_up_exactly_what_the_numpy_walk_does(n: int, regression: bool, seed: int):
+    """Missing values both ways, the largest floats, ±inf (at prediction), a
+    present-vs-missing column, categorical levels never seen in training, and more rows
+    than one block of the kernel."""
+    rng = np.random.default_rng(seed)
+    extreme = np.array([1.7e308, -1.7e308, np.finfo(np.float64).max, 0.5])
+    x0 = np.where(rng.random(n) < 0.1, rng.choice(extreme, n), rng.normal(size=n).round(2))
+    columns = {
+        "x0": np.where(rng.random(n) < 0.15, np.nan, x0),
+        "flag": np.where(rng.random(n) < 0.5, np.nan, 1.0),
+        "c": rng.choice(["p", "q", "r", "s"], size=n),
+    }
+    score = np.clip(np.nan_to_num(columns["x0"]), -3, 3) + np.isnan(columns["flag"]) + (columns["c"] == "p")
+    y = score + rng.normal(0, 0.5, n) if regression else np.where(score > 0.5, "yes", "no")
+    df = pl.DataFrame(columns).with_columns(pl.col("x0", "flag").fill_nan(None), pl.Series("y", y))
+    spec = DataSpec(target="y", numeric_target=True, target_type="regression" if regression else "classification")
+    ds = prepare_dataset(df, spec)
+    assume(ds.regression or len(ds.classes) > 1)
+    forest = fit_forest(ds, ForestParams(trees=7, seed=seed % 1000, jobs=1))
+    infinite = pl.Series(rng.choice([np.inf, -np.inf], n))
+    scored = pl.concat(
+        [df, df.with_columns(c=pl.lit("never seen")), df.with_columns(x0=infinite, flag=infinite.abs())] * 3
+    )
+    plans = {}
+    for name, threshold in (("numpy", 1 << 62), ("kernel", 0)):
+        tree_model.MIN_WORK = threshold
+        try:
+            plans[name] = prediction_frame(forest, scored.lazy(), proba=not regression).collect()
+        finally:
+            tree_model.MIN_WORK = 1 << 20
+    assert plans["kernel"].equals(plans["numpy"])
 
 
 def _noisy_split(n: int, seed: int) -> pl.DataFrame:
