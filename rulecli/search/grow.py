@@ -443,13 +443,22 @@ class Grower:
         cell_node = keys // nb
         cell_bin = keys % nb
         if not self.data.categorical[j]:
-            self._scan(j, cell_node, cell_bin, cell_sums, missing_sums, node_stats, node_impurity, best, None)
-            return
-        for share in self._level_orders(cell_sums):
-            order = np.lexsort((cell_bin, share, cell_node))
             self._scan(
-                j, cell_node[order], cell_bin[order], cell_sums[order], missing_sums, node_stats, node_impurity, best, j
+                j, cell_node, cell_bin[None], cell_sums[None], missing_sums, node_stats, node_impurity, best, None
             )
+            return
+        shares = self._level_orders(cell_sums)
+        k, n = len(shares), cell_node.size
+        # each order's cells by node, then share, then level, all in one sort whose first
+        # key is the order: each block is what sorting that order alone gives
+        order = np.lexsort(
+            (np.tile(cell_bin, k), np.concatenate(shares), np.tile(cell_node, k), np.repeat(np.arange(k), n))
+        )
+        order = order.reshape(k, n) - (np.arange(k) * n)[:, None]
+        # nodes come first in every order, so the node of each position is the same in all
+        self._scan(
+            j, cell_node[order[0]], cell_bin[order], cell_sums[order], missing_sums, node_stats, node_impurity, best, j
+        )
 
     def _level_orders(self, cell_sums: np.ndarray) -> list[np.ndarray]:
         """The orders of a node's levels in which a prefix/suffix cut is tried."""
@@ -473,7 +482,10 @@ class Grower:
         best: _Best,
         categorical: int | None,
     ) -> None:
-        """Evaluate the cut after every cell of every node (cells sorted by node, then order)."""
+        """Evaluate the cut after every cell of every node: ``cell_bin`` (cells) and
+        ``cell_sums`` (cells, channels) in one order, or stacked (orders, cells) and
+        (orders, cells, channels) for several; cells are sorted by node, the same nodes at
+        the same positions in every order."""
         cuts = self._cut_gains(cell_node, cell_sums, missing_sums, node_stats, node_impurity)
         if cuts is not None:
             _record_winners(best, j, cuts, cell_node, cell_bin, node_stats.shape[0], categorical)
@@ -486,20 +498,21 @@ class Grower:
         node_stats: np.ndarray,
         node_impurity: np.ndarray,
     ) -> _Cuts | None:
-        """The gain of the cut after each cell (-inf where a child would be too small), with
-        the side missing values take; None when no cut is allowed. The cut after a node's
-        last cell is the split of present from missing values (a feature whose only level
-        is present or missing, as in market-basket data, or a number missing for a reason,
-        is of use only so; scikit-learn >= 1.3 weighs this split too)."""
+        """The gain of the cut after each cell of each order (-inf where a child would be too
+        small), with the side missing values take; None when no cut is allowed. The cut
+        after a node's last cell is the split of present from missing values (a feature
+        whose only level is present or missing, as in market-basket data, or a number
+        missing for a reason, is of use only so; scikit-learn >= 1.3 weighs this split too)."""
         criterion = self.params.criterion
         first = np.empty(cell_node.size, dtype=bool)
         first[0] = True
         np.not_equal(cell_node[1:], cell_node[:-1], out=first[1:])
         starts = np.flatnonzero(first)
         segment = np.cumsum(first) - 1
-        cum = np.cumsum(cell_sums, axis=0)
-        base = np.where(starts[:, None] > 0, cum[np.maximum(starts - 1, 0)], 0.0)
-        left = cum - base[segment]
+        # a running sum along each order: the additions each order alone would make
+        cum = np.cumsum(cell_sums, axis=-2)
+        base = np.where(starts[:, None] > 0, cum[..., np.maximum(starts - 1, 0), :], 0.0)
+        left = cum - base[..., segment, :]
         present_total = node_stats - missing_sums
         right = present_total[cell_node] - left
         wl = _weight(left, self.regression)
@@ -662,41 +675,45 @@ def _record_winners(
     n_nodes: int,
     categorical: int | None,
 ) -> None:
-    """Keep, per node, feature ``j``'s best cut where it beats the best found so far."""
-    gain, starts, segment = cuts.gain, cuts.starts, cuts.segment
-    seg_max = np.maximum.reduceat(gain, starts)
-    node_max = np.full(n_nodes, -np.inf)
-    node_max[cell_node[starts]] = seg_max
+    """Keep, per node, feature ``j``'s best cut where it beats the best found so far, the
+    orders (rows of ``cuts`` and ``cell_bin`` when stacked) tried one after another."""
+    gain, miss_left, apart = np.atleast_2d(cuts.gain, cuts.miss_left, cuts.apart)
+    cell_bin = np.atleast_2d(cell_bin)
+    starts, segment = cuts.starts, cuts.segment
+    n = cell_node.size
+    seg_max = np.maximum.reduceat(gain, starts, axis=1)
+    seg_node = cell_node[starts]
     # the first cell reaching its node's maximum: the lowest threshold among ties
-    hits = np.flatnonzero((gain == node_max[cell_node]) & np.isfinite(gain))
-    hit_node = cell_node[hits]
-    # cells are sorted by node: the first hit of each node is where the node changes
-    new_node = np.empty(hit_node.size, dtype=bool)
-    new_node[:1] = True
-    np.not_equal(hit_node[1:], hit_node[:-1], out=new_node[1:])
-    firsts_node = hit_node[new_node]
-    winner_cell = hits[new_node]
-    so_far = best.gain[firsts_node]
-    known = np.isfinite(so_far)
-    margin = 1e-12 * np.maximum(1.0, np.abs(np.where(known, so_far, 0.0)))
-    better = ~known | (node_max[firsts_node] > np.where(known, so_far, 0.0) + margin)
-    nodes_won = firsts_node[better]
-    cells_won = winner_cell[better]
-    best.gain[nodes_won] = gain[cells_won]
-    best.feature[nodes_won] = j
-    best.bin[nodes_won] = cell_bin[cells_won]
-    best.missing_left[nodes_won] = cuts.miss_left[cells_won]
-    best.apart[nodes_won] = cuts.apart[cells_won]
-    for node, cell in zip(nodes_won.tolist(), cells_won.tolist(), strict=True):
+    hit = (gain == seg_max[:, segment]) & np.isfinite(gain)
+    winner = np.minimum.reduceat(np.where(hit, np.arange(n), n), starts, axis=1)
+    won_order = np.full(n_nodes, -1, dtype=np.int64)
+    won_cell = np.zeros(n_nodes, dtype=np.int64)
+    for c in range(gain.shape[0]):
+        found = winner[c] < n
+        nodes, cells = seg_node[found], winner[c][found]
+        so_far = best.gain[nodes]
+        known = np.isfinite(so_far)
+        margin = 1e-12 * np.maximum(1.0, np.abs(np.where(known, so_far, 0.0)))
+        better = ~known | (seg_max[c][found] > np.where(known, so_far, 0.0) + margin)
+        nodes_won, cells_won = nodes[better], cells[better]
+        best.gain[nodes_won] = gain[c, cells_won]
+        best.feature[nodes_won] = j
+        best.bin[nodes_won] = cell_bin[c, cells_won]
+        best.missing_left[nodes_won] = miss_left[c, cells_won]
+        best.apart[nodes_won] = apart[c, cells_won]
+        won_order[nodes_won] = c
+        won_cell[nodes_won] = cells_won
+    for node in np.flatnonzero(won_order >= 0).tolist():
         if categorical is None:
             best.left_codes.pop(node, None)
             best.right_codes.pop(node, None)
             continue
+        c, cell = int(won_order[node]), int(won_cell[node])
         seg = segment[cell]
         start = starts[seg]
-        end = starts[seg + 1] if seg + 1 < starts.size else cell_node.size
-        best.left_codes[node] = tuple(sorted(cell_bin[start : cell + 1].tolist()))
-        best.right_codes[node] = tuple(sorted(cell_bin[cell + 1 : end].tolist()))
+        end = starts[seg + 1] if seg + 1 < starts.size else n
+        best.left_codes[node] = tuple(sorted(cell_bin[c, start : cell + 1].tolist()))
+        best.right_codes[node] = tuple(sorted(cell_bin[c, cell + 1 : end].tolist()))
 
 
 class CountedGrower(Grower):
