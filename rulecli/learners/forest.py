@@ -163,7 +163,8 @@ def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.r
     rngs = [np.random.default_rng(seed) for seed in seeds]
     weights = [bootstrap_weights(rng, ds) for rng in rngs]
     grove = Grove(data, ds.y, len(ds.classes), grow, weights, rngs)
-    return [tree_nodes(grown, data, False, 0.0) for grown in grove.grow_all()]
+    grown = grove.grow_all()
+    return [tree_nodes(tree, data, ds.regression, c) for tree, c in zip(grown, grove.centres, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
     # starting worker processes costs more than growing a small forest in this one
     jobs = params.jobs or _cores()
     if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
-        if not ds.regression and grow.max_leaf_nodes is None:
+        if grow.max_leaf_nodes is None:
             # trees grown together, a batch at a time (instances bound the memory)
             batch = max(1, GROVE_INSTANCES // max(ds.n_rows, 1))
             for start in range(0, len(seeds), batch):

@@ -490,6 +490,15 @@ class Grower:
         if cuts is not None:
             _record_winners(best, j, cuts, cell_node, cell_bin, node_stats.shape[0], categorical)
 
+    def _left_sums(
+        self, cell_node: np.ndarray, cell_sums: np.ndarray, starts: np.ndarray, segment: np.ndarray
+    ) -> np.ndarray:
+        """Per cell: the sums of its node's cells up to it, from one running sum over the
+        batch (along each order: the additions each order alone would make)."""
+        cum = np.cumsum(cell_sums, axis=-2)
+        base = np.where(starts[:, None] > 0, cum[..., np.maximum(starts - 1, 0), :], 0.0)
+        return cum - base[..., segment, :]
+
     def _cut_gains(
         self,
         cell_node: np.ndarray,
@@ -509,10 +518,7 @@ class Grower:
         np.not_equal(cell_node[1:], cell_node[:-1], out=first[1:])
         starts = np.flatnonzero(first)
         segment = np.cumsum(first) - 1
-        # a running sum along each order: the additions each order alone would make
-        cum = np.cumsum(cell_sums, axis=-2)
-        base = np.where(starts[:, None] > 0, cum[..., np.maximum(starts - 1, 0), :], 0.0)
-        left = cum - base[..., segment, :]
+        left = self._left_sums(cell_node, cell_sums, starts, segment)
         present_total = node_stats - missing_sums
         right = present_total[cell_node] - left
         wl = _weight(left, self.regression)
@@ -552,13 +558,15 @@ def _draw_features(rng: np.random.Generator, n_nodes: int, d: int, m: int) -> np
 
 
 class Grove(Grower):
-    """Several classification trees grown together, level by level: tree t's bootstrap
-    copy of row r is an *instance* of its own, every tree's pending nodes are one batch,
-    so a level costs one pass per feature for all the trees (a small table's forest was
-    per-level Python overhead, tree after tree). Each tree draws its features from its own
-    generator, in its own node order, and every count is an integer sum, so each tree equals
-    the one :class:`Grower` grows alone. Growth without a leaf limit only (every splittable
-    node of a level is split)."""
+    """Several trees grown together, level by level: tree t's bootstrap copy of row r is an
+    *instance* of its own, every tree's pending nodes are one batch, so a level costs one
+    pass per feature for all the trees (a small table's forest was per-level Python
+    overhead, tree after tree). Each tree draws its features from its own generator, in its
+    own node order, and each tree equals the one :class:`Grower` grows alone: class counts
+    are integer sums; a regression tree's sums are made in the order growing it alone
+    makes them (its own centre, its nodes side by side in a batch, running sums that start
+    afresh at each tree). Growth without a leaf limit only (every splittable node of a
+    level is split)."""
 
     def __init__(
         self,
@@ -569,17 +577,24 @@ class Grove(Grower):
         weights: list[np.ndarray],
         rngs: list[np.random.Generator],
     ) -> None:
-        assert not params.regression and params.max_leaf_nodes is None
+        assert params.max_leaf_nodes is None
         rows = [np.flatnonzero(w > 0) for w in weights]
         self.row_of = np.concatenate(rows)
         sizes = [r.size for r in rows]
         self.bounds = np.concatenate([[0], np.cumsum(sizes)])
         instance_weights = np.concatenate([w[r] for w, r in zip(weights, rows, strict=True)])
         super().__init__(data, y[self.row_of], n_classes, params, instance_weights, None)
+        self.centres = [0.0] * len(rows)
+        if self.regression:
+            # each tree's centre as growing it alone computes it, over every row's weight
+            self.centres = [float(np.average(y, weights=w)) if w.sum() > 0 else 0.0 for w in weights]
+            yc = y[self.row_of].astype(np.float64) - np.repeat(self.centres, sizes)
+            self.channels = np.stack([instance_weights, instance_weights * yc, instance_weights * yc * yc], axis=1)
         self.rngs = rngs
         self.node_tree: list[int] = []
         self.tree_root_weight = np.ones(len(rows))
         self.tree_tolerance = np.full(len(rows), _PURE)
+        self.batch_tree = np.zeros(0, dtype=np.int64)
 
     def _codes(self, j: int, rows: np.ndarray) -> np.ndarray:
         return self.data.codes[j][self.row_of[rows]]
@@ -603,9 +618,37 @@ class Grove(Grower):
         return allowed
 
     def _split(self, nodes: list[int]) -> list[int]:
+        if self.regression:  # each tree's nodes side by side, in the order growing it alone takes them
+            nodes = sorted(nodes, key=self.node_tree.__getitem__)
         children = super()._split(nodes)
         self.node_tree.extend(self.node_tree[n] for n in nodes for _ in (0, 1))
         return children
+
+    def _best_splits(self, nodes: list[int]) -> _Best:
+        self.batch_tree = np.array([self.node_tree[n] for n in nodes], dtype=np.int64)
+        return super()._best_splits(nodes)
+
+    def _left_sums(
+        self, cell_node: np.ndarray, cell_sums: np.ndarray, starts: np.ndarray, segment: np.ndarray
+    ) -> np.ndarray:
+        if not self.regression:  # integer counts: any running sum is exact
+            return super()._left_sums(cell_node, cell_sums, starts, segment)
+        # one running sum per tree, as growing it alone makes: trees as rows of a padded
+        # block (the trees' cells are contiguous, their nodes side by side in the batch)
+        tree = self.batch_tree[cell_node]
+        first = np.empty(tree.size, dtype=bool)
+        first[0] = True
+        np.not_equal(tree[1:], tree[:-1], out=first[1:])
+        tree_start = np.flatnonzero(first)
+        row = np.cumsum(first) - 1
+        column = np.arange(tree.size) - tree_start[row]
+        block = np.zeros((*cell_sums.shape[:-2], tree_start.size, int(column.max()) + 1, cell_sums.shape[-1]))
+        block[..., row, column, :] = cell_sums
+        cum = np.cumsum(block, axis=-2)[..., row, column, :]
+        # a tree's first node starts from nothing
+        opens_tree = first[starts]
+        base = np.where((~opens_tree)[:, None], cum[..., np.maximum(starts - 1, 0), :], 0.0)
+        return cum - base[..., segment, :]
 
     def grow_all(self) -> list[GrownTree]:
         roots = []
@@ -614,7 +657,7 @@ class Grove(Grower):
             stats = self._sums(rows, np.zeros(rows.size, dtype=np.int64), 1)
             root = self._new_nodes([rows], stats, [0])
             self.node_tree.append(t)
-            self.tree_root_weight[t] = float(_weight(stats, False)[0])
+            self.tree_root_weight[t] = float(_weight(stats, self.regression)[0])
             self.tree_tolerance[t] = _PURE * max(1.0, self.tree.impurity[root])
             roots.append(root)
         pending = roots

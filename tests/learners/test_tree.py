@@ -383,7 +383,7 @@ def test_regression_forest_oob_mse():
     st.integers(20, 300),
     st.integers(1, 6),
     st.integers(2, 4),
-    st.sampled_from(["gini", "entropy"]),
+    st.sampled_from(["gini", "entropy", "mse"]),
     st.integers(0, 2**32 - 1),
 )
 def test_trees_grown_together_equal_trees_grown_alone(n: int, d: int, k: int, criterion: str, seed: int):
@@ -395,9 +395,14 @@ def test_trees_grown_together_equal_trees_grown_alone(n: int, d: int, k: int, cr
         else:
             x = rng.normal(size=n).round(1)
             columns[f"x{j}"] = [None if rng.random() < 0.1 else float(v) for v in x]
-    columns["y"] = [f"k{v}" for v in rng.integers(0, k, n)]
-    ds = prepare_dataset(pl.DataFrame(columns), DataSpec(target="y"))
-    assume(len(ds.classes) > 1 and ds.schema.features)
+    regression = criterion == "mse"
+    # a number's sums are floats: equal trees need the same additions in the same order
+    columns["y"] = (
+        rng.normal(size=n) * 10.0 ** rng.integers(-3, 4) if regression else [f"k{v}" for v in rng.integers(0, k, n)]
+    )
+    spec = DataSpec(target="y", numeric_target=True, target_type="regression" if regression else "classification")
+    ds = prepare_dataset(pl.DataFrame(columns), spec)
+    assume((regression or len(ds.classes) > 1) and ds.schema.features)
     params = ForestParams(trees=4, criterion=criterion, seed=seed % 1000, jobs=1)
     data = forest_module.Binned.from_dataset(ds, params.max_bins)
     grow = params.grow_params(ds, max_features=params.features_per_node(data.n_features, ds.regression))
@@ -408,6 +413,9 @@ def test_trees_grown_together_equal_trees_grown_alone(n: int, d: int, k: int, cr
     forest_module._SHARED.clear()
     for a, b in zip(together, alone, strict=True):
         assert nodes_to_dict(a) == nodes_to_dict(b)
+        # to the last bit, not only as written to the model file
+        for name in ("threshold", "value", "n_samples", "impurity", "improvement"):
+            assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
 
 
 @settings(max_examples=20, deadline=None)
