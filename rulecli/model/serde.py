@@ -126,10 +126,6 @@ def model_to_dict(model: Model) -> dict[str, Any]:
     return out
 
 
-def _float(value: float) -> float | None:
-    return None if math.isnan(value) else float(value)
-
-
 def _short(value: float) -> float:
     """Impurities and gains are for people; ten significant digits keep forests small."""
     return float(f"{value:.10g}")
@@ -139,22 +135,49 @@ def nodes_to_dict(nodes: TreeNodes) -> dict[str, Any]:
     value = nodes.value
     return {
         "feature": nodes.feature.tolist(),
-        # JSON has no infinity: a present-vs-missing split's +inf threshold is written "+inf"
-        "threshold": ["+inf" if t == math.inf else _float(t) for t in nodes.threshold.tolist()],
-        "left_levels": [list(v) for v in nodes.left_levels],
-        "right_levels": [list(v) for v in nodes.right_levels],
+        "threshold": _thresholds(nodes.threshold),
+        # tuples: JSON writes them as arrays, and a million nodes' copies as lists took a second
+        "left_levels": nodes.left_levels,
+        "right_levels": nodes.right_levels,
         "missing_left": nodes.missing_left.tolist(),
         "left": nodes.left.tolist(),
         "right": nodes.right.tolist(),
-        "value": [[float(v) if value.shape[1] == 1 else _count_or_float(v) for v in row] for row in value.tolist()],
-        "n_samples": [_count_or_float(v) for v in nodes.n_samples.tolist()],
-        "impurity": [_short(v) for v in nodes.impurity.tolist()],
-        "improvement": [_short(v) for v in nodes.improvement.tolist()],
+        "value": value.tolist() if value.shape[1] == 1 else _counts_or_floats(value),
+        "n_samples": _counts_or_floats(nodes.n_samples),
+        "impurity": _shorts(nodes.impurity),
+        "improvement": _shorts(nodes.improvement),
     }
 
 
-def _count_or_float(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else float(value)
+# A forest holds millions of numbers: each array is converted by NumPy where it can be, and
+# a value at a time only where Python must decide (a count that is not whole, a digit cut).
+
+
+def _thresholds(threshold: np.ndarray) -> list[Any]:
+    """NaN (no threshold) as null; JSON has no infinity: a present-vs-missing split's +inf
+    threshold is written "+inf"."""
+    out = threshold.astype(object)
+    out[np.isnan(threshold)] = None
+    out[np.isposinf(threshold)] = "+inf"
+    return out.tolist()
+
+
+def _counts_or_floats(values: np.ndarray) -> list[Any]:
+    """Whole numbers as integers (counts), others as floats (weighted rows)."""
+    whole = values == np.floor(values)
+    if whole.all():
+        return values.astype(np.int64).tolist()
+    out = values.astype(object)
+    out[whole] = values[whole].astype(np.int64).astype(object)
+    return out.tolist()
+
+
+def _shorts(values: np.ndarray) -> list[float]:
+    """Each value as :func:`_short` writes it (zeros, most leaves', need no cut)."""
+    out = values.tolist()
+    for i in np.flatnonzero(values).tolist():
+        out[i] = _short(out[i])
+    return out
 
 
 def _tree_model_to_dict(model: TreeModel) -> dict[str, Any]:
