@@ -14,7 +14,16 @@ disk beside this file, or in the user's cache directory), so small batches stay 
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
+
+# Numba caches compiled kernels beside this file; an installation it cannot write to (a
+# system site-packages) would otherwise fall back to the user's cache directory, or fail
+# where there is none: a directory of our own under the temporary one always works
+if not os.access(Path(__file__).parent, os.W_OK):
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(tempfile.gettempdir()) / "rulecli-numba"))
 
 import numba
 import numpy as np
