@@ -83,7 +83,13 @@ def growth(repeats: int) -> tuple[dict[tuple[str, int], tuple[float, float] | No
             timeout = 300.0 if n <= 100_000 else 600.0
             cmd = [*RULECLI, learner, str(train), "-y", "class", "--test", str(test), "-q"]
             cmd += ["-o", str(OUT / f"speed_{n}.{learner}.json")]
-            timing = _timed(cmd, repeats, timeout)
+            try:
+                timing = _timed(cmd, repeats, timeout)
+            except RuntimeError as refused:  # a learner that declines the table says why
+                reason = next((line for line in str(refused).splitlines() if line.startswith("Error:")), "failed")
+                cells.append(f"refused: {reason.removeprefix('Error: ')[:90]}")
+                stopped = True
+                continue
             results[(learner, n)] = timing
             if timing is None:
                 cells.append(f"> {timeout:.0f} s")

@@ -158,6 +158,29 @@ def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
     return grow_tree(data, ds, grow, weights, rng)
 
 
+def _chunks(
+    seeds: list[np.random.SeedSequence], n_rows: int, grow: GrowParams, jobs: int
+) -> list[list[np.random.SeedSequence]]:
+    """The trees in batches grown together (instances bound a batch's memory); with
+    workers, at least two batches each so that none waits long for the others."""
+    if grow.max_leaf_nodes is not None:  # best-first growth: one tree at a time
+        return [[seed] for seed in seeds]
+    size = max(1, GROVE_INSTANCES // max(n_rows, 1))
+    if jobs > 1:
+        size = min(size, max(1, -(-len(seeds) // (2 * jobs))))
+    return [seeds[i : i + size] for i in range(0, len(seeds), size)]
+
+
+def _grow_chunk(seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
+    """A batch of trees, grown together where growth has no leaf limit; each tree is the
+    one its seed grows alone."""
+    data, ds, grow = _SHARED["data"], _SHARED["ds"], _SHARED["grow"]
+    assert isinstance(data, Binned) and isinstance(ds, Dataset) and isinstance(grow, GrowParams)
+    if grow.max_leaf_nodes is not None:
+        return [_grow_one(seed) for seed in seeds]
+    return _grow_together(data, ds, grow, seeds)
+
+
 def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
     """The trees of ``seeds`` as one grove (:class:`Grove`): each the tree :func:`_grow_one` grows."""
     rngs = [np.random.default_rng(seed) for seed in seeds]
@@ -245,24 +268,18 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
     # starting worker processes costs more than growing a small forest in this one
     jobs = params.jobs or _cores()
     if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
-        if grow.max_leaf_nodes is None:
-            # trees grown together, a batch at a time (instances bound the memory)
-            batch = max(1, GROVE_INSTANCES // max(ds.n_rows, 1))
-            for start in range(0, len(seeds), batch):
-                trees.extend(_grow_together(data, ds, grow, seeds[start : start + batch]))
-                if progress is not None:
-                    progress(len(trees))
-        else:
-            _init_worker(data, ds, grow)
-            for seed in seeds:
-                trees.append(_grow_one(seed))
-                if progress is not None:
-                    progress(len(trees))
-            _SHARED.clear()
+        _init_worker(data, ds, grow)
+        for chunk in _chunks(seeds, ds.n_rows, grow, 1):
+            trees.extend(_grow_chunk(chunk))
+            if progress is not None:
+                progress(len(trees))
+        _SHARED.clear()
     else:
-        with worker_map(_grow_one, seeds, jobs, _init_worker, (data, ds, grow)) as grown:
-            for nodes in grown:
-                trees.append(nodes)
+        with worker_map(
+            _grow_chunk, _chunks(seeds, ds.n_rows, grow, jobs), jobs, _init_worker, (data, ds, grow)
+        ) as grown:
+            for chunk_trees in grown:
+                trees.extend(chunk_trees)
                 if progress is not None:
                     progress(len(trees))
     draft = Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), ModelInfo(schema=ds.schema))
