@@ -165,6 +165,9 @@ class Grower:
         self.regression = params.regression
         self.rng = rng
         w = np.ones(y.size) if weights is None else weights.astype(np.float64)
+        # every row counts once: class counts are a plain bincount (the same numbers,
+        # without adding a weight per row)
+        self.unit = weights is None
         if self.regression:
             centre = float(np.average(y, weights=w)) if w.sum() > 0 else 0.0
             self.centre = centre
@@ -192,7 +195,10 @@ class Grower:
                 [np.bincount(group, weights=self.channels[rows, c], minlength=n_groups) for c in range(3)], axis=1
             )
         k = self.n_channels
-        flat = np.bincount(group * k + self.y[rows], weights=self.w[rows], minlength=n_groups * k)
+        if self.unit:
+            flat = np.bincount(group * k + self.y[rows], minlength=n_groups * k).astype(np.float64)
+        else:
+            flat = np.bincount(group * k + self.y[rows], weights=self.w[rows], minlength=n_groups * k)
         return flat.reshape(n_groups, k)
 
     def _new_nodes(self, pieces: list[np.ndarray], stats: np.ndarray, depths: list[int]) -> int:
@@ -409,19 +415,22 @@ class Grower:
     ) -> None:
         nb = self.data.n_bins[j]
         code = self._codes(j, rows).astype(np.int64)
-        missing = code == nb
-        missing_sums = self._sums(rows[missing], local[missing], p)
-        present = ~missing
-        key = local[present] * nb + code[present]
-        rows_present = rows[present]
-        if p * nb <= max(4 * key.size, 4096):
-            cell_sums = self._sums(rows_present, key, p * nb)
+        if p * nb <= max(4 * rows.size, 4096):
+            # one count of every (node, bin) cell, the missing values' bin (nb) included
+            sums = self._sums(rows, local * (nb + 1) + code, p * (nb + 1)).reshape(p, nb + 1, -1)
+            missing_sums = sums[:, nb]
+            cell_sums = sums[:, :nb].reshape(p * nb, -1)
             filled = _weight(cell_sums, self.regression) > 0
             keys = np.flatnonzero(filled)
             cell_sums = cell_sums[filled]
-        else:
-            keys, inverse = np.unique(key, return_inverse=True)
-            cell_sums = self._sums(rows_present, inverse.ravel(), keys.size)
+            self._cell_splits(j, keys, cell_sums, missing_sums, node_stats, node_impurity, best)
+            return
+        # more cells than rows: count only the cells that hold some
+        missing = code == nb
+        missing_sums = self._sums(rows[missing], local[missing], p)
+        present = ~missing
+        keys, inverse = np.unique(local[present] * nb + code[present], return_inverse=True)
+        cell_sums = self._sums(rows[present], inverse.ravel(), keys.size)
         self._cell_splits(j, keys, cell_sums, missing_sums, node_stats, node_impurity, best)
 
     def _cell_splits(
