@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping
@@ -497,10 +498,7 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     for name, values in lists.items():
         if len(values) != n:
             raise r.fail(f"{where}.{name}", f"expected {n} entries, one per node, found {len(values)}")
-    feature, left, right = (
-        np.array([_int(r, v, f"{where}.{name}[{i}]") for i, v in enumerate(lists[name])], dtype=np.int64)
-        for name in ("feature", "left", "right")
-    )
+    feature, left, right = (_ints(r, lists[name], f"{where}.{name}") for name in ("feature", "left", "right"))
     index = np.arange(n)
     split = feature >= 0
     if (feature >= n_features).any() or (feature < -1).any():
@@ -513,25 +511,16 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     if parents[0] != 0 or (parents[1:] != 1).any():
         node = int(np.flatnonzero(parents[1:] != 1)[0]) + 1 if parents[0] == 0 else 0
         raise r.fail(where, f"node {node} is the child of {int(parents[node])} splits; a tree's nodes have one parent")
-    threshold = np.array(
-        [
-            np.nan if t is None else np.inf if t == "+inf" else r.number(t, f"{where}.threshold[{i}]")
-            for i, t in enumerate(lists["threshold"])
-        ]
-    )
+    threshold = _thresholds_read(r, lists["threshold"], f"{where}.threshold")
     left_levels = _levels(r, lists["left_levels"], f"{where}.left_levels")
     right_levels = _levels(r, lists["right_levels"], f"{where}.right_levels")
     for i in np.flatnonzero(split):
         if np.isnan(threshold[i]) and not (left_levels[i] or right_levels[i]):
             raise r.fail(where, f"split node {i} has neither a threshold nor level sets")
     missing_left = lists["missing_left"]
-    if not all(isinstance(v, bool) for v in missing_left):
+    if not _only(missing_left, {bool}):
         raise r.fail(f"{where}.missing_left", "expected true/false per node")
-    value = np.zeros((n, width))
-    for i, row in enumerate(lists["value"]):
-        if not isinstance(row, list) or len(row) != width:
-            raise r.fail(f"{where}.value[{i}]", f"expected a list of {width} numbers")
-        value[i] = [r.number(v, f"{where}.value[{i}]") for v in row]
+    value = _value_rows(r, lists["value"], f"{where}.value", n, width)
     optional = {}
     for name in ("n_samples", "impurity", "improvement"):
         raw = r.get(obj, name, where, (list,), optional=True)
@@ -540,7 +529,7 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
             continue
         if len(raw) != n:
             raise r.fail(f"{where}.{name}", f"expected {n} entries, one per node")
-        optional[name] = np.array([r.number(v, f"{where}.{name}[{i}]") for i, v in enumerate(raw)])
+        optional[name] = _numbers(r, raw, f"{where}.{name}")
     return TreeNodes(
         feature=feature.astype(np.int32),
         threshold=threshold,
@@ -556,13 +545,77 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     )
 
 
-def _int(r: _Reader, value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise r.fail(where, f"expected an integer, found {value!r}")
+# A forest file holds millions of numbers. Each array is checked by the types it holds and
+# converted by NumPy at once; only an array that fails is read value by value, to name the
+# first bad entry.
+
+
+def _only(values: list[Any], types: set[type]) -> bool:
+    """Whether every value is of exactly one of ``types`` (True is not an int here)."""
+    return set(map(type, values)) <= types
+
+
+def _ints(r: _Reader, values: list[Any], where: str) -> np.ndarray:
+    if _only(values, {int}):
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            pass
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
+            raise r.fail(f"{where}[{i}]", f"expected an integer, found {value!r}")
+    return np.array(values, dtype=np.int64)
+
+
+def _numbers(r: _Reader, values: list[Any], where: str) -> np.ndarray:
+    if _only(values, {int, float}):
+        try:
+            out = np.array(values, dtype=np.float64)
+        except OverflowError:
+            out = None
+        if out is not None and np.isfinite(out).all():
+            return out
+    return np.array([r.number(v, f"{where}[{i}]") for i, v in enumerate(values)], dtype=np.float64)
+
+
+def _thresholds_read(r: _Reader, values: list[Any], where: str) -> np.ndarray:
+    """null: no threshold (NaN); "+inf": a present-vs-missing split."""
+    if _only(values, {int, float, type(None), str}):
+        marked = [np.nan if t is None else np.inf if t == "+inf" else t for t in values]
+        if _only(marked, {int, float}):
+            try:
+                out = np.array(marked, dtype=np.float64)
+            except OverflowError:
+                out = None
+            given = [t is not None and t != "+inf" for t in values]
+            if out is not None and np.isfinite(out[given]).all():
+                return out
+    return np.array(
+        [np.nan if t is None else np.inf if t == "+inf" else r.number(t, f"{where}[{i}]") for i, t in enumerate(values)]
+    )
+
+
+def _value_rows(r: _Reader, rows: list[Any], where: str, n: int, width: int) -> np.ndarray:
+    if _only(rows, {list}) and all(len(row) == width for row in rows):
+        flat = list(itertools.chain.from_iterable(rows))
+        if _only(flat, {int, float}):
+            try:
+                out = np.array(flat, dtype=np.float64).reshape(n, width)
+            except OverflowError:
+                out = None
+            if out is not None and np.isfinite(out).all():
+                return out
+    value = np.zeros((n, width))
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != width:
+            raise r.fail(f"{where}[{i}]", f"expected a list of {width} numbers")
+        value[i] = [r.number(v, f"{where}[{i}]") for v in row]
     return value
 
 
 def _levels(r: _Reader, raw: list[Any], where: str) -> tuple[tuple[str, ...], ...]:
+    if _only(raw, {list}) and _only(list(itertools.chain.from_iterable(raw)), {str}):
+        return tuple(map(tuple, raw))
     out = []
     for i, levels in enumerate(raw):
         if not isinstance(levels, list) or not all(isinstance(v, str) for v in levels):

@@ -49,12 +49,17 @@ class TreeNodes:
     def leaves(self) -> np.ndarray:
         return np.flatnonzero(self.feature < 0)
 
+    def levels(self) -> list[np.ndarray]:
+        """The nodes level by level, each split's children side by side (breadth-first)."""
+        out, frontier = [], np.zeros(1, dtype=np.int64)
+        while frontier.size:
+            out.append(frontier)
+            inner = frontier[self.feature[frontier] >= 0]
+            frontier = np.column_stack([self.left[inner], self.right[inner]]).ravel().astype(np.int64)
+        return out
+
     def depth(self) -> int:
-        depths = np.zeros(self.n_nodes, dtype=np.int64)
-        for node in range(self.n_nodes):  # children always follow their parent
-            if self.feature[node] >= 0:
-                depths[self.left[node]] = depths[self.right[node]] = depths[node] + 1
-        return int(depths.max())
+        return len(self.levels()) - 1
 
 
 @dataclass(frozen=True)
@@ -247,7 +252,10 @@ class _Walker:
 def node_walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray | None = None) -> _Walker:
     """``rows``: the batch row of each model feature, when a batch holds only the used ones."""
     n = nodes.n_nodes
-    categorical = np.array([bool(nodes.left_levels[i] or nodes.right_levels[i]) for i in range(n)], dtype=bool)
+    sizes = np.fromiter(map(len, nodes.left_levels), np.int64, n) + np.fromiter(
+        map(len, nodes.right_levels), np.int64, n
+    )
+    categorical = sizes > 0
     cat_nodes = np.flatnonzero(categorical)
     width = max((len(lv) for lv in levels), default=0) + 1
     directions = np.full((max(cat_nodes.size, 1), width), 2, dtype=np.int8)
@@ -302,29 +310,20 @@ class Packed:
     shares: np.ndarray  # leaf_shares of every node
 
 
-def _breadth_first(w: _Walker) -> np.ndarray:
-    """A tree's nodes in breadth-first order, each split's two children side by side."""
-    order = [0]
-    for node in order:  # grows while it is read: a queue
-        if w.feature[node] >= 0:
-            order += [int(w.left[node]), int(w.right[node])]
-    return np.array(order, dtype=np.int64)
-
-
 @dataclass(frozen=True)
 class Walkers:
     """A model's trees prepared for walking, each on its own and all packed together."""
 
     trees: tuple[_Walker, ...]
     outputs: tuple[np.ndarray, ...]  # leaf_shares per tree
+    orders: tuple[np.ndarray, ...]  # each tree's nodes breadth-first
 
     @cached_property
     def packed(self) -> Packed:
         parts: dict[str, list[np.ndarray]] = {k: [] for k in ("feature", "threshold", "pair", "slot", "directions")}
         roots, shares, categorical = [], [], set()
         start = slots = 0
-        for w, output in zip(self.trees, self.outputs, strict=True):
-            order = _breadth_first(w)
+        for w, output, order in zip(self.trees, self.outputs, self.orders, strict=True):
             at = np.empty_like(order)
             at[order] = np.arange(order.size) + start
             leaf = w.feature[order] < 0
@@ -361,7 +360,11 @@ def walkers(model: TreeModel, rows: np.ndarray | None = None) -> Walkers:
     ``rows``, for batches that hold only some features (``rows[j]``: feature j's row)."""
     trees = (model.nodes,) if isinstance(model, Tree) else model.trees
     levels = level_index(model.info.schema, model.features)
-    return Walkers(tuple(node_walker(nodes, levels, rows) for nodes in trees), tuple(map(leaf_shares, trees)))
+    return Walkers(
+        tuple(node_walker(nodes, levels, rows) for nodes in trees),
+        tuple(map(leaf_shares, trees)),
+        tuple(np.concatenate(nodes.levels()) for nodes in trees),
+    )
 
 
 def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:
