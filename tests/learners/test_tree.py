@@ -16,10 +16,10 @@ from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners import forest as forest_module
 from rulecli.learners.forest import ForestParams, bootstrap_weights, fit_forest, partial_dependence
 from rulecli.learners.tree import TreeParams, fit_tree, prune
+from rulecli.model import tree as tree_model
 from rulecli.model.compile import prediction_frame
 from rulecli.model.serde import dumps, loads, nodes_to_dict
 from rulecli.model.text import parse_text
-from rulecli.model import tree as tree_model
 from rulecli.model.tree import Tree, TreeNodes, decision_list, leaf_rules
 
 

@@ -242,3 +242,34 @@ def test_or_missing_is_written_in_parentheses_and_read_either_way():
     assert render_text(parse_text(bare)) == render_text(parse_text(grouped)) == grouped
     (rule,) = parse_text(grouped).rules
     assert [c.or_missing for c in rule.conditions] == [True, True]
+
+
+def _forest_body() -> dict:
+    from rulecli.dataset import DataSpec, prepare_dataset
+    from rulecli.learners.forest import ForestParams, fit_forest
+
+    df = pl.DataFrame({"x": [float(i % 7) for i in range(40)], "c": ["a", "b"] * 20, "y": ["p", "q", "q", "p"] * 10})
+    return json.loads(dumps(fit_forest(prepare_dataset(df, DataSpec(target="y")), ForestParams(trees=2, jobs=1))))
+
+
+@pytest.mark.parametrize(
+    ("field", "index", "bad", "message"),
+    [
+        ("feature", -1, 1.5, r"trees\[1\]\.feature\[\d+\]: expected an integer, found 1\.5"),
+        ("left", 0, True, r"trees\[1\]\.left\[0\]: expected an integer, found True"),
+        ("left", 0, 2**70, r"trees\[1\]\.left\[0\]: expected an integer"),
+        ("threshold", 0, "inf", r"trees\[1\]\.threshold\[0\]: expected a finite number, found 'inf'"),
+        ("impurity", -1, True, r"trees\[1\]\.impurity\[\d+\]: expected a finite number, found True"),
+        ("value", -1, [1, "2"], r"trees\[1\]\.value\[\d+\]: expected a finite number, found '2'"),
+        ("value", -1, [1], r"trees\[1\]\.value\[\d+\]: expected a list of 2 numbers"),
+        ("left_levels", -1, ["a", 3], r"trees\[1\]\.left_levels\[\d+\]: expected a list of text levels"),
+        ("missing_left", 0, 0, r"trees\[1\]\.missing_left: expected true/false per node"),
+    ],
+)
+def test_a_bad_entry_deep_in_a_forest_file_is_named(field, index, bad, message):
+    """Arrays are converted at once; a bad one is still read entry by entry to name it."""
+    body = _forest_body()
+    array = body["trees"][1][field]
+    array[index % len(array)] = bad
+    with pytest.raises(ModelFormatError, match=message):
+        loads(json.dumps(body), "m.json")
