@@ -253,7 +253,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     use_weka = weka_available() and not args.skip_weka
     anchors = (
-        "Orange3, wittgenstein, scikit-learn and imodels"
+        "Orange3, wittgenstein, scikit-learn, LightGBM and imodels"
         if ANCHOR_PYTHON.exists()
         else "no Python anchors (run `make bench-env`)"
     )

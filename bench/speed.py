@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -87,7 +88,7 @@ def growth(repeats: int) -> tuple[dict[tuple[str, int], tuple[float, float] | No
                 timing = _timed(cmd, repeats, timeout)
             except RuntimeError as refused:  # a learner that declines the table says why
                 reason = next((line for line in str(refused).splitlines() if line.startswith("Error:")), "failed")
-                cells.append(f"refused: {reason.removeprefix('Error: ')[:90]}")
+                cells.append("refused: " + re.sub(r"\{[^}]*\}", "{…}", reason.removeprefix("Error: ")).split(" (")[0])
                 stopped = True
                 continue
             results[(learner, n)] = timing
