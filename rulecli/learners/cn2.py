@@ -84,10 +84,22 @@ class _Complex:
     counts: np.ndarray  # class counts of the covered rows
 
 
+def _across(a: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
+    """``ufunc`` over each row of an (m, K) array, a column at a time: NumPy reduces a short
+    last axis several times slower. The result is the same: integers and maxima in any
+    order, and NumPy adds fewer than 8 floats in order too."""
+    if a.shape[1] == 0 or (a.shape[1] >= 8 and a.dtype.kind == "f" and ufunc is np.add):
+        return ufunc.reduce(a, axis=1)
+    out = a[:, 0].copy()
+    for c in range(1, a.shape[1]):
+        ufunc(out, a[:, c], out=out)
+    return out
+
+
 def _quality(counts: np.ndarray, measure: str, target: int | None) -> np.ndarray:
     """Quality of candidate rules from their (m, K) class counts; higher is better."""
-    n = counts.sum(axis=1).astype(np.float64)
-    hits = counts.max(axis=1) if target is None else counts[:, target]
+    n = _across(counts, np.add).astype(np.float64)
+    hits = _across(counts, np.maximum) if target is None else counts[:, target]
     k = counts.shape[1]  # Clark & Boswell's k: the number of classes
     if measure == "laplace":
         return (hits + 1.0) / (n + k)
@@ -95,16 +107,16 @@ def _quality(counts: np.ndarray, measure: str, target: int | None) -> np.ndarray
         return np.divide(hits, n, out=np.zeros_like(n), where=n > 0)
     shares = np.divide(counts, n[:, None], out=np.zeros(counts.shape), where=n[:, None] > 0)
     logs = np.log2(np.where(shares > 0, shares, 1.0))
-    return (shares * logs).sum(axis=1)  # minus the entropy
+    return _across(shares * logs, np.add)  # minus the entropy
 
 
 def _lrs(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """Likelihood-ratio statistic 2 * sum f ln(f / e) of each row of counts against ``prior``."""
-    n = counts.sum(axis=1, keepdims=True).astype(np.float64)
+    n = _across(counts, np.add)[:, None].astype(np.float64)
     expected = n * prior[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(counts > 0, counts * np.log(counts / np.where(expected > 0, expected, 1.0)), 0.0)
-    return 2.0 * terms.sum(axis=1)
+    return 2.0 * _across(terms, np.add)
 
 
 @dataclass(frozen=True)
@@ -195,7 +207,7 @@ class _Search:
             counts = np.vstack([c.counts for c in cands])
             owner = np.concatenate([np.full(c.counts.shape[0], i) for i, c in enumerate(cands)])
             local = np.concatenate([np.arange(c.counts.shape[0]) for c in cands])
-            support = counts.sum(axis=1)
+            support = _across(counts, np.add)
             sizes = np.array([p.counts.sum() for p in parents])[owner]
             keep = np.flatnonzero((support >= params.min_support) & (support < sizes - self.slack))
             if keep.size == 0:
