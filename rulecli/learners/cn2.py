@@ -42,7 +42,7 @@ from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, Rul
 from rulecli.model.simplify import simplify
 from rulecli.params import Params, beam_width_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
-from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
+from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
 
@@ -84,22 +84,10 @@ class _Complex:
     counts: np.ndarray  # class counts of the covered rows
 
 
-def _across(a: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
-    """``ufunc`` over each row of an (m, K) array, a column at a time: NumPy reduces a short
-    last axis several times slower. The result is the same: integers and maxima in any
-    order, and NumPy adds fewer than 8 floats in order too."""
-    if a.shape[1] == 0 or (a.shape[1] >= 8 and a.dtype.kind == "f" and ufunc is np.add):
-        return ufunc.reduce(a, axis=1)
-    out = a[:, 0].copy()
-    for c in range(1, a.shape[1]):
-        ufunc(out, a[:, c], out=out)
-    return out
-
-
 def _quality(counts: np.ndarray, measure: str, target: int | None) -> np.ndarray:
     """Quality of candidate rules from their (m, K) class counts; higher is better."""
-    n = _across(counts, np.add).astype(np.float64)
-    hits = _across(counts, np.maximum) if target is None else counts[:, target]
+    n = across(counts, np.add).astype(np.float64)
+    hits = across(counts, np.maximum) if target is None else counts[:, target]
     k = counts.shape[1]  # Clark & Boswell's k: the number of classes
     if measure == "laplace":
         return (hits + 1.0) / (n + k)
@@ -107,16 +95,16 @@ def _quality(counts: np.ndarray, measure: str, target: int | None) -> np.ndarray
         return np.divide(hits, n, out=np.zeros_like(n), where=n > 0)
     shares = np.divide(counts, n[:, None], out=np.zeros(counts.shape), where=n[:, None] > 0)
     logs = np.log2(np.where(shares > 0, shares, 1.0))
-    return _across(shares * logs, np.add)  # minus the entropy
+    return across(shares * logs, np.add)  # minus the entropy
 
 
 def _lrs(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """Likelihood-ratio statistic 2 * sum f ln(f / e) of each row of counts against ``prior``."""
-    n = _across(counts, np.add)[:, None].astype(np.float64)
+    n = across(counts, np.add)[:, None].astype(np.float64)
     expected = n * prior[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(counts > 0, counts * np.log(counts / np.where(expected > 0, expected, 1.0)), 0.0)
-    return 2.0 * _across(terms, np.add)
+    return 2.0 * across(terms, np.add)
 
 
 @dataclass(frozen=True)
@@ -207,7 +195,7 @@ class _Search:
             counts = np.vstack([c.counts for c in cands])
             owner = np.concatenate([np.full(c.counts.shape[0], i) for i, c in enumerate(cands)])
             local = np.concatenate([np.arange(c.counts.shape[0]) for c in cands])
-            support = _across(counts, np.add)
+            support = across(counts, np.add)
             sizes = np.array([p.counts.sum() for p in parents])[owner]
             keep = np.flatnonzero((support >= params.min_support) & (support < sizes - self.slack))
             if keep.size == 0:

@@ -39,7 +39,7 @@ from rulecli.model.simplify import simplify
 from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search import bits
-from rulecli.search.encoded import Encoded, categorical_candidates, numeric_candidates
+from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import is_whole
 
@@ -331,7 +331,7 @@ class _ClassLearner:
                 if table is None:
                     continue
                 table = table[:-1]
-                accu, cover = table[:, 1].astype(np.float64), table.sum(axis=1).astype(np.float64)
+                accu, cover = table[:, 1].astype(np.float64), across(table, np.add).astype(np.float64)
                 gain = accu * (np.log2((accu + 1.0) / (cover + 1.0)) - log_prior)
                 if gain.size == 0:
                     continue
@@ -343,8 +343,8 @@ class _ClassLearner:
             cand = thresholds[j]
             if cand.values.size == 0:
                 continue
-            le_p, le_t = cand.at_most[:, 1].astype(np.float64), cand.at_most.sum(axis=1).astype(np.float64)
-            ge_p, ge_t = cand.at_least[:, 1].astype(np.float64), cand.at_least.sum(axis=1).astype(np.float64)
+            le_p, le_t = cand.at_most[:, 1].astype(np.float64), across(cand.at_most, np.add).astype(np.float64)
+            ge_p, ge_t = cand.at_least[:, 1].astype(np.float64), across(cand.at_least, np.add).astype(np.float64)
             le_gain = le_p * (np.log2((le_p + 1.0) / (le_t + 1.0)) - log_prior)
             ge_gain = ge_p * (np.log2((ge_p + 1.0) / (ge_t + 1.0)) - log_prior)
             take_le = le_gain > ge_gain  # JRip prefers '>=' on ties

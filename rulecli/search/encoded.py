@@ -150,6 +150,18 @@ class Encoded:
         return mask
 
 
+def across(a: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
+    """``ufunc`` over each row of an (m, K) array, a column at a time: NumPy reduces a short
+    last axis several times slower. The result is the same: integers and maxima in any
+    order, and NumPy adds fewer than 8 floats in order too."""
+    if a.shape[1] == 0 or (a.shape[1] >= 8 and a.dtype.kind == "f" and ufunc is np.add):
+        return ufunc.reduce(a, axis=1)
+    out = a[:, 0].copy()
+    for c in range(1, a.shape[1]):
+        ufunc(out, a[:, c], out=out)
+    return out
+
+
 @dataclass(frozen=True)
 class NumericCandidates:
     """For each distinct value ``v`` of a feature among some rows, the class counts of the
