@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 from covering import ANCHOR_PYTHON
-from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, measure, split_arff, synthetic
+from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, arff_as_csv, measure, split_arff, synthetic
 from trees import REGRESSION_DATASETS, ours, sklearn
 
 from rulecli import io
@@ -126,8 +126,6 @@ def forest_small() -> tuple[float, float]:
     mine, theirs = [], []
     for name in WEKA_DATASETS + REGRESSION_DATASETS:
         train, test, _ = split_arff(name, 1)
-        from harness import arff_as_csv
-
         arff_as_csv(train, test)
         target = io.scan_table(str(train)).collect_schema().names()[-1]
         regression = name in REGRESSION_DATASETS

@@ -136,7 +136,7 @@ def nodes_to_dict(nodes: TreeNodes) -> dict[str, Any]:
     value = nodes.value
     return {
         "feature": nodes.feature.tolist(),
-        "threshold": _thresholds(nodes.threshold),
+        "threshold": _write_thresholds(nodes.threshold),
         # tuples: JSON writes them as arrays, and a million nodes' copies as lists took a second
         "left_levels": nodes.left_levels,
         "right_levels": nodes.right_levels,
@@ -154,7 +154,7 @@ def nodes_to_dict(nodes: TreeNodes) -> dict[str, Any]:
 # a value at a time only where Python must decide (a count that is not whole, a digit cut).
 
 
-def _thresholds(threshold: np.ndarray) -> list[Any]:
+def _write_thresholds(threshold: np.ndarray) -> list[Any]:
     """NaN (no threshold) as null; JSON has no infinity: a present-vs-missing split's +inf
     threshold is written "+inf"."""
     out = threshold.astype(object)
@@ -511,7 +511,7 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     if parents[0] != 0 or (parents[1:] != 1).any():
         node = int(np.flatnonzero(parents[1:] != 1)[0]) + 1 if parents[0] == 0 else 0
         raise r.fail(where, f"node {node} is the child of {int(parents[node])} splits; a tree's nodes have one parent")
-    threshold = _thresholds_read(r, lists["threshold"], f"{where}.threshold")
+    threshold = _read_thresholds(r, lists["threshold"], f"{where}.threshold")
     left_levels = _levels(r, lists["left_levels"], f"{where}.left_levels")
     right_levels = _levels(r, lists["right_levels"], f"{where}.right_levels")
     for i in np.flatnonzero(split):
@@ -567,29 +567,29 @@ def _ints(r: _Reader, values: list[Any], where: str) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
+def _as_floats(values: list[Any]) -> np.ndarray | None:
+    """``values`` as float64 when every one is an int or a float that fits, else None."""
+    if not _only(values, {int, float}):
+        return None
+    try:
+        return np.array(values, dtype=np.float64)
+    except OverflowError:
+        return None
+
+
 def _numbers(r: _Reader, values: list[Any], where: str) -> np.ndarray:
-    if _only(values, {int, float}):
-        try:
-            out = np.array(values, dtype=np.float64)
-        except OverflowError:
-            out = None
-        if out is not None and np.isfinite(out).all():
-            return out
+    out = _as_floats(values)
+    if out is not None and np.isfinite(out).all():
+        return out
     return np.array([r.number(v, f"{where}[{i}]") for i, v in enumerate(values)], dtype=np.float64)
 
 
-def _thresholds_read(r: _Reader, values: list[Any], where: str) -> np.ndarray:
+def _read_thresholds(r: _Reader, values: list[Any], where: str) -> np.ndarray:
     """null: no threshold (NaN); "+inf": a present-vs-missing split."""
     if _only(values, {int, float, type(None), str}):
-        marked = [np.nan if t is None else np.inf if t == "+inf" else t for t in values]
-        if _only(marked, {int, float}):
-            try:
-                out = np.array(marked, dtype=np.float64)
-            except OverflowError:
-                out = None
-            given = [t is not None and t != "+inf" for t in values]
-            if out is not None and np.isfinite(out[given]).all():
-                return out
+        out = _as_floats([np.nan if t is None else np.inf if t == "+inf" else t for t in values])
+        if out is not None and np.isfinite(out[[t is not None and t != "+inf" for t in values]]).all():
+            return out
     return np.array(
         [np.nan if t is None else np.inf if t == "+inf" else r.number(t, f"{where}[{i}]") for i, t in enumerate(values)]
     )
@@ -597,14 +597,9 @@ def _thresholds_read(r: _Reader, values: list[Any], where: str) -> np.ndarray:
 
 def _value_rows(r: _Reader, rows: list[Any], where: str, n: int, width: int) -> np.ndarray:
     if _only(rows, {list}) and all(len(row) == width for row in rows):
-        flat = list(itertools.chain.from_iterable(rows))
-        if _only(flat, {int, float}):
-            try:
-                out = np.array(flat, dtype=np.float64).reshape(n, width)
-            except OverflowError:
-                out = None
-            if out is not None and np.isfinite(out).all():
-                return out
+        out = _as_floats(list(itertools.chain.from_iterable(rows)))
+        if out is not None and np.isfinite(out).all():
+            return out.reshape(n, width)
     value = np.zeros((n, width))
     for i, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != width:

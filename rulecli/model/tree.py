@@ -49,17 +49,19 @@ class TreeNodes:
     def leaves(self) -> np.ndarray:
         return np.flatnonzero(self.feature < 0)
 
-    def levels(self) -> list[np.ndarray]:
-        """The nodes level by level, each split's children side by side (breadth-first)."""
-        out, frontier = [], np.zeros(1, dtype=np.int64)
-        while frontier.size:
-            out.append(frontier)
-            inner = frontier[self.feature[frontier] >= 0]
-            frontier = np.column_stack([self.left[inner], self.right[inner]]).ravel().astype(np.int64)
-        return out
-
     def depth(self) -> int:
-        return len(self.levels()) - 1
+        return len(levels(self.feature, self.left, self.right)) - 1
+
+
+def levels(feature: np.ndarray, left: np.ndarray, right: np.ndarray) -> list[np.ndarray]:
+    """A tree's nodes level by level (``feature`` < 0 at leaves), each split's children
+    side by side: breadth-first."""
+    out, frontier = [], np.zeros(1, dtype=np.int64)
+    while frontier.size:
+        out.append(frontier)
+        inner = frontier[feature[frontier] >= 0]
+        frontier = np.column_stack([left[inner], right[inner]]).ravel().astype(np.int64)
+    return out
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,7 @@ class _Walker:
     present_split: bool  # some node splits present from missing values (threshold +inf)
 
 
-def node_walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray | None = None) -> _Walker:
+def node_walker(nodes: TreeNodes, codes_of: list[dict[str, int]], rows: np.ndarray | None = None) -> _Walker:
     """``rows``: the batch row of each model feature, when a batch holds only the used ones."""
     n = nodes.n_nodes
     sizes = np.fromiter(map(len, nodes.left_levels), np.int64, n) + np.fromiter(
@@ -257,12 +259,12 @@ def node_walker(nodes: TreeNodes, levels: list[dict[str, int]], rows: np.ndarray
     )
     categorical = sizes > 0
     cat_nodes = np.flatnonzero(categorical)
-    width = max((len(lv) for lv in levels), default=0) + 1
+    width = max((len(lv) for lv in codes_of), default=0) + 1
     directions = np.full((max(cat_nodes.size, 1), width), 2, dtype=np.int8)
     slot = np.zeros(n, dtype=np.int64)
     for s, node in enumerate(cat_nodes):
         slot[node] = s
-        index = levels[int(nodes.feature[node])]
+        index = codes_of[int(nodes.feature[node])]
         for level in nodes.left_levels[node]:
             if level in index:
                 directions[s, index[level]] = 1
@@ -316,14 +318,14 @@ class Walkers:
 
     trees: tuple[_Walker, ...]
     outputs: tuple[np.ndarray, ...]  # leaf_shares per tree
-    orders: tuple[np.ndarray, ...]  # each tree's nodes breadth-first
 
     @cached_property
     def packed(self) -> Packed:
         parts: dict[str, list[np.ndarray]] = {k: [] for k in ("feature", "threshold", "pair", "slot", "directions")}
         roots, shares, categorical = [], [], set()
         start = slots = 0
-        for w, output, order in zip(self.trees, self.outputs, self.orders, strict=True):
+        for w, output in zip(self.trees, self.outputs, strict=True):
+            order = np.concatenate(levels(w.feature, w.left, w.right))
             at = np.empty_like(order)
             at[order] = np.arange(order.size) + start
             leaf = w.feature[order] < 0
@@ -359,12 +361,8 @@ def walkers(model: TreeModel, rows: np.ndarray | None = None) -> Walkers:
     """Each tree prepared for :func:`leaves_of` (categorical levels mapped to codes); with
     ``rows``, for batches that hold only some features (``rows[j]``: feature j's row)."""
     trees = (model.nodes,) if isinstance(model, Tree) else model.trees
-    levels = level_index(model.info.schema, model.features)
-    return Walkers(
-        tuple(node_walker(nodes, levels, rows) for nodes in trees),
-        tuple(map(leaf_shares, trees)),
-        tuple(np.concatenate(nodes.levels()) for nodes in trees),
-    )
+    index = level_index(model.info.schema, model.features)
+    return Walkers(tuple(node_walker(nodes, index, rows) for nodes in trees), tuple(map(leaf_shares, trees)))
 
 
 def leaves_of(w: _Walker, batch: Columns) -> np.ndarray:

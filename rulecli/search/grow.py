@@ -522,9 +522,7 @@ class Grower:
         whose only level is present or missing, as in market-basket data, or a number
         missing for a reason, is of use only so; scikit-learn >= 1.3 weighs this split too)."""
         criterion = self.params.criterion
-        first = np.empty(cell_node.size, dtype=bool)
-        first[0] = True
-        np.not_equal(cell_node[1:], cell_node[:-1], out=first[1:])
+        first = _run_starts(cell_node)
         starts = np.flatnonzero(first)
         segment = np.cumsum(first) - 1
         left = self._left_sums(cell_node, cell_sums, starts, segment)
@@ -557,6 +555,14 @@ class Grower:
         if not np.isfinite(gain).any():
             return None
         return _Cuts(gain, miss_left, apart, starts, segment)
+
+
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """True where a run of equal ``keys`` (sorted cells' nodes or trees) begins."""
+    first = np.empty(keys.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    return first
 
 
 def _draw_features(rng: np.random.Generator, n_nodes: int, d: int, m: int) -> np.ndarray:
@@ -645,9 +651,7 @@ class Grove(Grower):
         # one running sum per tree, as growing it alone makes: trees as rows of a padded
         # block (the trees' cells are contiguous, their nodes side by side in the batch)
         tree = self.batch_tree[cell_node]
-        first = np.empty(tree.size, dtype=bool)
-        first[0] = True
-        np.not_equal(tree[1:], tree[:-1], out=first[1:])
+        first = _run_starts(tree)
         tree_start = np.flatnonzero(first)
         row = np.cumsum(first) - 1
         column = np.arange(tree.size) - tree_start[row]
