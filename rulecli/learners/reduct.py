@@ -2,15 +2,19 @@
 
 Numeric attributes are discretised first (``--discretize``, cuts stored in the model);
 a missing value is one more value. :mod:`rulecli.search.roughset` computes γ, the core,
-the approximations and the reducts. Rules follow the lecture: the distinct object
-descriptions restricted to a reduct, each a rule; a description whose objects share one
-decision is a *certain* rule (from a lower approximation, accuracy 1), one whose objects
-disagree gives a *possible* rule per decision present (from the upper approximations,
-accuracy = that decision's share). Certain rules are made more general by dropping
-descriptors, in reduct order, while their accuracy on the training table stays at least
-``--min-rule-accuracy`` (1 by default). Duplicates merge; with several reducts the rules pool.
-The rule set votes (one rule one vote, or weighted by the training rows a rule gets
-right); rows no rule matches take the training majority or stay unclassified.
+the approximations and the reducts, at a precision β (Ziarko's variable precision rough
+sets; β = 1 is the lecture's, Pawlak's, model, which fits clean tables: on noisy ones every
+granule holds a few rows of another decision, γ is 0 for every attribute set and the
+reduct is empty). Rules follow the lecture: the distinct object descriptions restricted to
+a reduct, each a rule; a description whose objects share one decision (below β = 1, whose
+majority decision holds at least β of them) is a *certain* rule for it (from a lower
+approximation), any other gives a *possible* rule per decision present (from the upper
+approximations, accuracy = that decision's share). Certain rules are made more general by
+dropping descriptors, in reduct order, while their accuracy on the training table stays at
+least β and ``--min-rule-accuracy`` (1 by default). Duplicates merge; with several
+reducts the rules pool. The rule set votes (one rule one vote, or weighted by the training
+rows a rule gets right); rows no rule matches take the training majority or stay
+unclassified.
 """
 
 from __future__ import annotations
@@ -38,12 +42,13 @@ from rulecli.params import (
 )
 from rulecli.schema import Schema
 from rulecli.search.cells import cells_of, feature_cells
-from rulecli.search.roughset import DecisionTable, RoughSets
+from rulecli.search.roughset import DecisionTable, RoughSets, positive_granules
 from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, one_se_choice, truncated, truncation_scores
 from rulecli.stats import is_whole, tally
 from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")
+PRECISION_GRID = (1.0, 0.9, 0.8, 0.7)  # tried by the settings' cross-validation
 ORDERS = ("given", "random", "significance")
 # Shortening costs rules x descriptors x 64-row words of distinct descriptions; beyond this
 # it is skipped (the rules keep every descriptor).
@@ -79,6 +84,14 @@ class ReductParams(Params):
     )
     default: str = param(
         "majority", "Rows no rule matches: majority class, or none (unclassified).", choices=("majority", "none")
+    )
+    precision: float | None = param(
+        None,
+        "Variable precision β: a description is certain when one decision holds at least this share of its "
+        "objects, and γ counts such descriptions (1: Pawlak's rough sets; default: the best of 1, 0.9, 0.8 and "
+        "0.7 by 3-fold cross-validation on the training rows).",
+        gt=0.5,
+        le=1.0,
     )
     min_share: float | None = min_share_param()
     majority_rules: str | None = majority_rules_param()
@@ -216,15 +229,17 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
             "--print reducts, fewer attributes, a coarser --discretize, or raise --max-rules"
         )
     rules: dict[RuleKey, np.ndarray] = {}
-    certain = np.flatnonzero((granules.counts > 0).sum(axis=1) == 1)
-    shorten = certain.size * len(reduct) * -(-m // 64) <= SHORTEN_BUDGET
+    assert params.precision is not None
+    sure = positive_granules(granules.counts, params.precision)
+    shorten = int(sure.sum()) * len(reduct) * -(-m // 64) <= SHORTEN_BUDGET
+    least = min(params.precision, params.min_accuracy)  # a shortened rule stays certain
     for g in range(m):
-        present = np.flatnonzero(granules.counts[g])
+        present = np.argmax(granules.counts[g], keepdims=True) if sure[g] else np.flatnonzero(granules.counts[g])
         description = granules.descriptions[g]
         kept = list(range(len(reduct)))
         counts = granules.counts[g]
         if present.size == 1 and shorten and reduct:
-            kept, counts = granules.shortened(g, int(present[0]), params.min_accuracy)
+            kept, counts = granules.shortened(g, int(present[0]), least)
         for cls in present.tolist():
             rules[(tuple((reduct[p], int(description[p])) for p in kept), cls)] = counts
     conditions = sum(len(key) for key, _ in rules)
@@ -238,54 +253,67 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
 
 
 def fit_reduct(ds: Dataset | EngineTable, params: ReductParams, *, progress: Progress | None = None) -> RuleSet:
-    model = _fit(ds, params)
-    if not params.rules:
-        return model
+    if not params.rules:  # an analysis alone: nothing to choose β by
+        return _fit(ds, dataclasses.replace(params, precision=params.precision or 1.0))
+    precisions = PRECISION_GRID if params.precision is None else (params.precision,)
     settings = cuts(params.min_share, params.majority_rules, params.rules_per_class)
-    if len(settings) == 1:
-        cut = settings[0]
+    if len(settings) == 1 and len(precisions) == 1:
+        precision, cut = precisions[0], settings[0]
     else:  # the folds are drawn from the copies whole weights stand for
         whole = ds.weights is not None and is_whole(ds.weights)
-        cut = _tuned_cut(ds.as_copies("reduct") if whole else ds, params, settings)
+        precision, cut = _tuned(ds.as_copies("reduct") if whole else ds, params, precisions, settings)
+    model = _fit(ds, dataclasses.replace(params, precision=precision))
     kept = truncated(model, ds, *cut)
     share, majority, per_class = cut[0], "drop" if cut[1] else "keep", cut[2]
     training = {**kept.info.training, "min_share": share, "majority_rules": majority, "rules_per_class": per_class}
+    if params.precision is None:
+        training["precision_chosen_by"] = CHOSEN_BY
     if params.min_share is None and params.rules_per_class is None:
         training["min_share_chosen_by"] = training["rules_per_class_chosen_by"] = CHOSEN_BY
     if params.majority_rules is None:
         training["majority_rules_chosen_by"] = CHOSEN_BY
     training["certain_rules"] = sum(1 for r in kept.rules if r.stats and r.stats.correct == r.stats.covered)
-    chosen = dataclasses.replace(params, min_share=share, majority_rules=majority, rules_per_class=per_class)
+    chosen = dataclasses.replace(
+        params, precision=precision, min_share=share, majority_rules=majority, rules_per_class=per_class
+    )
     return dataclasses.replace(kept, info=dataclasses.replace(kept.info, params=chosen.record(), training=training))
 
 
-def _tuned_cut(ds: Dataset | EngineTable, params: ReductParams, settings: tuple[Cut, ...]) -> Cut:
-    """The truncation chosen on the training rows (:mod:`rulecli.search.tuning`): rules from
-    reducts are object descriptions, and on noisy tables most describe a few rows each."""
+def _tuned(
+    ds: Dataset | EngineTable, params: ReductParams, precisions: tuple[float, ...], settings: tuple[Cut, ...]
+) -> tuple[float, Cut]:
+    """The precision and truncation chosen together on the training rows
+    (:mod:`rulecli.search.tuning`): how much noise a certain description may hold, and how
+    light a rule may be, depend on the table (rules from reducts are object descriptions,
+    and on noisy tables most describe a few rows each)."""
     cv = cv_splits(ds, params.seed)
     if cv is None:
-        return settings[0]
+        return precisions[0], settings[0]
     splits, n = cv
-    scores: dict[Cut, tuple[float, int]] = {}
-    for train, test in splits:
-        for cut, right, size in truncation_scores(_fit(train, params), train, test, settings):
-            total, rules = scores.get(cut, (0.0, 0))
-            scores[cut] = (total + right, rules + size)
+    scores: dict[tuple[float, Cut], tuple[float, int]] = {}
+    for precision in precisions:
+        trial = dataclasses.replace(params, precision=precision)
+        for train, test in splits:
+            for cut, right, size in truncation_scores(_fit(train, trial), train, test, settings):
+                total, rules = scores.get((precision, cut), (0.0, 0))
+                scores[(precision, cut)] = (total + right, rules + size)
     chosen = one_se_choice(scores, n)
     assert isinstance(chosen, tuple)
     return chosen
 
 
 def _fit(ds: Dataset | EngineTable, params: ReductParams) -> RuleSet:
-    """Reducts, the analysis and every rule from the reducts (before truncation)."""
+    """Reducts, the analysis and every rule from the reducts (before truncation), at the
+    given precision."""
+    assert params.precision is not None
     encoded = _encode(ds, params)
     table = encoded.table
-    rs = RoughSets(table)
+    rs = RoughSets(table, params.precision)
     full = rs.all_attributes
     gamma = rs.gamma(full)
     reducts = find_reducts(rs, params)
     names = table.names
-    positive = rs.positive_count(full)
+    positive = rs.positive_count(full) if params.precision == 1 else RoughSets(table).positive_count(full)
     training: dict[str, object] = {
         "rows": tally(table.size),
         "gamma": gamma,
@@ -350,29 +378,46 @@ def analysis_text(model: RuleSet, what: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _precision(model: RuleSet) -> float:
+    """β of a model (files written before it was a setting hold Pawlak's 1)."""
+    value = model.info.params.get("precision")
+    return 1.0 if value is None else float(value)  # type: ignore[arg-type]
+
+
 def _summary(model: RuleSet) -> str:
     t = model.info.training
     reducts = t["reducts"]
     assert isinstance(reducts, list)
     core = f", core {{{', '.join(t['core'])}}}" if "core" in t else ""  # type: ignore[arg-type]
+    beta = _precision(model)
+    at = f" at β = {beta:g}" if beta < 1 else ""
+    first = ", ".join(reducts[0])
     return (
-        f"reduct: γ = {t['gamma']:.4f}, {counted(len(reducts), 'reduct')}, first {{{', '.join(reducts[0])}}}{core}, "
+        f"reduct: γ = {t['gamma']:.4f}{at}, {counted(len(reducts), 'reduct')}, first {{{first}}}{core}, "
         f"{counted(len(model.rules), 'rule')}"
     )
 
 
 def _warnings(model: RuleSet) -> list[str]:
     t = model.info.training
+    beta = _precision(model)
     out = []
-    if not t["consistent"]:
+    if not t["consistent"] and beta == 1:
         out.append(
             f"the table is inconsistent: {t['inconsistent_rows']} rows share their description with rows of "
             f"another decision, so γ = {t['gamma']:.4f} < 1; certain rules come from the lower approximations, "
             "possible rules (accuracy < 1) from the upper ones"
         )
-    if [] in t["reducts"]:  # type: ignore[operator]
+    elif not t["consistent"]:
         out.append(
-            "no attribute tells the decisions apart (γ = 0: the reduct is empty), so every row gets the "
+            f"the table is inconsistent: {t['inconsistent_rows']} rows share their description with rows of "
+            f"another decision; at precision β = {beta:g} a description is certain when one decision holds at "
+            f"least that share of its rows (γ = {t['gamma']:.4f})"
+        )
+    if [] in t["reducts"]:  # type: ignore[operator]
+        why = "γ = 0" if beta == 1 else f"at β = {beta:g} no attribute set does better than none"
+        out.append(
+            f"no attribute tells the decisions apart ({why}: the reduct is empty), so every row gets the "
             "majority class; a finer --discretize (or --bins) may find attributes that do"
         )
     return out

@@ -9,9 +9,18 @@ the dependency degree γ(B) = |POS_B(D)| / |U|. A *reduct* is a minimal B with
 γ(B) = γ(A) (it discerns the decisions as well as all attributes do); the *core* is the
 set of attributes no reduct can do without (those whose removal lowers γ).
 
+Ziarko's *variable precision* (VPRS, 1993) relaxes "inside X" to "at least a share β of
+the granule in X" (β in (0.5, 1]): the β-lower approximation holds the granules whose rows
+are at least β of X, the β-upper approximation those more than 1 − β of X, and γ_β counts
+the granules whose majority decision holds at least β of their rows. β = 1 is Pawlak's
+model. On noisy tables every coarse granule holds a few rows of another decision, so
+Pawlak's γ is near 0 for every attribute set and the reduct comes out empty; γ_β still
+tells the attributes that separate the decisions from those that do not.
+
 Every γ is one Polars group-by over the attribute codes: group the rows by B, count the
-distinct decisions per group, and add up the groups with one decision. Attribute values
-are small integer codes (numeric attributes discretised first, missing one more value).
+distinct decisions per group (or each decision's rows, below β = 1), and add up the
+positive groups. Attribute values are small integer codes (numeric attributes discretised
+first, missing one more value).
 """
 
 from __future__ import annotations
@@ -61,20 +70,31 @@ class DecisionTable:
         return pl.DataFrame({**columns, DECISION: self.y})
 
 
-class RoughSets:
-    """γ and approximations of attribute subsets, each one group-by (results cached)."""
+def positive_granules(counts: np.ndarray, precision: float) -> np.ndarray:
+    """Which granules, given their (granules, K) decision counts, are positive at β: one
+    decision holds at least β of their rows (all of them at β = 1)."""
+    return counts.max(axis=1) >= precision * counts.sum(axis=1) - 1e-9
 
-    def __init__(self, table: DecisionTable) -> None:
+
+class RoughSets:
+    """γ and approximations of attribute subsets at precision β, each one group-by (results cached)."""
+
+    def __init__(self, table: DecisionTable, precision: float = 1.0) -> None:
         self.table = table
+        self.precision = precision
         self.df = table.frame()
         self.columns = [np.ascontiguousarray(table.codes[:, j], dtype=np.int64) for j in range(table.n_attributes)]
         self.cardinality = table.codes.max(axis=0).astype(np.int64) + 1 if table.n_rows else np.ones(0, np.int64)
         self._gamma: dict[frozenset[int], float] = {}
 
-    def positive_count(self, attributes: frozenset[int] | tuple[int, ...]) -> int:
-        """|POS_B(D)|: rows whose B-granule holds a single decision."""
+    def sure(self, counts: np.ndarray) -> np.ndarray:
+        return positive_granules(counts, self.precision)
+
+    def positive_count(self, attributes: frozenset[int] | tuple[int, ...]) -> int | float:
+        """|POS_B(D)|: rows whose B-granule is positive (one decision, or at least β of it)."""
         if not attributes:
-            return self.table.size if np.unique(self.table.y).size == 1 else 0
+            counts = self.table.class_counts(np.zeros(self.table.n_rows, dtype=np.int64), 1)
+            return self.table.size if self.table.n_rows and self.sure(counts)[0] else 0
         words, _ = self._packed(sorted(attributes))
         return self._positive_of(words)
 
@@ -86,8 +106,13 @@ class RoughSets:
             frame = frame.with_columns(pl.Series(WEIGHT, self.table.w))
             size = pl.col(WEIGHT).sum()
         keys = [f"k{i}" for i in range(len(words))]
-        groups = frame.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), size.alias("n"))
-        positive = groups.filter(pl.col("k") == 1).get_column("n").sum()
+        if self.precision >= 1.0:
+            groups = frame.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), size.alias("n"))
+            positive = groups.filter(pl.col("k") == 1).get_column("n").sum()
+        else:
+            cells = frame.group_by([*keys, DECISION]).agg(size.alias("n"))
+            groups = cells.group_by(keys).agg(pl.col("n").max().alias("top"), pl.col("n").sum().alias("n"))
+            positive = groups.filter(pl.col("top") >= self.precision * pl.col("n") - 1e-9).get_column("n").sum()
         return int(positive) if self.table.w is None else float(positive)
 
     def _packed(self, attributes: list[int]) -> tuple[list[np.ndarray], dict[int, tuple[int, int]]]:
@@ -120,18 +145,18 @@ class RoughSets:
         return frozenset(range(self.table.n_attributes))
 
     def approximations(self) -> dict[int, dict[str, int | float]]:
-        """Per decision class: sizes (objects counted by weight) of the lower and upper
+        """Per decision class: sizes (objects counted by weight) of the (β-)lower and upper
         approximations and the boundary."""
         words, _ = self._packed(sorted(self.all_attributes))
         keys = pl.DataFrame({f"k{i}": w for i, w in enumerate(words)})
         granule = keys.select(pl.struct(keys.columns).rank("dense").alias("g")).get_column("g").to_numpy() - 1
         counts = self.table.class_counts(granule.astype(np.int64), int(granule.max()) + 1 if granule.size else 0)
         sizes = counts.sum(axis=1)
-        pure = (counts > 0).sum(axis=1) == 1
         out: dict[int, dict[str, int | float]] = {}
         for cls in range(self.table.n_classes):
-            meets = counts[:, cls] > 0
-            lower, upper = tally(sizes[meets & pure].sum()), tally(sizes[meets].sum())
+            inside = counts[:, cls] >= self.precision * sizes - 1e-9
+            meets = counts[:, cls] > (1.0 - self.precision) * sizes + 1e-9 if self.precision < 1 else counts[:, cls] > 0
+            lower, upper = tally(sizes[inside].sum()), tally(sizes[meets].sum())
             out[cls] = {"lower": lower, "upper": upper, "boundary": tally(upper - lower)}
         return out
 
@@ -202,8 +227,9 @@ class RoughSets:
         """Every reduct, as the prime implicants of the discernibility function.
 
         Clauses come from pairs of distinct object descriptions that must stay discerned:
-        one of them in the positive region and the other not of its (single) decision. A
-        subset is a reduct when it meets every clause and no smaller reduct is inside it.
+        one of them in the positive region and the other not positive with its (majority)
+        decision. A subset is a reduct when it meets every clause and no smaller reduct is
+        inside it.
         """
         d = self.table.n_attributes
         if d > MAX_ALL_ATTRIBUTES:
@@ -218,9 +244,8 @@ class RoughSets:
                 f"--all would compare {m * (m - 1) // 2:,} pairs of distinct objects (limit {MAX_ALL_PAIRS:,}): "
                 "use --n-reducts K for reducts from K random orders"
             )
-        decisions = np.zeros((m, self.table.n_classes), dtype=bool)
-        decisions[inverse.ravel(), self.table.y] = True
-        positive = decisions.sum(axis=1) == 1
+        decisions = self.table.class_counts(inverse.ravel().astype(np.int64), m)
+        positive = self.sure(decisions)
         single = np.where(positive, decisions.argmax(axis=1), -1)
         weights = (1 << np.arange(d)).astype(np.int64)
         clauses: set[int] = set()

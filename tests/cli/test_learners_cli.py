@@ -192,7 +192,7 @@ def test_aq_truncates_light_rules_by_the_share_of_their_class(tmp_path: Path):
 @pytest.mark.parametrize("learner", ["aq", "reduct"])
 def test_rules_per_class_keeps_the_rules_right_on_the_most_rows(tmp_path: Path, learner: str, penguins: Path):
     data = penguins
-    fixed = ["--max-error", "0.1"] if learner == "aq" else []
+    fixed = ["--max-error", "0.1"] if learner == "aq" else ["--precision", "1"]
     models = {}
     for k in ("none", "1"):
         out = tmp_path / f"{k}.json"
@@ -273,3 +273,40 @@ def test_majority_rules_can_be_left_to_the_default(learner: str, tmp_path: Path)
     assert run_cli(learner, str(data), "-o", str(chosen), "-q").code == 0
     training = json.loads(chosen.read_text())["training"]
     assert training["majority_rules"] in ("keep", "drop") and training["majority_rules_chosen_by"]
+
+
+def test_reduct_finds_the_deciding_attributes_of_a_noisy_table(tmp_path: Path):
+    # a class from two cuts of x and a level of c, 5 % of the labels flipped: every coarse
+    # granule holds a few flipped rows, so Pawlak's γ is 0 for every attribute set and his
+    # reduct is empty; at the precision chosen by cross-validation the reduct is {x, c}
+    rng = np.random.default_rng(3)
+    n = 900
+    x, c, z = rng.random(n).round(3), rng.choice(["u", "v"], n), rng.normal(size=n).round(2)
+    y = np.where(x < 0.33, "low", np.where((x < 0.66) & (c == "u"), "mid", "high"))
+    y = np.where(rng.random(n) < 0.05, np.where(y == "low", "high", "low"), y)
+    data = tmp_path / "noisy.csv"
+    pl.DataFrame({"x": x, "c": c, "z": z, "y": y}).write_csv(data)
+    pawlak, chosen = tmp_path / "pawlak.json", tmp_path / "chosen.json"
+    strict = run_cli("reduct", str(data), "--precision", "1", "-o", str(pawlak))
+    assert strict.code == 0 and "the reduct is empty" in strict.stderr, strict.stderr
+    learned = run_cli("reduct", str(data), "-o", str(chosen))
+    assert learned.code == 0, learned.stderr
+    model = json.loads(chosen.read_text())
+    assert model["params"]["precision"] < 1 and model["training"]["precision_chosen_by"]
+    assert model["training"]["reducts"] == [["x", "c"]]
+    assert "precision β = 0.9" in learned.stderr
+    accuracy = {
+        name: json.loads(run_cli("evaluate", str(path), str(data), "--json").stdout)["accuracy"]
+        for name, path in (("pawlak", pawlak), ("chosen", chosen))
+    }
+    majority = max(np.mean(y == c) for c in ("low", "mid", "high"))
+    assert accuracy["pawlak"] == pytest.approx(majority) and accuracy["chosen"] > 0.9, accuracy
+
+
+def test_reduct_precision_is_checked_and_shown(tmp_path: Path):
+    bad = run_cli("reduct", PENGUINS, "-y", "species", "--precision", "0.5")
+    assert bad.code == 2 and bad.stderr.startswith("Error:") and "--precision" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    house = str(SAMPLE / "house.csv")
+    # the house table's boundary descriptions hold half their rows of one value: never β-certain
+    assert run_cli("reduct", house, "-y", "value", "--precision", "0.6", "--print", "gamma", "-q").stdout == "0.8\n"

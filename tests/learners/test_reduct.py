@@ -181,3 +181,47 @@ def test_bitset_shortening_equals_the_definition(m: int, width: int, levels: int
         cls = int(np.flatnonzero(counts[g])[0])
         kept, found = granules.shortened(g, cls, min_accuracy)
         assert (kept, found.tolist()) == _naive_shortened(granules, g, cls, min_accuracy)
+
+
+def test_variable_precision_approximations_by_hand():
+    # one granule of 4 rows, 3 of them yes: inside yes at β = 0.75, not at β = 0.8; it
+    # meets no only while 1/4 > 1 − β
+    df = pl.DataFrame({"a": ["p", "p", "p", "p", "q", "r"], "d": ["yes", "yes", "yes", "no", "no", "yes"]})
+    table = DecisionTable(
+        ("a",), np.array([[0], [0], [0], [0], [1], [2]], dtype=np.int32), np.array([1, 1, 1, 0, 0, 1]), 2
+    )
+    assert df.height == table.n_rows
+    pawlak, loose, strict = RoughSets(table), RoughSets(table, 0.75), RoughSets(table, 0.8)
+    assert pawlak.gamma((0,)) == pytest.approx(2 / 6)
+    assert loose.gamma((0,)) == pytest.approx(1.0)
+    assert strict.gamma((0,)) == pytest.approx(2 / 6)
+    assert loose.approximations() == {
+        0: {"lower": 1, "upper": 1, "boundary": 0},
+        1: {"lower": 5, "upper": 5, "boundary": 0},
+    }
+    assert strict.approximations() == {
+        0: {"lower": 1, "upper": 5, "boundary": 4},
+        1: {"lower": 1, "upper": 5, "boundary": 4},
+    }
+    assert pawlak.approximations() == strict.approximations()
+    # the empty set is positive only when the majority decision holds β of all rows
+    assert RoughSets(table, 0.66).gamma(()) == 1.0 and loose.gamma(()) == 0.0
+
+
+def test_a_beta_certain_description_gives_one_rule():
+    frame = pl.DataFrame({"a": ["p"] * 4 + ["q", "r"] * 3, "d": ["yes", "yes", "yes", "no"] + ["no", "yes"] * 3})
+    ds = prepare_dataset(frame, DataSpec(target="d"))
+    pawlak = fit_reduct(ds, ReductParams(precision=1.0, min_share=0.0, majority_rules="keep"))
+    loose = fit_reduct(ds, ReductParams(precision=0.75, min_share=0.0, majority_rules="keep"))
+    assert sorted((r.conditions[0].value, r.prediction) for r in pawlak.rules) == [
+        ("p", "no"),
+        ("p", "yes"),
+        ("q", "no"),
+        ("r", "yes"),
+    ]
+    assert sorted((r.conditions[0].value, r.prediction) for r in loose.rules) == [
+        ("p", "yes"),
+        ("q", "no"),
+        ("r", "yes"),
+    ]
+    assert loose.info.params["precision"] == 0.75
