@@ -19,7 +19,7 @@ import polars as pl
 from rulecli.dataset import Dataset, stratified_folds
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import prediction_frame
-from rulecli.model.core import RuleSet
+from rulecli.model.core import Rule, RuleSet
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import engine_default_rule, set_default_rule
 from rulecli.stats import hash_sampled
@@ -69,18 +69,28 @@ def truncated(
 ) -> RuleSet:
     """The rule set without the rules covering less than ``share`` of their class's training
     rows, and, with ``drop_majority``, without the rules of the training majority class (as
-    a decision list leaves its most frequent class to the default rule), and, with
-    ``per_class``, with at most that many rules per class (those right on the most rows,
-    ties to the earlier); a default (if the model has one) becomes the majority of what the
-    kept rules leave. Kept rules keep their statistics: in a rule set each counts every row
-    it matches."""
+    a decision list leaves its most frequent class to the default rule) nor those whose rows
+    hold more of the majority class than of their own (such a rule, a rough set's possible
+    rule, was outvoted by a majority rule that is now gone), and, with ``per_class``, with
+    at most that many rules per class (those right on the most rows, ties to the earlier);
+    a default (if the model has one) becomes the majority of what the kept rules leave.
+    Kept rules keep their statistics: in a rule set each counts every row it matches."""
     counts = ds.class_counts().tolist()
     totals = dict(zip(ds.classes, counts, strict=True))
-    majority = ds.classes[int(np.argmax(counts))] if drop_majority else None
+    top = int(np.argmax(counts))
+    majority = ds.classes[top] if drop_majority else None
+
+    def outweighed(rule: Rule) -> bool:
+        held = rule.stats.class_counts if rule.stats is not None else None
+        return majority is not None and held is not None and held[top] > rule.stats.correct  # type: ignore[union-attr]
+
     kept = [
         r
         for r in model.rules
-        if r.stats is not None and r.stats.correct >= share * totals[r.prediction] and r.prediction != majority
+        if r.stats is not None
+        and r.stats.correct >= share * totals[r.prediction]
+        and r.prediction != majority
+        and not outweighed(r)
     ]
     if per_class is not None:
         ranked = sorted(range(len(kept)), key=lambda i: (-kept[i].stats.correct, i))  # type: ignore[union-attr]

@@ -310,3 +310,20 @@ def test_reduct_precision_is_checked_and_shown(tmp_path: Path):
     house = str(SAMPLE / "house.csv")
     # the house table's boundary descriptions hold half their rows of one value: never β-certain
     assert run_cli("reduct", house, "-y", "value", "--precision", "0.6", "--print", "gamma", "-q").stdout == "0.8\n"
+
+
+def test_dropping_the_majority_rules_drops_the_rules_they_outvoted(tmp_path: Path):
+    # g = 'b' holds 60 % majority rows: its possible rule for the minority stood only against
+    # the majority's rule there; with the majority's rules left to the default it would claim
+    # every 'b' row, below the majority rate
+    data = tmp_path / "boundary.csv"
+    g = ["a"] * 40 + ["b"] * 60
+    y = ["maj"] * 40 + ["maj"] * 36 + ["min"] * 24
+    pl.DataFrame({"g": g, "y": y}).write_csv(data)
+    out = tmp_path / "m.json"
+    fixed = ["--precision", "1", "--min-share", "0", "--majority-rules", "drop"]
+    assert run_cli("reduct", str(data), *fixed, "-o", str(out), "-q").code == 0
+    model = json.loads(out.read_text())
+    assert model["rules"] == [] and model["default"]["prediction"] == "maj"
+    accuracy = json.loads(run_cli("evaluate", str(out), str(data), "--json").stdout)["accuracy"]
+    assert accuracy == pytest.approx(0.76)
