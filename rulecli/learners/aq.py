@@ -54,7 +54,7 @@ from rulecli.params import (
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
-from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, one_se_choice, truncated, truncation_scores
+from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, paid_choice, truncated, truncation_scores
 from rulecli.stats import is_whole
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
@@ -351,13 +351,18 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
     """The error bound and truncation chosen together on the training rows
     (:mod:`rulecli.search.tuning`). How many counterexamples a rule may cover, and how light
     a rule may be, depend on the table's noise: the lecture's 1 % and every rule kept fit
-    clean tables, while on noisy ones they leave many rules covering a handful of rows each."""
+    clean tables, while on noisy ones they leave many rules covering a handful of rows each.
+    AQ's stars overlap, so a few strong rules often do what many do: a setting's rules must
+    pay for themselves, each by a held-out row it gets right (one-standard-error's tolerance
+    left aq with a third more rules than JRip across 78 tables at the same accuracy)."""
     bounds = ERROR_GRID if params.max_error is None else (params.max_error,)
     settings = cuts(params.min_share, params.majority_rules, params.rules_per_class)
-    cv = None if len(bounds) == 1 and len(settings) == 1 else cv_splits(ds, params.seed)
-    if cv is None:
+    if len(bounds) == 1 and len(settings) == 1:
         return bounds[0], settings[0]
-    splits, n = cv
+    cv = cv_splits(ds, params.seed)
+    if cv is None:  # too few rows to choose on: the simplest rule set the settings allow
+        return bounds[0], min(settings, key=lambda cut: (cut[2] is None, cut[2] or 0, not cut[1], -cut[0]))
+    splits, _ = cv
     scores: dict[tuple[float, Cut], tuple[float, int]] = {}
     for bound in bounds:
         for train, test in splits:
@@ -365,7 +370,7 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
             for cut, right, size in truncation_scores(_fit(train, trial, None), train, test, settings):
                 total, rules = scores.get((bound, cut), (0.0, 0))
                 scores[(bound, cut)] = (total + right, rules + size)
-    chosen = one_se_choice(scores, n)
+    chosen = paid_choice(scores)
     assert isinstance(chosen, tuple)
     return chosen
 

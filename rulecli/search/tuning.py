@@ -144,6 +144,14 @@ def truncation_scores(
     return out
 
 
+def paid_choice(scores: dict[Hashable, tuple[float, int]]) -> Hashable:
+    """Among settings scored (held-out rows right, rules, both summed over the folds), the
+    one whose rules pay for themselves: the most held-out rows right less one row per rule
+    in each fold, then the fewest rules, then the first (the grid's order)."""
+    order = {key: i for i, key in enumerate(scores)}
+    return min(scores, key=lambda key: (scores[key][1] - scores[key][0], scores[key][1], order[key]))
+
+
 def one_se_choice(scores: dict[Hashable, tuple[float, int]], n: float) -> Hashable:
     """Among settings scored (held-out rows right, rules), the fewest rules within one standard
     error of the best accuracy, then the most right, then the first (the grid's order)."""

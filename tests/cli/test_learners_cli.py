@@ -327,3 +327,14 @@ def test_dropping_the_majority_rules_drops_the_rules_they_outvoted(tmp_path: Pat
     assert model["rules"] == [] and model["default"]["prediction"] == "maj"
     accuracy = json.loads(run_cli("evaluate", str(out), str(data), "--json").stdout)["accuracy"]
     assert accuracy == pytest.approx(0.76)
+
+
+def test_aq_on_a_table_too_small_to_choose_on_keeps_one_rule_per_class(tmp_path: Path):
+    # 10 rows: no cross-validation can choose the truncation, so the simplest is taken: the
+    # strongest rule of each class but the majority, which the default rule takes
+    out = tmp_path / "m.json"
+    assert run_cli("aq", HOUSE_CSV, "-y", "value", "-o", str(out), "-q").code == 0
+    model = json.loads(out.read_text())
+    predicted = [r["prediction"] for r in model["rules"]]
+    assert sorted(predicted) == ["high", "low"] and model["default"]["prediction"] == "medium"
+    assert model["params"]["rules_per_class"] == 1 and model["params"]["majority_rules"] == "drop"

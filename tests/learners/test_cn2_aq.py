@@ -83,7 +83,7 @@ def test_cn2_unordered_learns_each_class_and_sums_distributions():
 
 def test_aq_intervals_end_midway_between_seed_and_counterexample():
     df = pl.DataFrame({"x": [float(i) for i in range(20)], "cls": ["a"] * 10 + ["b"] * 10})
-    model = fit_aq(prepare_dataset(df, DataSpec()), AQParams())
+    model = fit_aq(prepare_dataset(df, DataSpec()), AQParams(min_share=0.0, majority_rules="keep"))
     for rule in model.rules:
         (cond,) = rule.conditions
         assert (cond.value * 2) % 1 == 0  # halfway between two integers
