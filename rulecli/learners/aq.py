@@ -313,9 +313,15 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
     >>> import polars as pl
     >>> from rulecli.dataset import DataSpec, prepare_dataset
     >>> df = pl.DataFrame({"c": ["u", "v", "w"] * 4, "y": ["a", "b", "b"] * 4})
-    >>> model = fit_aq(prepare_dataset(df, DataSpec()), AQParams())
+    >>> model = fit_aq(prepare_dataset(df, DataSpec()), AQParams(min_share=0.0, majority_rules="keep"))
     >>> sorted((r.conditions[0].op.value, r.conditions[0].value, r.prediction) for r in model.rules)
     [('=', 'u', 'a'), ('in', ('v', 'w'), 'b')]
+
+    Too few rows to choose the truncation on: the majority is left to the default rule.
+
+    >>> model = fit_aq(prepare_dataset(df, DataSpec()), AQParams())
+    >>> [(r.conditions[0].value, r.prediction) for r in model.rules], model.default.prediction
+    ([('u', 'a')], 'b')
     """
     if ds.weights is not None and is_whole(ds.weights):
         # seeds and folds are drawn from the copies whole weights stand for; fractional
