@@ -360,7 +360,7 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
     clean tables, while on noisy ones they leave many rules covering a handful of rows each.
     AQ's stars overlap, so a few strong rules often do what many do: a setting's rules must
     pay for themselves, each by a held-out row it gets right (one-standard-error's tolerance
-    left aq with a third more rules than JRip across 78 tables at the same accuracy)."""
+    left aq with 3.9 rules a table against JRip's 3.0 across 78 tables at the same accuracy)."""
     bounds = ERROR_GRID if params.max_error is None else (params.max_error,)
     settings = cuts(params.min_share, params.majority_rules, params.rules_per_class)
     if len(bounds) == 1 and len(settings) == 1:

@@ -313,7 +313,7 @@ def _fit(ds: Dataset | EngineTable, params: ReductParams) -> RuleSet:
     gamma = rs.gamma(full)
     reducts = find_reducts(rs, params)
     names = table.names
-    positive = rs.positive_count(full) if params.precision == 1 else RoughSets(table).positive_count(full)
+    positive = rs.positive_count(full, precision=1.0)  # Pawlak's: whether the table is consistent
     training: dict[str, object] = {
         "rows": tally(table.size),
         "gamma": gamma,

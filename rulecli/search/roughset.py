@@ -65,10 +65,6 @@ class DecisionTable:
     def n_attributes(self) -> int:
         return len(self.names)
 
-    def frame(self) -> pl.DataFrame:
-        columns = {f"a{j}": self.codes[:, j] for j in range(self.n_attributes)}
-        return pl.DataFrame({**columns, DECISION: self.y})
-
 
 def positive_granules(counts: np.ndarray, precision: float) -> np.ndarray:
     """Which granules, given their (granules, K) decision counts, are positive at β: one
@@ -82,37 +78,38 @@ class RoughSets:
     def __init__(self, table: DecisionTable, precision: float = 1.0) -> None:
         self.table = table
         self.precision = precision
-        self.df = table.frame()
         self.columns = [np.ascontiguousarray(table.codes[:, j], dtype=np.int64) for j in range(table.n_attributes)]
         self.cardinality = table.codes.max(axis=0).astype(np.int64) + 1 if table.n_rows else np.ones(0, np.int64)
         self._gamma: dict[frozenset[int], float] = {}
 
-    def sure(self, counts: np.ndarray) -> np.ndarray:
-        return positive_granules(counts, self.precision)
-
-    def positive_count(self, attributes: frozenset[int] | tuple[int, ...]) -> int | float:
-        """|POS_B(D)|: rows whose B-granule is positive (one decision, or at least β of it)."""
+    def positive_count(
+        self, attributes: frozenset[int] | tuple[int, ...], precision: float | None = None
+    ) -> int | float:
+        """|POS_B(D)|: rows whose B-granule is positive (one decision, or at least β of it), at
+        this table's β unless ``precision`` is given (uncached: γ's cache is at this β)."""
+        precision = self.precision if precision is None else precision
         if not attributes:
             counts = self.table.class_counts(np.zeros(self.table.n_rows, dtype=np.int64), 1)
-            return self.table.size if self.table.n_rows and self.sure(counts)[0] else 0
+            return self.table.size if self.table.n_rows and positive_granules(counts, precision)[0] else 0
         words, _ = self._packed(sorted(attributes))
-        return self._positive_of(words)
+        return self._positive_of(words, precision)
 
-    def _positive_of(self, words: list[np.ndarray]) -> int | float:
+    def _positive_of(self, words: list[np.ndarray], precision: float | None = None) -> int | float:
         """|POS| of the granules that rows with equal ``words`` form (rows counted by weight)."""
+        precision = self.precision if precision is None else precision
         frame = pl.DataFrame({**{f"k{i}": w for i, w in enumerate(words)}, DECISION: self.table.y})
         size = pl.len()
         if self.table.w is not None:
             frame = frame.with_columns(pl.Series(WEIGHT, self.table.w))
             size = pl.col(WEIGHT).sum()
         keys = [f"k{i}" for i in range(len(words))]
-        if self.precision >= 1.0:
+        if precision >= 1.0:
             groups = frame.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), size.alias("n"))
             positive = groups.filter(pl.col("k") == 1).get_column("n").sum()
         else:
             cells = frame.group_by([*keys, DECISION]).agg(size.alias("n"))
             groups = cells.group_by(keys).agg(pl.col("n").max().alias("top"), pl.col("n").sum().alias("n"))
-            positive = groups.filter(pl.col("top") >= self.precision * pl.col("n") - 1e-9).get_column("n").sum()
+            positive = groups.filter(pl.col("top") >= precision * pl.col("n") - 1e-9).get_column("n").sum()
         return int(positive) if self.table.w is None else float(positive)
 
     def _packed(self, attributes: list[int]) -> tuple[list[np.ndarray], dict[int, tuple[int, int]]]:
@@ -245,7 +242,7 @@ class RoughSets:
                 "use --n-reducts K for reducts from K random orders"
             )
         decisions = self.table.class_counts(inverse.ravel().astype(np.int64), m)
-        positive = self.sure(decisions)
+        positive = positive_granules(decisions, self.precision)
         single = np.where(positive, decisions.argmax(axis=1), -1)
         weights = (1 << np.arange(d)).astype(np.int64)
         clauses: set[int] = set()

@@ -310,6 +310,14 @@ def test_reduct_precision_is_checked_and_shown(tmp_path: Path):
     house = str(SAMPLE / "house.csv")
     # the house table's boundary descriptions hold half their rows of one value: never β-certain
     assert run_cli("reduct", house, "-y", "value", "--precision", "0.6", "--print", "gamma", "-q").stdout == "0.8\n"
+    # one granule of 4 rows, 3 of one decision: positive at β = 0.75, not at Pawlak's β = 1
+    data = tmp_path / "granule.csv"
+    pl.DataFrame({"a": ["p", "p", "p", "p", "q", "r"], "d": ["yes", "yes", "yes", "no", "no", "yes"]}).write_csv(data)
+    gamma = {
+        beta: run_cli("reduct", str(data), "--precision", beta, "--print", "gamma", "-q").stdout
+        for beta in ("1", "0.75")
+    }
+    assert float(gamma["1"]) == pytest.approx(2 / 6) and float(gamma["0.75"]) == 1.0, gamma
 
 
 def test_dropping_the_majority_rules_drops_the_rules_they_outvoted(tmp_path: Path):

@@ -186,11 +186,9 @@ def test_bitset_shortening_equals_the_definition(m: int, width: int, levels: int
 def test_variable_precision_approximations_by_hand():
     # one granule of 4 rows, 3 of them yes: inside yes at β = 0.75, not at β = 0.8; it
     # meets no only while 1/4 > 1 − β
-    df = pl.DataFrame({"a": ["p", "p", "p", "p", "q", "r"], "d": ["yes", "yes", "yes", "no", "no", "yes"]})
     table = DecisionTable(
         ("a",), np.array([[0], [0], [0], [0], [1], [2]], dtype=np.int32), np.array([1, 1, 1, 0, 0, 1]), 2
     )
-    assert df.height == table.n_rows
     pawlak, loose, strict = RoughSets(table), RoughSets(table, 0.75), RoughSets(table, 0.8)
     assert pawlak.gamma((0,)) == pytest.approx(2 / 6)
     assert loose.gamma((0,)) == pytest.approx(1.0)
