@@ -42,7 +42,7 @@ from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, Rul
 from rulecli.model.simplify import simplify
 from rulecli.params import Params, beam_width_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
-from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
+from rulecli.search.encoded import Encoded, across, categorical_candidates, label_counts, numeric_candidates
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
 
@@ -141,18 +141,15 @@ class _Search:
         enc, rows = self.enc, parent.rows
         used = {(c.column, c.op) for c in parent.conditions}
         labels = enc.y[rows]
-        thresholds = numeric_candidates(enc, rows, labels, enc.n_classes)
+        counts = label_counts(enc, rows, labels, enc.n_classes)
+        thresholds = numeric_candidates(enc, counts)
         blocks: list[tuple[int, Op, np.ndarray]] = []
         tables: list[np.ndarray] = []
         tested = {c.column for c in parent.conditions}
         for j, name in enumerate(enc.names):
             categorical = enc.kinds[j] == Kind.CATEGORICAL
             # the level counts end with the missing values' row; the threshold counts carry them too
-            table = (
-                categorical_candidates(enc, j, rows, labels, enc.n_classes)
-                if categorical and name not in tested
-                else None
-            )
+            table = categorical_candidates(enc, j, counts) if categorical and name not in tested else None
             if name not in tested:
                 # a missing value can carry information (an item not bought, a test not run)
                 missing = table[-1] if categorical else thresholds[j].missing
@@ -217,7 +214,7 @@ class _Search:
                 if key in seen:
                     continue
                 seen.add(key)
-                covered = parent.rows[enc.condition_mask(cond)[parent.rows]]
+                covered = parent.rows[enc.condition_mask(cond, parent.rows)]
                 cpx = _Complex(conditions, covered, float(quality[i]), counts[row])
                 if len(beam) < params.beam_width:
                     beam.append(cpx)

@@ -39,7 +39,7 @@ from rulecli.model.simplify import simplify
 from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search import bits
-from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
+from rulecli.search.encoded import Encoded, across, categorical_candidates, label_counts, numeric_candidates
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import is_whole
 
@@ -140,25 +140,23 @@ class _ClassLearner:
         self.pos_bits = bits.pack(self.pos.astype(bool))
         self.data_bits = bits.from_indices(data, enc.n_rows)
         self.n_possible = _possible_conditions(enc, params.missing_tests)
-        self.cache: dict[Conds, np.ndarray] = {}
+        # each rule's rows as bits: a rule is asked about again and again, and a million
+        # rows are 125 kB this way against 1 MB as a mask
         self.bit_cache: dict[Conds, np.ndarray] = {}
 
     # -- coverage -----------------------------------------------------------------
 
-    def covers(self, rule: Conds) -> np.ndarray:
-        """Mask over all rows, cached per rule."""
-        mask = self.cache.get(rule)
-        if mask is None:
-            mask = self.enc.rule_mask(rule)
-            self.cache[rule] = mask
-        return mask
-
     def covers_bits(self, rule: Conds) -> np.ndarray:
+        """The rows ``rule`` covers, as bits over all rows, cached per rule."""
         packed = self.bit_cache.get(rule)
         if packed is None:
-            packed = bits.pack(self.covers(rule))
+            packed = bits.pack(self.enc.rule_mask(rule))
             self.bit_cache[rule] = packed
         return packed
+
+    def covers(self, rule: Conds, rows: np.ndarray) -> np.ndarray:
+        """Which of ``rows`` (indices) ``rule`` covers."""
+        return bits.test(self.covers_bits(rule), rows)
 
     def _n(self, packed: np.ndarray) -> float:
         """The rows of a bit set, counted by weight."""
@@ -276,10 +274,17 @@ class _ClassLearner:
         """Stratified, shuffled split into grow ((folds-1)/folds) and prune (1/folds) rows."""
         prune = np.zeros(rows.size, dtype=bool)
         labels = self.enc.y[rows]
-        for c in np.unique(labels):
+        for c in np.flatnonzero(np.bincount(labels)):  # the classes present, ascending
             members = np.flatnonzero(labels == c)
             self.rng.shuffle(members)
             prune[members[: members.size // self.params.folds]] = True
+        if self.w is None:
+            # counts of whole rows come out the same in any order, so the rows stay ascending
+            # and every count over them reads memory in order. The shuffle still draws what
+            # the permutation below would (Fisher-Yates draws the same for any item size),
+            # so every later draw stays where it was; shuffling bytes keeps it in cache
+            self.rng.shuffle(np.zeros(rows.size, dtype=np.uint8))
+            return rows[~prune], rows[prune]
         order = self.rng.permutation(rows.size)
         grow_mask, prune_mask = ~prune[order], prune[order]
         return rows[order][grow_mask], rows[order][prune_mask]
@@ -302,7 +307,7 @@ class _ClassLearner:
             rule.append(cond)
             if cond.op in (Op.EQ, Op.MISSING):
                 used.add(cond.column)
-            rows = rows[self.enc.condition_mask(cond)[rows]]
+            rows = rows[self.enc.condition_mask(cond, rows)]
             prior = rate
         return tuple(rule)
 
@@ -312,16 +317,22 @@ class _ClassLearner:
         best_gain = 0.0
         log_prior = math.log2(prior)
         row_labels = self.pos[rows]
-        thresholds = numeric_candidates(self.enc, rows, row_labels, 2)
+        counts = label_counts(self.enc, rows, row_labels, 2)
+        thresholds = numeric_candidates(self.enc, counts)
+        # every threshold of every numeric feature scored at once, each feature's best below
+        le_p, le_t = thresholds.at_most[1].astype(np.float64), across(thresholds.at_most.T, np.add).astype(np.float64)
+        ge_p, ge_t = thresholds.at_least[1].astype(np.float64), across(thresholds.at_least.T, np.add).astype(np.float64)
+        le_gain = le_p * (np.log2((le_p + 1.0) / (le_t + 1.0)) - log_prior)
+        ge_gain = ge_p * (np.log2((ge_p + 1.0) / (ge_t + 1.0)) - log_prior)
+        take_le = le_gain > ge_gain  # JRip prefers '>=' on ties
+        threshold_gain = np.where(take_le, le_gain, ge_gain)
         for j, name in enumerate(self.enc.names):
             categorical = self.enc.kinds[j] == Kind.CATEGORICAL
             # the level counts end with the missing values' row; the threshold counts carry them too
-            table = (
-                categorical_candidates(self.enc, j, rows, row_labels, 2) if categorical and name not in used else None
-            )
+            table = categorical_candidates(self.enc, j, counts) if categorical and name not in used else None
             # a column a rule already bounds has no missing values among its rows: cover 0, no gain
             if self.params.missing_tests and name not in used:
-                missing = table[-1] if table is not None else thresholds[j].missing
+                missing = table[-1] if table is not None else thresholds.missing[:, thresholds.position[j]]
                 accu, cover = float(missing[1]), float(missing.sum())
                 gain = accu * (math.log2((accu + 1.0) / (cover + 1.0)) - log_prior) if cover else 0.0
                 if gain > best_gain:
@@ -340,19 +351,14 @@ class _ClassLearner:
                     best_gain = float(gain[k])
                     best = (Condition(name, Op.EQ, self.enc.levels[j][k]), accu[k], (accu[k] + 1) / (cover[k] + 1))
                 continue
-            cand = thresholds[j]
-            if cand.values.size == 0:
+            i = thresholds.position[j]
+            start, stop = int(thresholds.bounds[i]), int(thresholds.bounds[i + 1])
+            if stop == start:
                 continue
-            le_p, le_t = cand.at_most[:, 1].astype(np.float64), across(cand.at_most, np.add).astype(np.float64)
-            ge_p, ge_t = cand.at_least[:, 1].astype(np.float64), across(cand.at_least, np.add).astype(np.float64)
-            le_gain = le_p * (np.log2((le_p + 1.0) / (le_t + 1.0)) - log_prior)
-            ge_gain = ge_p * (np.log2((ge_p + 1.0) / (ge_t + 1.0)) - log_prior)
-            take_le = le_gain > ge_gain  # JRip prefers '>=' on ties
-            gain = np.where(take_le, le_gain, ge_gain)
-            k = int(np.argmax(gain))
-            if gain[k] > best_gain:
-                best_gain = float(gain[k])
-                value = float(cand.values[k])
+            k = start + int(np.argmax(threshold_gain[start:stop]))
+            if threshold_gain[k] > best_gain:
+                best_gain = float(threshold_gain[k])
+                value = float(thresholds.values[k])
                 if take_le[k]:
                     best = (Condition(name, Op.LE, value), le_p[k], (le_p[k] + 1) / (le_t[k] + 1))
                 else:
@@ -368,7 +374,7 @@ class _ClassLearner:
         best_worth, best_len = (positives + 1.0) / (total + 2.0), 0
         covered = np.ones(rows.size, dtype=bool)
         for length, cond in enumerate(rule, 1):
-            covered &= self.enc.condition_mask(cond)[rows]
+            covered &= self.enc.condition_mask(cond, rows)
             p = self.enc.total(rows, covered & pos)
             n = self.enc.total(rows, covered) - p
             if use_whole:
@@ -448,11 +454,11 @@ class _ClassLearner:
         if not bits.count(self.covers_bits(old) & rows_bits):
             return old
         grow_rows, prune_rows = self.split(bits.indices(rows_bits, self.enc.n_rows))
-        later = [self.covers(r)[prune_rows] for r in rules[position + 1 :]]
+        later = [self.covers(r, prune_rows) for r in rules[position + 1 :]]
         if later:
             prune_rows = prune_rows[~np.logical_or.reduce(later)]
         replace = self.prune(self.grow(grow_rows), prune_rows, use_whole=True)
-        revise_rows = grow_rows[self.covers(old)[grow_rows]]
+        revise_rows = grow_rows[self.covers(old, grow_rows)]
         revision = self.prune(self.grow(revise_rows, start=old), prune_rows, use_whole=True)
 
         def dl_with(variant: Conds) -> float:
@@ -509,7 +515,7 @@ def _learn_ordered(
         class_rules = learner.learn(remaining_budget)
         for conds in class_rules:
             rules.append(Rule(conds, enc.classes[cls]))
-            rows = rows[~learner.covers(conds)[rows]]
+            rows = rows[~learner.covers(conds, rows)]
     return rules, order[-1]
 
 

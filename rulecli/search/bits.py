@@ -22,6 +22,11 @@ def indices(bits: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(np.unpackbits(bits.view(np.uint8), count=n, bitorder="little"))
 
 
+def test(bits: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Whether each of ``rows`` (indices) is set."""
+    return ((bits.view(np.uint8)[rows >> 3] >> (rows & 7).astype(np.uint8)) & 1).astype(bool)
+
+
 def from_indices(rows: np.ndarray, n: int) -> np.ndarray:
     mask = np.zeros(n, dtype=bool)
     mask[rows] = True

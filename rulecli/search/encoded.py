@@ -12,7 +12,9 @@ subset are one ``bincount`` of ranks and a cumulative sum — no sorting per sub
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
@@ -29,11 +31,15 @@ class Encoded:
     levels: tuple[tuple[str, ...], ...]
     columns: tuple[np.ndarray, ...]  # float64 (numeric) or int64 codes (categorical)
     distinct: tuple[np.ndarray | None, ...]  # sorted distinct values (numeric only)
-    ranks: tuple[np.ndarray | None, ...]  # index into distinct; len(distinct) = missing
-    # every numeric feature's ranks side by side, each shifted into its own slot range, so
-    # the counts of all numeric features over a subset are one gather and one bincount
-    rank_matrix: np.ndarray  # (n_rows, n_numeric) int64
-    rank_offsets: np.ndarray  # (n_numeric + 1,) slot range of each numeric feature
+    # every feature's values as slots, a feature a row, each feature shifted into a slot
+    # range of its own — numeric features first (the value's rank among the feature's
+    # distinct values, len(distinct) for a missing one), then categorical ones (the level
+    # code, len(levels) for a missing one) — so the label counts of every feature over a
+    # subset are one pass over it (:func:`label_counts`). Feature-major, so that a
+    # feature's counts read one short array; int32 halves what the pass reads
+    slots: np.ndarray  # (len(slot_features), n_rows) int32, int64 past 2**31 slots
+    slot_offsets: np.ndarray  # (len(slot_features) + 1,) slot range of each
+    slot_features: tuple[int, ...]  # the feature of each row of slots
     numeric_features: tuple[int, ...]
     y: np.ndarray
     classes: tuple[str, ...]
@@ -43,8 +49,8 @@ class Encoded:
 
     @classmethod
     def from_dataset(cls, ds: Dataset) -> Encoded:
-        columns, distinct, ranks = [], [], []
-        for feature in ds.schema.features:
+        columns, distinct, slot_values, sizes = [], [], {}, {}
+        for j, feature in enumerate(ds.schema.features):
             if feature.kind == Kind.NUMERIC:
                 x = ds.numeric(feature.name)
                 missing = np.isnan(x)
@@ -53,26 +59,28 @@ class Encoded:
                 rank[~missing] = inverse
                 columns.append(x)
                 distinct.append(values)
-                ranks.append(rank)
+                slot_values[j], sizes[j] = rank, values.size + 1
             else:
-                columns.append(ds.codes(feature.name))
+                codes = ds.codes(feature.name)
+                columns.append(codes)
                 distinct.append(None)
-                ranks.append(None)
-        numeric_features = tuple(j for j, r in enumerate(ranks) if r is not None)
-        sizes = [distinct[j].size + 1 for j in numeric_features]  # type: ignore[union-attr]
-        offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-        matrix = np.empty((ds.n_rows, len(numeric_features)), dtype=np.int64)
-        for col, j in enumerate(numeric_features):
-            matrix[:, col] = ranks[j] + offsets[col]  # type: ignore[operator]
+                slot_values[j], sizes[j] = codes, len(feature.levels) + 1
+        numeric_features = tuple(j for j, values in enumerate(distinct) if values is not None)
+        slot_features = numeric_features + tuple(j for j in range(len(columns)) if distinct[j] is None)
+        offsets = np.concatenate(([0], np.cumsum([sizes[j] for j in slot_features]))).astype(np.int64)
+        dtype = np.int32 if offsets[-1] < np.iinfo(np.int32).max else np.int64
+        slots = np.empty((len(slot_features), ds.n_rows), dtype=dtype)
+        for row, j in enumerate(slot_features):
+            np.add(slot_values[j], offsets[row], out=slots[row], casting="unsafe")
         return cls(
             names=ds.schema.feature_names,
             kinds=tuple(f.kind for f in ds.schema.features),
             levels=tuple(f.levels for f in ds.schema.features),
             columns=tuple(columns),
             distinct=tuple(distinct),
-            ranks=tuple(ranks),
-            rank_matrix=matrix,
-            rank_offsets=offsets,
+            slots=slots,
+            slot_offsets=offsets,
+            slot_features=slot_features,
             numeric_features=numeric_features,
             level_codes=tuple({level: code for code, level in enumerate(f.levels)} for f in ds.schema.features),
             y=ds.y,
@@ -116,20 +124,31 @@ class Encoded:
             for column, levels, kind in zip(self.columns, self.levels, self.kinds, strict=True)
         )
 
-    def condition_mask(self, cond: Condition) -> np.ndarray:
-        """Rows satisfying ``cond``; a missing value satisfies only ``is missing``."""
+    @functools.cached_property
+    def slot_values(self) -> np.ndarray:
+        """The value of each numeric slot (NaN for a feature's missing-value slot)."""
+        parts = [np.append(self.distinct[j], np.nan) for j in self.numeric_features]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def condition_mask(self, cond: Condition, rows: np.ndarray | None = None) -> np.ndarray:
+        """Which rows (of ``rows``, or all rows) satisfy ``cond``; a missing value satisfies
+        only ``is missing``."""
         j = self.index(cond.column)
-        column = self.columns[j]
+        column = self.columns[j] if rows is None else self.columns[j][rows]
         spec = OPS[cond.op]
         categorical = self.kinds[j] == Kind.CATEGORICAL
-        missing = self.missing_mask(j)
         if spec.shape == Shape.MISSING:
+            missing = self.missing_mask(j) if rows is None else self.missing_mask(j)[rows]
             return ~missing if spec.negated else missing
         if categorical:
             lookup = self.level_codes[j]
             values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
             inside = np.isin(column, [lookup[str(v)] for v in values if str(v) in lookup])
-            return ~inside & ~missing if spec.negated or cond.op == Op.NE else inside
+            # the missing values' code is no level's: only a negated test must leave them out
+            return ~inside & (column != len(self.levels[j])) if spec.negated or cond.op == Op.NE else inside
+        if cond.op == Op.NE:
+            return (column != float(cond.value)) & ~np.isnan(column)  # type: ignore[arg-type]
+        # NaN (missing) fails every other comparison by itself
         with np.errstate(invalid="ignore"):
             if spec.shape == Shape.INTERVAL:
                 assert isinstance(cond.value, tuple)
@@ -139,14 +158,13 @@ class Encoded:
                 right = column <= high if with_high else column < high
                 return left & right
             assert spec.apply is not None
-            return spec.apply(column, float(cond.value)) & ~missing  # type: ignore[arg-type]
+            return spec.apply(column, float(cond.value))  # type: ignore[arg-type]
 
     def rule_mask(self, conditions: tuple[Condition, ...], rows: np.ndarray | None = None) -> np.ndarray:
         """Rows (of ``rows``, or of all rows) satisfying every condition."""
         mask = np.ones(self.n_rows if rows is None else rows.size, dtype=bool)
         for cond in conditions:
-            full = self.condition_mask(cond)
-            mask &= full if rows is None else full[rows]
+            mask &= self.condition_mask(cond, rows)
         return mask
 
 
@@ -174,46 +192,90 @@ class NumericCandidates:
     missing: np.ndarray  # (K,)
 
 
-def numeric_candidates(
-    enc: Encoded, rows: np.ndarray, row_labels: np.ndarray, n_labels: int
-) -> dict[int, NumericCandidates]:
-    """Threshold candidates of every numeric feature over ``rows``: one gather, one bincount.
+@dataclass(frozen=True)
+class Thresholds:
+    """:class:`NumericCandidates` of every numeric feature side by side, so that a learner
+    can score them all in one pass: the i-th numeric feature's candidates are
+    ``bounds[i]:bounds[i + 1]``."""
 
-    Candidates are the distinct values present among ``rows``; ``row_labels`` gives the
-    label code (the class, or positive/negative) of each of ``rows``.
+    values: np.ndarray  # (P,)
+    at_most: np.ndarray  # (K, P)
+    at_least: np.ndarray  # (K, P)
+    missing: np.ndarray  # (K, n_numeric)
+    bounds: np.ndarray  # (n_numeric + 1,)
+    position: dict[int, int]  # numeric feature -> i
+
+    def __getitem__(self, j: int) -> NumericCandidates:
+        i = self.position[j]
+        start, stop = int(self.bounds[i]), int(self.bounds[i + 1])
+        return NumericCandidates(
+            self.values[start:stop], self.at_most[:, start:stop].T, self.at_least[:, start:stop].T, self.missing[:, i]
+        )
+
+
+# below this many (row, feature) cells a count stays with NumPy until Numba is imported:
+# the import costs about 0.3 s, which a table of a few thousand rows never earns back
+KERNEL_CELLS = 1 << 20
+
+
+def _compiled(cells: int) -> ModuleType | None:
+    """:mod:`rulecli.search.kernel` where it pays: once loaded, or for a count of so many
+    (row, feature) cells that it pays for loading it."""
+    kernel = sys.modules.get("rulecli.search.kernel")
+    if kernel is None and cells >= KERNEL_CELLS:
+        from rulecli.search import kernel
+    return kernel
+
+
+def label_counts(enc: Encoded, rows: np.ndarray, row_labels: np.ndarray, n_labels: int) -> np.ndarray:
+    """(n_labels, n_slots) counts of every slot of every feature among ``rows`` whose label
+    (the class, or positive/negative) is ``row_labels``, each row counted by its weight.
+
+    Every slot's rows are added in the order of ``rows``, by either path, so the weighted
+    sums are the same to the bit.
     """
-    slots = int(enc.rank_offsets[-1])
-    keys = enc.rank_matrix[rows] + (row_labels * slots)[:, None]
-    weights = None if enc.w is None else np.repeat(enc.w[rows], keys.shape[1])
-    counts = np.bincount(keys.ravel(), weights=weights, minlength=n_labels * slots).reshape(n_labels, slots)
-    missing = counts[:, enc.rank_offsets[1:] - 1]  # each feature's last slot holds its missing values
+    n_slots = int(enc.slot_offsets[-1])
+    kernel = _compiled(rows.size * enc.slots.shape[0])
+    if kernel is not None:
+        return kernel.label_counts(enc.slots, rows, row_labels, n_labels, n_slots, enc.w)
+    keys = enc.slots[:, rows] + row_labels * n_slots
+    weights = None if enc.w is None else np.tile(enc.w[rows], enc.slots.shape[0])
+    return np.bincount(keys.ravel(), weights=weights, minlength=n_labels * n_slots).reshape(n_labels, n_slots)
+
+
+def numeric_candidates(enc: Encoded, counts: np.ndarray) -> Thresholds:
+    """Threshold candidates of every numeric feature from ``counts`` (of :func:`label_counts`).
+
+    Candidates are the distinct values present among the counted rows.
+    """
+    offsets = enc.slot_offsets[: len(enc.numeric_features) + 1]
+    missing = counts[:, offsets[1:] - 1]  # each feature's last slot holds its missing values
+    position = {j: i for i, j in enumerate(enc.numeric_features)}
+    kernel = _compiled(0)
+    if kernel is not None and offsets[-1] > 0:
+        present, bounds, at_most, at_least = kernel.thresholds(counts, offsets)
+        return Thresholds(enc.slot_values[present], at_most, at_least, missing, bounds, position)
+    counts = counts[:, : offsets[-1]]
     totals = counts.sum(axis=0)
-    totals[enc.rank_offsets[1:] - 1] = 0
-    present = np.flatnonzero(totals)
+    totals[offsets[1:] - 1] = 0
+    present = np.flatnonzero(totals != 0)
     present_counts = counts[:, present]
     cum = np.cumsum(present_counts, axis=1)
     # where each feature's present slots start and end among all present slots
-    bounds = np.searchsorted(present, enc.rank_offsets)
-    out = {}
-    for col, j in enumerate(enc.numeric_features):
-        start, stop = int(bounds[col]), int(bounds[col + 1])
-        values = enc.distinct[j]
-        assert values is not None
-        base = cum[:, start - 1 : start] if start > 0 else 0
-        feature_cum = cum[:, start:stop] - base
-        total = feature_cum[:, -1:] if stop > start else np.zeros((n_labels, 1), dtype=counts.dtype)
-        at_least = total - feature_cum + present_counts[:, start:stop]
-        out[j] = NumericCandidates(
-            values[present[start:stop] - enc.rank_offsets[col]], feature_cum.T, at_least.T, missing[:, col]
-        )
-    return out
+    bounds = np.searchsorted(present, offsets)
+    if present.size == 0:
+        return Thresholds(enc.slot_values[present], cum, cum, missing, bounds, position)
+    sizes = np.diff(bounds)
+    # a feature's running counts start at its first slot: less what the features before it hold
+    before = np.where(bounds[:-1] > 0, cum[:, np.maximum(bounds[:-1] - 1, 0)], 0)
+    at_most = cum - np.repeat(before, sizes, axis=1)
+    total = at_most[:, np.maximum(bounds[1:] - 1, 0)]  # a feature's last running count: all its rows
+    at_least = np.repeat(total, sizes, axis=1) - at_most + present_counts
+    return Thresholds(enc.slot_values[present], at_most, at_least, missing, bounds, position)
 
 
-def categorical_candidates(enc: Encoded, j: int, rows: np.ndarray, row_labels: np.ndarray, n_labels: int) -> np.ndarray:
-    """Label counts per level of categorical feature ``j`` over ``rows``, one row per level
-    and a last row for the missing values."""
-    n_levels = len(enc.levels[j])
-    codes = enc.columns[j][rows]
-    weights = None if enc.w is None else enc.w[rows]
-    flat = np.bincount(codes * n_labels + row_labels, weights=weights, minlength=(n_levels + 1) * n_labels)
-    return flat.reshape(n_levels + 1, n_labels)
+def categorical_candidates(enc: Encoded, j: int, counts: np.ndarray) -> np.ndarray:
+    """Label counts per level of categorical feature ``j`` from ``counts`` (of
+    :func:`label_counts`), one row per level and a last row for the missing values."""
+    row = enc.slot_features.index(j)
+    return counts[:, enc.slot_offsets[row] : enc.slot_offsets[row + 1]].T

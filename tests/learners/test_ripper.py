@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from rulecli.learners.ripper import RipperParams, data_dl, fit_ripper, subset_dl
 from rulecli.metrics import rule_reports
 from rulecli.model.core import Condition, DecisionList, Op, RuleSet, Vote
 from rulecli.model.serde import dumps
+from rulecli.search.encoded import Encoded
 from tests.conftest import SAMPLE
 
 
@@ -69,6 +71,28 @@ def test_stored_statistics_equal_a_recount_on_penguins():
 def test_same_seed_same_bytes():
     ds = prepare_dataset(pl.read_csv(SAMPLE / "penguins.csv"), DataSpec(target="species"))
     assert dumps(fit_ripper(ds, RipperParams(seed=3))) == dumps(fit_ripper(ds, RipperParams(seed=3)))
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_weights_of_one_learn_the_rules_of_no_weights(seed: int, monkeypatch: pytest.MonkeyPatch):
+    """Unweighted, the grow/prune split keeps its rows ascending and only draws what the
+    weighted one's permutation draws: the same rows each side, the same draws after."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    x, z = rng.normal(size=n).round(2), rng.normal(size=n).round(2)
+    noisy = rng.random(n) < 0.2
+    # several boxes of each class: a rule each, and noise that makes them depend on the draws
+    box = (np.digitize(x, [-1, 0, 1]) + 2 * np.digitize(z, [-1, 0, 1])) % 3
+    y = np.array(["a", "b", "c"])[np.where(noisy, rng.integers(0, 3, n), box)]
+    ds = prepare_dataset(pl.DataFrame({"x": x, "z": z, "c": rng.choice(["u", "v"], n), "y": y}), DataSpec())
+    plain = fit_ripper(ds, RipperParams(seed=seed))
+    # weights of exactly 1 (a dataset never keeps such weights: the learner is given them)
+    encode = Encoded.from_dataset
+    monkeypatch.setattr(Encoded, "from_dataset", lambda ds: dataclasses.replace(encode(ds), w=np.ones(ds.n_rows)))
+    weighed = fit_ripper(ds, RipperParams(seed=seed))
+    assert len(plain.rules) >= 8
+    assert [(r.conditions, r.prediction) for r in weighed.rules] == [(r.conditions, r.prediction) for r in plain.rules]
+    assert fit_ripper(ds, RipperParams(seed=seed + 1)).rules != plain.rules  # the draws matter here
 
 
 def test_caps_on_rules_and_rule_length():
