@@ -24,6 +24,10 @@ from typing import Any
 # where there is none: a directory of our own under the temporary one always works
 if not os.access(Path(__file__).parent, os.W_OK):
     os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(tempfile.gettempdir()) / "rulecli-numba"))
+# OpenMP's threads otherwise spin between parallel loops; on a busy machine (another
+# process on a core) each of the covering learners' thousands of short loops then waits
+# for a spinner the system has put aside: a 1,000-row count took 16 ms instead of 0.3
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba
 import numpy as np

@@ -24,6 +24,8 @@ def indices(bits: np.ndarray, n: int) -> np.ndarray:
 
 def test(bits: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Whether each of ``rows`` (indices) is set."""
+    if rows.size * 16 > bits.size * 64:  # many rows: unpacking every bit once is cheaper
+        return np.unpackbits(bits.view(np.uint8), bitorder="little").view(bool)[rows]
     return ((bits.view(np.uint8)[rows >> 3] >> (rows & 7).astype(np.uint8)) & 1).astype(bool)
 
 
