@@ -165,7 +165,8 @@ def test_every_learner_agrees_with_the_reference_and_its_statistics(learner: str
     ds = _prepared(df, DataSpec())
     model = LEARNERS[learner](ds, seed)
     _check_model(df, ds.target, model)
-    assert dumps(model) == dumps(LEARNERS[learner](ds, seed))
+    if seed == 0:  # refitting doubles the test; a quarter of the tables say whether fits repeat
+        assert dumps(model) == dumps(LEARNERS[learner](ds, seed))
 
 
 @given(

@@ -204,7 +204,7 @@ def test_make_experiment_is_reproducible(tmp_path: Path):
             "--folds",
             "3",
             "--learners",
-            "oner,tree,reduct",
+            "oner,tree,ripper",
         ]
         cmd += ["--datasets", f"house,{ROOT / 'sample_data' / 'penguins.csv'}:species", "--out", str(out)]
         subprocess.run(cmd, check=True, capture_output=True)

@@ -83,7 +83,7 @@ def test_aq_on_inconsistent_data_keeps_every_rule_within_its_error_bound(tmp_pat
     """Many rows share a description but not a class (a titanic-like table): a seed nothing
     separates from its counterexamples gets no rule, rather than one past --max-error."""
     rng = np.random.default_rng(0)
-    n = 2000
+    n = 1000
     status = rng.choice(["first", "second", "third", "crew"], n, p=[0.15, 0.13, 0.32, 0.4])
     sex = rng.choice(["male", "female"], n, p=[0.79, 0.21])
     survived = np.where(rng.random(n) < 0.2 + 0.5 * (sex == "female") + 0.15 * (status == "first"), "yes", "no")
