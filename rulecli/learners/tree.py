@@ -326,7 +326,9 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         return 0.0
     # the subtree pruned at the k-th weakest link is the best for alphas in [g_k, g_k+1)
     middles = (math.sqrt(a * b) if a > 0 else b / 2 for a, b in itertools.pairwise(path))
-    alphas = sorted({0.0, *middles, path[-1]})
+    # a link that gains nothing (a split that moves no row to another class) can come out a
+    # rounding below 0 (-4e-17): as an alpha it is 0, which keeps every split
+    alphas = sorted({0.0, *(max(alpha, 0.0) for alpha in (*middles, path[-1]))})
     if len(alphas) > MAX_ALPHAS:  # evenly along the path: each is a pruning and a walk per fold
         alphas = [alphas[round(i)] for i in np.linspace(0, len(alphas) - 1, MAX_ALPHAS)]
     whole = ds.weights is not None and is_whole(ds.weights)

@@ -483,3 +483,12 @@ def test_regression_trees_grow_out_unless_pruned():
     tree = fit_tree(ds, TreeParams())
     assert tree.info.params["ccp_alpha"] == 0.0 and "ccp_alpha_chosen_by" not in tree.info.training
     assert tree.nodes.leaves.size == fit_tree(ds, TreeParams(ccp_alpha=0.0)).nodes.leaves.size
+
+
+def test_a_weakest_link_a_rounding_below_zero_is_no_negative_alpha():
+    # misclassification gains nothing at the only split (27 'a' either side of it), which
+    # the weakest-link sequence computed as -4e-17; the chosen alpha must still be >= 0
+    df = pl.DataFrame({"f0": [None] * 27 + ["x", None, None], "cls": ["a"] * 28 + ["b", "b"]})
+    ds = prepare_dataset(df, DataSpec())
+    tree = fit_tree(ds, TreeParams(max_leaf_nodes=2, criterion="misclassification"))
+    assert tree.info.params["ccp_alpha"] >= 0.0 and tree.info.training["ccp_alpha"] >= 0.0
