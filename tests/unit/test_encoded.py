@@ -9,6 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.model.core import Condition, Op
 from rulecli.search import bits, encoded
 from rulecli.search.encoded import Encoded, categorical_candidates, label_counts, numeric_candidates
 
@@ -88,8 +89,6 @@ def test_kernel_counts_what_numpy_counts_in_the_same_order(
 
 
 def test_condition_masks_of_a_subset_are_the_masks_of_all_rows_taken_there():
-    from rulecli.model.core import Condition, Op
-
     enc = _encoded(200, 3, False)
     rows = np.random.default_rng(0).permutation(200)[:80]
     for cond in (
