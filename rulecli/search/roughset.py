@@ -34,7 +34,6 @@ from rulecli.errors import ParamError
 from rulecli.stats import tally
 
 DECISION = "__decision"
-WEIGHT = "__weight"
 MAX_ALL_ATTRIBUTES = 20
 MAX_ALL_PAIRS = 20_000_000
 
@@ -98,11 +97,21 @@ class RoughSets:
         """|POS| of the granules that rows with equal ``words`` form (rows counted by weight)."""
         precision = self.precision if precision is None else precision
         frame = pl.DataFrame({**{f"k{i}": w for i, w in enumerate(words)}, DECISION: self.table.y})
-        size = pl.len()
-        if self.table.w is not None:
-            frame = frame.with_columns(pl.Series(WEIGHT, self.table.w))
-            size = pl.col(WEIGHT).sum()
         keys = [f"k{i}" for i in range(len(words))]
+        if self.table.w is not None:
+            # Polars' threads would add fractional weights in the order they finish, a
+            # rounding apart from run to run (and γ's ties break on it): granules numbered
+            # by their keys' rank, their weights added by NumPy in row order
+            granule = frame.select(pl.struct(keys).rank("dense")).to_series().to_numpy().astype(np.int64) - 1
+            n_granules = int(granule.max()) + 1 if granule.size else 0
+            counts = self.table.class_counts(granule, n_granules)
+            if precision >= 1.0:  # one decision among the granule's rows, whatever they weigh
+                rows = np.bincount(granule * self.table.n_classes + self.table.y, minlength=counts.size)
+                positive_ones = (rows.reshape(counts.shape) > 0).sum(axis=1) == 1
+            else:
+                positive_ones = positive_granules(counts, precision)
+            return float(counts.sum(axis=1)[positive_ones].sum())
+        size = pl.len()
         if precision >= 1.0:
             groups = frame.group_by(keys).agg(pl.col(DECISION).n_unique().alias("k"), size.alias("n"))
             positive = groups.filter(pl.col("k") == 1).get_column("n").sum()
@@ -110,7 +119,7 @@ class RoughSets:
             cells = frame.group_by([*keys, DECISION]).agg(size.alias("n"))
             groups = cells.group_by(keys).agg(pl.col("n").max().alias("top"), pl.col("n").sum().alias("n"))
             positive = groups.filter(pl.col("top") >= precision * pl.col("n") - 1e-9).get_column("n").sum()
-        return int(positive) if self.table.w is None else float(positive)
+        return int(positive)
 
     def _packed(self, attributes: list[int]) -> tuple[list[np.ndarray], dict[int, tuple[int, int]]]:
         """The codes of ``attributes`` packed positionally into as few int64 words as their value

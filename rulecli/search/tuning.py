@@ -156,7 +156,8 @@ def one_se_choice(scores: dict[Hashable, tuple[float, int]], n: float) -> Hashab
     """Among settings scored (held-out rows right, rules), the fewest rules within one standard
     error of the best accuracy, then the most right, then the first (the grid's order)."""
     best = max(right for right, _ in scores.values()) / n
-    floor = best - math.sqrt(best * (1.0 - best) / n)
+    # rows counted by fractional weights: the folds' sums can come out a rounding above n
+    floor = best - math.sqrt(max(0.0, best * (1.0 - best)) / n)
     near = [key for key in scores if scores[key][0] / n >= floor - 1e-12]
     order = {key: i for i, key in enumerate(scores)}
     return min(near, key=lambda key: (scores[key][1], -scores[key][0], order[key]))
