@@ -192,3 +192,13 @@ def max_rule_length_param(default: int | None = None) -> Any:
 
 def seed_param() -> Any:
     return param(0, "Random seed, recorded in the model.")
+
+
+def jobs_param() -> Any:
+    return param(
+        None,
+        "Worker processes (default: every core; the model is the same for any value).",
+        short="j",
+        ge=1,
+        record=False,
+    )

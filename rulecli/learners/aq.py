@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +45,7 @@ from rulecli.model.core import Closed, Condition, ModelInfo, Op, Rule, RuleSet, 
 from rulecli.params import (
     Params,
     beam_width_param,
+    jobs_param,
     majority_rules_param,
     max_rule_length_param,
     max_rules_param,
@@ -55,11 +58,13 @@ from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import set_default_rule, set_rule_stats, training_summary
 from rulecli.search.tuning import CHOSEN_BY, Cut, cuts, cv_splits, paid_choice, truncated, truncation_scores
+from rulecli.search.workers import cores, worker_map
 from rulecli.stats import is_whole
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
 ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)  # below 30 rows, the lecture's 1 % (the first) is kept
 DEFAULTS = ("majority", "none")
+CUT_CACHE = 1 << 17  # cuts kept per fit (about 20 MB)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +86,7 @@ class AQParams(Params):
     default: str = param("majority", "Rows no rule matches: majority class, or none (unclassified).", choices=DEFAULTS)
     max_rules: int | None = max_rules_param()
     max_rule_length: int | None = max_rule_length_param()
+    jobs: int | None = jobs_param()
     seed: int = seed_param()
 
 
@@ -105,11 +111,15 @@ class _Matrix:
     """The features side by side, once per fit: a specialisation is tried on every feature
     of a partial rule at once, as one comparison of the rows it covers."""
 
-    numeric: np.ndarray  # (n_rows, n_numeric) float64, NaN missing
-    codes: np.ndarray  # (n_rows, n_categorical) int64, n_levels missing
+    # feature-major (a row per feature): gathering a partial rule's rows then reads each
+    # feature's values in one run, several times faster than gathering table rows
+    numeric: np.ndarray  # (n_numeric, n_rows) float64, NaN missing
+    codes: np.ndarray  # (n_categorical, n_rows) int64, n_levels missing
     numeric_of: np.ndarray  # feature index of each numeric column
     categorical_of: np.ndarray
     missing_code: np.ndarray  # per categorical column
+    numeric_list: list[int]  # numeric_of and categorical_of as ints, for dictionary lookups
+    categorical_list: list[int]
 
     @classmethod
     def of(cls, enc: Encoded) -> _Matrix:
@@ -117,11 +127,13 @@ class _Matrix:
         cat = [j for j, k in enumerate(enc.kinds) if k == Kind.CATEGORICAL]
         n = enc.n_rows
         return cls(
-            np.column_stack([enc.columns[j] for j in num]) if num else np.zeros((n, 0)),
-            np.column_stack([enc.columns[j] for j in cat]).astype(np.int64) if cat else np.zeros((n, 0), np.int64),
+            np.vstack([enc.columns[j] for j in num]) if num else np.zeros((0, n)),
+            np.vstack([enc.columns[j] for j in cat]).astype(np.int64) if cat else np.zeros((0, n), np.int64),
             np.array(num, dtype=np.int64),
             np.array(cat, dtype=np.int64),
             np.array([len(enc.levels[j]) for j in cat], dtype=np.int64),
+            num,
+            cat,
         )
 
 
@@ -129,9 +141,17 @@ class _Star:
     """The star search for one seed object."""
 
     def __init__(
-        self, enc: Encoded, matrix: _Matrix, params: AQParams, order_rank: np.ndarray, covered: np.ndarray
+        self,
+        enc: Encoded,
+        matrix: _Matrix,
+        params: AQParams,
+        order_rank: np.ndarray,
+        covered: np.ndarray,
+        cuts: dict[tuple[float, float], float],
     ) -> None:
         self.enc, self.matrix, self.params, self.order_rank, self.covered = enc, matrix, params, order_rank, covered
+        self.cuts = cuts
+        self.middles: dict[int, np.ndarray] = {}
 
     def _specialisations(self, partial: _Partial, seed: int, y: int, is_pos: np.ndarray) -> _Block | None:
         """Every one-selector change of ``partial`` that keeps ``seed`` and drops ``y``, in
@@ -143,66 +163,104 @@ class _Star:
         parts = []  # (features, covers, new, low, high, dropped code)
         # numeric features: the side of the interval facing y moves to midway between the two
         if mx.numeric_of.size:
-            sv, yv = mx.numeric[seed], mx.numeric[y]
-            new = ~np.isin(mx.numeric_of, list(partial.bounds))
+            sv, yv = mx.numeric[:, seed], mx.numeric[:, y]
+            # a few features a partial rule: a set lookup each beats np.isin's sort
+            new = np.array([j not in partial.bounds for j in mx.numeric_list], dtype=bool)
             y_missing = np.isnan(yv)
             ok = np.flatnonzero(~np.isnan(sv) & (yv != sv) & (~new | can_add) & (~y_missing | new))
             if ok.size:
-                old = np.array([partial.bounds.get(int(j), (-math.inf, math.inf)) for j in mx.numeric_of[ok]])
+                old = np.array([partial.bounds.get(j, (-math.inf, math.inf)) for j in mx.numeric_of[ok].tolist()])
                 low, high = old[:, 0].copy(), old[:, 1].copy()
                 s_ok, y_ok = sv[ok], yv[ok]
                 present = ~y_missing[ok]
-                middle = np.full(ok.size, np.nan)
-                if present.any():
-                    # a handful of cuts per call: plain floats beat NumPy's per-call cost here
-                    a, b = s_ok[present].tolist(), y_ok[present].tolist()
-                    middle[present] = [cut_between_one(min(u, v), max(u, v)) for u, v in zip(a, b, strict=True)]
+                middle = self._middle(seed, y)[ok]
                 below = present & (y_ok < s_ok)
                 above = present & ~below
                 low = np.where(below, np.maximum(low, middle), low)
                 high = np.where(above, np.minimum(high, middle), high)
-                sub = mx.numeric[rows][:, ok]
+                # every feature's rows in one gather (faster than gathering fewer features),
+                # then the rows already within the old bounds tested against the new
+                # interval, where NaN fails as a missing value must
+                sub = np.take(mx.numeric, rows, axis=1)
+                sub = sub if ok.size == sub.shape[0] else sub[ok]
                 with np.errstate(invalid="ignore"):
-                    covers = np.where(below, sub >= low, np.where(above, sub <= high, ~np.isnan(sub)))
+                    covers = (sub >= low[:, None]) & (sub <= high[:, None])
                 parts.append(
                     (mx.numeric_of[ok], covers, new[ok], low, high, np.full(ok.size, -1), np.full(ok.size, -1))
                 )
         # categorical features: drop y's level from the internal disjunction
         if mx.categorical_of.size:
-            sc, yc = mx.codes[seed], mx.codes[y]
+            sc, yc = mx.codes[:, seed], mx.codes[:, y]
             missing = mx.missing_code
-            new = ~np.isin(mx.categorical_of, list(partial.levels))
+            new = np.array([j not in partial.levels for j in mx.categorical_list], dtype=bool)
             y_missing = yc == missing
             allowed_y = np.array(
-                [new[c] or int(yc[c]) in partial.levels[int(j)] for c, j in enumerate(mx.categorical_of.tolist())]
+                [new[c] or int(yc[c]) in partial.levels[j] for c, j in enumerate(mx.categorical_list)], dtype=bool
             )
             ok = np.flatnonzero((sc != missing) & (~new | can_add) & (~y_missing | new) & (yc != sc) & allowed_y)
             if ok.size:
-                sub = mx.codes[rows][:, ok]
+                sub = np.take(mx.codes[ok], rows, axis=1)
                 dropped = np.where(y_missing[ok], -1, yc[ok])
-                covers = (sub != dropped) & (sub != missing[ok])
+                covers = (sub != dropped[:, None]) & (sub != missing[ok][:, None])
                 nan = np.full(ok.size, np.nan)
                 parts.append((mx.categorical_of[ok], covers, new[ok], nan, nan, dropped, missing[ok]))
         if not parts:
             return None
-        features, covers, new, low, high, dropped, n_levels = (
-            np.concatenate([p[i] for p in parts], axis=-1 if i == 1 else 0) for i in range(7)
-        )
-        order = np.argsort(features, kind="stable")
-        covers = covers[:, order]
-        features, new, low, high, dropped, n_levels = (a[order] for a in (features, new, low, high, dropped, n_levels))
+        if len(parts) == 1:
+            features, covers, new, low, high, dropped, n_levels = parts[0]
+        else:
+            features, covers, new, low, high, dropped, n_levels = (
+                np.concatenate([p[i] for p in parts]) for i in range(7)
+            )
+        if (np.diff(features) < 0).any():
+            order = np.argsort(features, kind="stable")
+            covers = covers[order]
+            features, new, low, high, dropped, n_levels = (
+                a[order] for a in (features, new, low, high, dropped, n_levels)
+            )
         pos = is_pos[rows]
         if self.enc.w is None:
-            n_pos = pos.astype(np.int64) @ covers
-            fresh = (pos & ~self.covered[rows]).astype(np.int64) @ covers
-            n_neg = covers.sum(axis=0) - n_pos
-        else:  # rows counted by their weights
+            # counts as one product in float32, exact below 2**24 rows and several times
+            # the speed of integer products
+            kind = np.float32 if rows.size < 2**24 else np.float64
+            by = np.stack([np.ones(rows.size, dtype=bool), pos, pos & ~self.covered[rows]]).astype(kind)
+            n_all, n_pos, fresh = (covers.astype(kind) @ by.T).astype(np.int64).T
+            n_neg = n_all - n_pos
+        else:  # rows counted by their weights, summed as a (rows, specialisations) product
+            # sums them: another layout adds in another order, and ties break otherwise
             w = self.enc.w[rows]
-            n_pos = (w * pos) @ covers
-            fresh = (w * (pos & ~self.covered[rows])) @ covers
-            n_neg = w @ covers - n_pos
+            by_row = covers.T.astype(np.float64, order="C")
+            n_pos = (w * pos) @ by_row
+            fresh = (w * (pos & ~self.covered[rows])) @ by_row
+            n_neg = w @ by_row - n_pos
         length = partial.length + new.astype(np.int64)
         return _Block(partial, rows, features, covers, low, high, dropped, n_levels, (fresh, n_pos, -n_neg, -length))
+
+    def _middle(self, seed: int, y: int) -> np.ndarray:
+        """Per numeric feature, the cut between ``seed``'s value and ``y``'s (NaN where either
+        is missing or they are equal); the star's partial rules often face the same ``y``."""
+        middle = self.middles.get(y)
+        if middle is None:
+            sv, yv = self.matrix.numeric[:, seed], self.matrix.numeric[:, y]
+            middle = np.full(sv.size, np.nan)
+            apart = np.flatnonzero(~np.isnan(sv) & ~np.isnan(yv) & (sv != yv))
+            middle[apart] = [self._cut(u, v) for u, v in zip(sv[apart].tolist(), yv[apart].tolist(), strict=True)]
+            self.middles[y] = middle
+        return middle
+
+    def _cut(self, u: float, v: float) -> float:
+        """The cut between a seed's value and a counterexample's; a fit asks for the same pair
+        again and again (a quarter of its pairs are new), so they are kept. Zeros are not:
+        0.0 and -0.0 are one key but may cut differently."""
+        low, high = (u, v) if u < v else (v, u)
+        cut = self.cuts.get((low, high))
+        if cut is None:
+            cut = cut_between_one(low, high)
+            if low != 0.0 and high != 0.0:
+                if len(self.cuts) >= CUT_CACHE:
+                    self.cuts.clear()
+                self.cuts[(low, high)] = cut
+        return cut
 
     def _score(self, partial: _Partial, is_pos: np.ndarray) -> tuple[float, float, float, int]:
         """AQ's preference: uncovered positives, then all positives, fewer negatives, shorter
@@ -262,7 +320,7 @@ class _Block:
     parent: _Partial
     rows: np.ndarray  # the rows the parent covers
     features: np.ndarray
-    covers: np.ndarray  # (rows, specialisations) bool
+    covers: np.ndarray  # (specialisations, rows) bool
     low: np.ndarray  # numeric: the new bounds
     high: np.ndarray
     dropped: np.ndarray  # categorical: the level dropped (-1: none, y was missing)
@@ -271,7 +329,7 @@ class _Block:
 
     def partial(self, k: int, n_rows: int) -> _Partial:
         mask = np.zeros(n_rows, dtype=bool)
-        mask[self.rows[self.covers[:, k]]] = True
+        mask[self.rows[self.covers[k]]] = True
         j, parent = int(self.features[k]), self.parent
         if math.isnan(self.low[k]) and math.isnan(self.high[k]):
             code = int(self.dropped[k])
@@ -369,16 +427,58 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
     if cv is None:  # too few rows to choose on: the simplest rule set the settings allow
         return bounds[0], min(settings, key=lambda cut: (cut[2] is None, cut[2] or 0, not cut[1], -cut[0]))
     splits, _ = cv
+    tasks = [(bound, k) for bound in bounds for k in range(len(splits))]
     scores: dict[tuple[float, Cut], tuple[float, int]] = {}
-    for bound in bounds:
-        for train, test in splits:
-            trial = dataclasses.replace(params, max_error=bound)
-            for cut, right, size in truncation_scores(_fit(train, trial, None), train, test, settings):
-                total, rules = scores.get((bound, cut), (0.0, 0))
-                scores[(bound, cut)] = (total + right, rules + size)
+    for (bound, k), fitted in zip(tasks, _cv_fits(tasks, splits, params), strict=True):
+        train, test = splits[k]
+        for cut, right, size in truncation_scores(fitted, train, test, settings):
+            total, rules = scores.get((bound, cut), (0.0, 0))
+            scores[(bound, cut)] = (total + right, rules + size)
     chosen = paid_choice(scores)
     assert isinstance(chosen, tuple)
     return chosen
+
+
+# The cross-validation's fits (5 error bounds x 3 folds) are independent. On clean or small
+# tables they take milliseconds; on noisy ones seconds each, most of aq's time. They run here
+# until they have taken PARALLEL_AFTER seconds, the rest then in forked worker processes,
+# while this one scores the fits as they come (scoring runs Polars, which workers must not).
+PARALLEL_AFTER = 1.0
+_SHARED: dict[str, object] = {}
+
+
+def _init_worker(splits: list[tuple[Dataset, Dataset]], params: AQParams) -> None:
+    _SHARED.update(splits=splits, params=params)
+
+
+def _cv_fit(task: tuple[float, int]) -> RuleSet:
+    """One fold's fit at one error bound."""
+    bound, k = task
+    splits, params = _SHARED["splits"], _SHARED["params"]
+    assert isinstance(splits, list) and isinstance(params, AQParams)
+    return _fit(splits[k][0], dataclasses.replace(params, max_error=bound), None)
+
+
+def _cv_fits(
+    tasks: list[tuple[float, int]], splits: list[tuple[Dataset, Dataset]], params: AQParams
+) -> Iterator[RuleSet]:
+    """Each task's fit, in the tasks' order (the same wherever it was made)."""
+    jobs = params.jobs or cores()
+    started = time.perf_counter()
+    _init_worker(splits, params)
+    try:
+        for i, task in enumerate(tasks):
+            if jobs > 1 and len(tasks) - i > 1 and time.perf_counter() - started > PARALLEL_AFTER:
+                for train, _ in splits:  # the features' arrays made here, by Polars, for the workers
+                    for feature in train.schema.features:
+                        (train.numeric if feature.kind == Kind.NUMERIC else train.codes)(feature.name)
+                rest = tasks[i:]
+                with worker_map(_cv_fit, rest, min(jobs, len(rest)), _init_worker, (splits, params)) as fits:
+                    yield from fits
+                return
+            yield _cv_fit(task)
+    finally:
+        _SHARED.clear()
 
 
 def _fit(ds: Dataset, params: AQParams, progress: Progress | None) -> RuleSet:
@@ -390,13 +490,14 @@ def _fit(ds: Dataset, params: AQParams, progress: Progress | None) -> RuleSet:
     order_rank = np.empty(enc.n_rows, dtype=np.int64)
     order_rank[order] = np.arange(enc.n_rows)
     covered = np.zeros(enc.n_rows, dtype=bool)
+    cuts: dict[tuple[float, float], float] = {}
     raw: list[Rule] = []
     for seed in order:
         if covered[seed]:
             continue
         if params.max_rules is not None and len(raw) >= params.max_rules:
             break
-        best = _Star(enc, matrix, params, order_rank, covered).search(int(seed))
+        best = _Star(enc, matrix, params, order_rank, covered, cuts).search(int(seed))
         covered[seed] = True  # a seed nothing separates from a counterexample is not retried
         if best is None:
             continue

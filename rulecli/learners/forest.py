@@ -26,7 +26,6 @@ the same for any number of worker processes.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,11 +36,11 @@ from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, tree_nodes
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaves_of, walkers
-from rulecli.params import param, seed_param
+from rulecli.params import jobs_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import Grove, GrowParams
-from rulecli.search.workers import worker_map
+from rulecli.search.workers import cores, worker_map
 from rulecli.stats import is_whole
 from rulecli.words import counted
 
@@ -58,13 +57,7 @@ class ForestParams(TreeGrowth):
         "Features tried per node: auto (sqrt for classes, third for numbers), sqrt, third, all, a count or a fraction.",
         short="m",
     )
-    jobs: int | None = param(
-        None,
-        "Worker processes (default: every core; the forest is the same for any value).",
-        short="j",
-        ge=1,
-        record=False,
-    )
+    jobs: int | None = jobs_param()
     importance: str = param(
         "impurity",
         "impurity (D_j, always saved) or permutation (OOB rows, also saved).",
@@ -104,11 +97,6 @@ class ForestParams(TreeGrowth):
         raise ParamError(
             f"must be a count >= 1 or a fraction in (0, 1), got '{self.max_features}'", param="max_features"
         )
-
-
-def _cores() -> int:
-    """The cores this process may run on (a container's share, not the host's count)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def bootstrap_draws(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
@@ -266,7 +254,7 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
     seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     trees: list[TreeNodes] = []
     # starting worker processes costs more than growing a small forest in this one
-    jobs = params.jobs or _cores()
+    jobs = params.jobs or cores()
     if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
         _init_worker(data, ds, grow)
         for chunk in _chunks(seeds, ds.n_rows, grow, 1):

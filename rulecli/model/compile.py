@@ -39,6 +39,7 @@ RULE = "rule"
 RULE_TEXT = "rule_text"
 DEFAULT_RULE = "default"
 FIRST_MATCH = "__rulecli_first_match"
+FIRES = "__rulecli_fires_"
 
 
 def condition_expr(cond: Condition) -> pl.Expr:
@@ -65,7 +66,8 @@ def condition_expr(cond: Condition) -> pl.Expr:
             values=list(value) if numeric else [str(v) for v in value],
             dtype=pl.Float64 if numeric else pl.String,
         )
-        test = x.is_in(members.implode())
+        # imploded in the plan: Series.implode() runs a query of its own per condition
+        test = x.is_in(pl.lit(members).implode())
         expr = ~test if spec.negated else test
     elif spec.shape == Shape.INTERVAL:
         assert isinstance(value, tuple)
@@ -146,12 +148,25 @@ def _by_rule(model: DecisionList, values: list[object], dtype: pl.DataType, inde
     return _lookup(first_match_expr(model) if index is None else index, values, dtype)
 
 
-def predict_expr(model: Model, index: pl.Expr | None = None) -> pl.Expr:
-    """Predicted class (string); null only for a rule set row no rule matches and no default."""
+def predict_expr(model: Model, index: pl.Expr | None = None, fires: list[pl.Expr] | None = None) -> pl.Expr:
+    """Predicted class (string); null only for a rule set row no rule matches and no default.
+
+    ``fires``: a rule set's rules' tests, one per rule, where they were evaluated already
+    (:func:`fires_frame`)."""
     if isinstance(model, DecisionList):
         labels = [r.prediction for r in (*model.rules, model.default)]
         return _by_rule(model, labels, pl.String(), index).alias(PREDICTION)
-    return _vote_expr(model).alias(PREDICTION)
+    return _vote_expr(model, fires).alias(PREDICTION)
+
+
+def fires_frame(model: Model, lf: pl.LazyFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``lf``'s rows with each rule's test beside them as a boolean column, and those
+    columns' names: several versions of a rule set made of its rules (truncated to fewer)
+    are then predicted (``predict_expr(..., fires=[pl.col(name), ...])``) without testing
+    the rules again."""
+    names = [f"{FIRES}{i}" for i in range(len(model.rules))]
+    tests = [rule_expr(r).alias(name) for r, name in zip(model.rules, names, strict=True)]
+    return normalize_missing(lf).with_columns(tests).collect(), names
 
 
 def _per_class(
@@ -204,8 +219,9 @@ def _winner(model: RuleSet, scores: list[pl.Expr], fires: list[pl.Expr]) -> pl.E
     return pl.struct(fields).map_batches(pick, return_dtype=pl.UInt32, is_elementwise=True)
 
 
-def _vote_expr(model: RuleSet) -> pl.Expr:
-    fires = [rule_expr(r) for r in model.rules]  # each rule's test, built once for every use below
+def _vote_expr(model: RuleSet, fires: list[pl.Expr] | None = None) -> pl.Expr:
+    if fires is None:
+        fires = [rule_expr(r) for r in model.rules]  # each rule's test, built once for every use below
     winner = _lookup(_winner(model, _scores(model, model.vote, fires), fires), list(model.classes), pl.String())
     fallback = pl.lit(model.default.prediction if model.default else None, dtype=pl.String)
     return pl.when(decided_expr(model, fires)).then(winner).otherwise(fallback)

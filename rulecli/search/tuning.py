@@ -18,7 +18,7 @@ import polars as pl
 
 from rulecli.dataset import Dataset, stratified_folds
 from rulecli.engines import EngineTable, is_engine_table
-from rulecli.model.compile import prediction_frame
+from rulecli.model.compile import PREDICTION, fires_frame, predict_expr, prediction_frame
 from rulecli.model.core import Rule, RuleSet
 from rulecli.search.encoded import Encoded
 from rulecli.search.stats import engine_default_rule, set_default_rule
@@ -53,9 +53,15 @@ def cv_splits(ds: Dataset | EngineTable, seed: int) -> tuple[list[tuple[Dataset,
     return splits, float(sample.total_weight)
 
 
-def held_out_right(model: RuleSet, test: Dataset) -> float:
-    """The test rows the model gets right, counted by weight."""
-    predicted = prediction_frame(model, test.frame.lazy()).collect().get_column("prediction")
+def held_out_right(model: RuleSet, test: Dataset, fires: pl.DataFrame, column: dict[int, str]) -> float:
+    """The test rows the model gets right, counted by weight; ``fires`` holds the tests of
+    the rules of the model it was truncated from, on the test rows, ``column`` which column
+    is which rule's (by the rule's identity)."""
+    if model.rules:
+        tests = [pl.col(column[id(rule)]) for rule in model.rules]
+        predicted = fires.select(predict_expr(model, fires=tests)).get_column(PREDICTION)
+    else:  # the default rule's literal, a row each
+        predicted = prediction_frame(model, test.frame.lazy()).collect().get_column(PREDICTION)
     hits = (predicted == test.frame.get_column(test.target).cast(pl.String)).fill_null(False).to_numpy()
     return float(hits.sum() if test.weights is None else test.weights[hits].sum())
 
@@ -135,11 +141,13 @@ def truncation_scores(
     keep the same rules are scored once."""
     right_of: dict[tuple[bool, tuple[object, ...]], float] = {}
     out = []
+    fires, names = fires_frame(fitted, test.frame.lazy())  # every rule tested once; truncations keep rules
+    column = {id(rule): name for rule, name in zip(fitted.rules, names, strict=True)}
     for cut in settings:
         model = truncated(fitted, train, *cut)
         key = (cut[1], model.rules)
         if key not in right_of:
-            right_of[key] = held_out_right(model, test)
+            right_of[key] = held_out_right(model, test, fires, column)
         out.append((cut, right_of[key], len(model.rules)))
     return out
 

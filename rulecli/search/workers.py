@@ -21,6 +21,11 @@ from typing import Any
 _PR_SET_PDEATHSIG = 1
 
 
+def cores() -> int:
+    """The cores this process may run on (a container's share, not the host's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _die_with_parent(parent: int) -> None:
     # Linux only: the kernel sends SIGKILL when the parent exits, however it exits
     if sys.platform.startswith("linux"):
@@ -67,7 +72,12 @@ def worker_map(
     """``fn`` over ``items`` in ``jobs`` processes (each set up by ``initializer(*initargs)``),
     results in the items' order. Each worker has its own pipe and no thread of the parent
     waits on them, so whatever ends the run can kill the workers without leaving a reader
-    stuck on a half-written result (a concurrent.futures pool hung the exit that way)."""
+    stuck on a half-written result (a concurrent.futures pool hung the exit that way).
+
+    Workers are forked: they start at once and share the parent's memory. ``fn`` must not
+    run Polars: in a fork of a process that has used Polars' thread pool, the first query
+    waits forever for the pool's threads, which stayed behind in the parent. (A new
+    interpreter per worker would not, but it imports the caller's main script again.)"""
     context = multiprocessing.get_context()
     processes, readers = [], []
     try:

@@ -126,6 +126,30 @@ def test_aq_internal_disjunction_and_interval_selectors():
                 assert cond.closed == Closed.BOTH
 
 
+def test_aq_cross_validation_in_workers_learns_the_same_rules(monkeypatch):
+    # the error bound is chosen by fits that move to worker processes once they take long;
+    # wherever they ran, the choice and the model file are the same
+    import rulecli.learners.aq as aq
+
+    rng = np.random.default_rng(5)
+    n = 150
+    x, z = rng.normal(size=n), rng.choice(["u", "v", "w"], n)
+    y = np.where((x > 0) ^ (rng.random(n) < 0.25), "p", "q")
+    ds = prepare_dataset(pl.DataFrame({"x": x, "z": z, "y": y}), DataSpec(target="y"))
+    here = dumps(fit_aq(ds, AQParams(jobs=1)))
+    started = []
+    real = aq.worker_map
+
+    def spy(*args, **kwargs):
+        started.append(args[1])  # the fits sent to workers
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(aq, "PARALLEL_AFTER", 0.0)
+    monkeypatch.setattr(aq, "worker_map", spy)
+    assert dumps(fit_aq(ds, AQParams(jobs=2))) == here
+    assert len(started) == 1 and len(started[0]) == len(aq.ERROR_GRID) * 3
+
+
 def test_aq_unclassified_rows_are_counted_when_there_is_no_default():
     df = pl.DataFrame({"c": ["u", "v", "w"] * 4, "y": ["a", "b", "b"] * 4})
     model = fit_aq(prepare_dataset(df, DataSpec()), AQParams(default="none", vote="support"))

@@ -25,3 +25,39 @@ def test_every_row_right_by_weights_summed_a_rounding_above_their_total():
     assert scores["a"][0] / n > 1.0
     assert one_se_choice(scores, n) == "b"
 
+
+def test_truncations_score_as_their_own_predictions():
+    # the truncated models are scored from the full model's rule columns; each must score
+    # what predicting it from scratch gets right, the model with no rules left included
+    import numpy as np
+    import polars as pl
+
+    from rulecli.dataset import DataSpec, prepare_dataset
+    from rulecli.learners.aq import AQParams, fit_aq
+    from rulecli.model.compile import prediction_frame
+    from rulecli.search.tuning import CUTS, truncated, truncation_scores
+
+    rng = np.random.default_rng(3)
+    n = 300
+    x = rng.integers(0, 6, n)
+    frame = pl.DataFrame(
+        {
+            "x": x.astype(float),
+            "z": rng.choice(["p", "q", "r"], n),
+            "y": np.where((x > 2) ^ (rng.random(n) < 0.2), "hi", np.where(x == 0, "zero", "lo")),
+        }
+    )
+    ds = prepare_dataset(frame, DataSpec(target="y"))
+    train, test = ds.subset(np.arange(200)), ds.subset(np.arange(200, n))
+    params = AQParams(max_error=0.1, min_share=0.0, majority_rules="keep", rules_per_class=None)
+    fitted = fit_aq(train, params)
+    settings = (*CUTS, (1.0, True, None))  # the last leaves no rule
+    scored = truncation_scores(fitted, train, test, settings)
+    assert [cut for cut, _, _ in scored] == list(settings)
+    truth = test.frame.get_column("y").cast(pl.String)
+    for cut, right, size in scored:
+        model = truncated(fitted, train, *cut)
+        predicted = prediction_frame(model, test.frame.lazy()).collect().get_column("prediction")
+        assert right == float((predicted == truth).fill_null(False).sum())
+        assert size == len(model.rules)
+    assert scored[-1][2] == 0 and len({right for _, right, _ in scored}) > 1
