@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 from brl import bench_brl_accuracy, bench_brl_speed
 from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_speed
-from engines import bench_engines, bench_spark
+from engines import bench_engines, bench_sampled, bench_spark
 from exports import bench_forest_sql
 from harness import (
     OUT,
@@ -246,6 +246,12 @@ def main() -> None:
     parser.add_argument("--engine-sizes", default="1000000,10000000,100000000", help="rows for the engine benchmark")
     parser.add_argument("--spark-sizes", default="1000000,10000000", help="rows for rulecli on Spark beside MLlib")
     parser.add_argument("--engine-memory-sizes", default="1000000,10000000", help="rows the in-memory engine reads")
+    parser.add_argument(
+        "--engine-sampled-sizes", default="1000000,10000000", help="rows for ripper and cn2 on the engine's sample"
+    )
+    parser.add_argument(
+        "--engine-sampled-memory-sizes", default="1000000", help="rows ripper and cn2 read in memory beside them"
+    )
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
@@ -442,6 +448,12 @@ def main() -> None:
             *bench_engines(
                 [int(n) for n in args.engine_sizes.split(",")],
                 [int(n) for n in args.engine_memory_sizes.split(",")],
+                args.repeats,
+            ),
+            "",
+            *bench_sampled(
+                [int(n) for n in args.engine_sampled_sizes.split(",")],
+                [int(n) for n in args.engine_sampled_memory_sizes.split(",")],
                 args.repeats,
             ),
             "",
