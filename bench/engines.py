@@ -36,6 +36,17 @@ print(json.dumps({"open": opened, "passes": passes}))
 """
 
 
+def _drawn(rows: int, seed: int) -> pl.DataFrame:
+    """``rows`` rows of the pre-binned table: two rules, 10 % of the labels flipped."""
+    rng = np.random.default_rng(seed)
+    x = {f"x{i}": rng.integers(0, 32, rows, dtype=np.int64) for i in range(20)}
+    x3 = x["x3"].astype(np.float64)
+    x3[rng.random(rows) < 0.05] = np.nan
+    y = ((x["x0"] > 15) & (x["x1"] < 20)) | ((x["x2"] > 25) & (x["x4"] < 8))
+    y = np.where(rng.random(rows) < 0.1, ~y, y)
+    return pl.DataFrame({**x, "x3": x3, "y": np.where(y, "pos", "neg")})
+
+
 def make_table(rows: int) -> Path:
     """``rows`` rows as Parquet files of a million rows each (made once, then reused)."""
     folder = OUT / "engines" / f"rows{rows}"
@@ -43,16 +54,8 @@ def make_table(rows: int) -> Path:
     if len(list(folder.glob("part-*.parquet"))) == files:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    per = rows // files
     for f in range(files):
-        rng = np.random.default_rng(f)
-        x = {f"x{i}": rng.integers(0, 32, per, dtype=np.int64) for i in range(20)}
-        x3 = x["x3"].astype(np.float64)
-        x3[rng.random(per) < 0.05] = np.nan
-        y = ((x["x0"] > 15) & (x["x1"] < 20)) | ((x["x2"] > 25) & (x["x4"] < 8))
-        y = np.where(rng.random(per) < 0.1, ~y, y)
-        frame = pl.DataFrame({**x, "x3": x3, "y": np.where(y, "pos", "neg")})
-        frame.write_parquet(folder / f"part-{f:04d}.parquet", row_group_size=250_000)
+        _drawn(rows // files, f).write_parquet(folder / f"part-{f:04d}.parquet", row_group_size=250_000)
     return folder
 
 
@@ -60,14 +63,19 @@ def make_test(rows: int) -> Path:
     """A held-out file drawn like :func:`make_table`'s (its own seed)."""
     path = OUT / "engines" / f"test{rows}.parquet"
     if not path.exists():
-        rng = np.random.default_rng(10_000)
-        x = {f"x{i}": rng.integers(0, 32, rows, dtype=np.int64) for i in range(20)}
-        x3 = x["x3"].astype(np.float64)
-        x3[rng.random(rows) < 0.05] = np.nan
-        y = ((x["x0"] > 15) & (x["x1"] < 20)) | ((x["x2"] > 25) & (x["x4"] < 8))
-        y = np.where(rng.random(rows) < 0.1, ~y, y)
-        pl.DataFrame({**x, "x3": x3, "y": np.where(y, "pos", "neg")}).write_parquet(path)
+        _drawn(rows, 10_000).write_parquet(path)
     return path
+
+
+def _data(folder: Path, engine: str) -> str:
+    """What the command reads: the files' glob for an engine, one file for memory."""
+    glob = str(folder / "part-*.parquet")
+    if engine != "memory":
+        return glob
+    whole = folder / "whole.parquet"
+    if not whole.exists():
+        pl.scan_parquet(glob).sink_parquet(whole)
+    return str(whole)
 
 
 SAMPLED = ("ripper", "cn2")
@@ -92,15 +100,12 @@ def bench_sampled(sizes: list[int], memory_sizes: list[int], repeats: int) -> li
     ]
     for n in sizes:
         folder = make_table(n)
-        glob = str(folder / "part-*.parquet")
         runs = repeats if n <= FILE_ROWS else 1
         for name in SAMPLED:
             for engine in ("memory", "duckdb"):
                 if engine == "memory" and n not in memory_sizes:
                     continue
-                data = glob if engine == "duckdb" else str(folder / "whole.parquet")
-                if engine == "memory" and not Path(data).exists():
-                    pl.scan_parquet(glob).sink_parquet(data)
+                data = _data(folder, engine)
                 out = OUT / "engines" / f"{name}-{engine}-{n}.json"
                 cmd = [*RULECLI, name, data, "-y", "y", "-q", "--engine", engine, "-o", str(out)]
                 measured = measure(cmd, 1, timeout=SAMPLED_TIMEOUT)
@@ -154,9 +159,7 @@ def bench_engines(sizes: list[int], memory_sizes: list[int], repeats: int) -> li
             for engine in ("memory", "duckdb"):
                 if engine == "memory" and n not in memory_sizes:
                     continue
-                data = glob if engine == "duckdb" else str(folder / "whole.parquet")
-                if engine == "memory" and not Path(data).exists():
-                    pl.scan_parquet(glob).sink_parquet(data)
+                data = _data(folder, engine)
                 out = OUT / "engines" / f"{name}-{engine}-{n}.json"
                 cmd = [*RULECLI, *args, data, "-y", "y", "-q", "--engine", engine, "-o", str(out)]
                 measured = measure(cmd, runs)
