@@ -390,7 +390,8 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
     chosen = dataclasses.replace(
         params, max_error=bound, min_share=share, majority_rules=majority, rules_per_class=per_class
     )
-    model = _truncated(_fit(ds, chosen, progress), ds, (share, drop, per_class), chosen)
+    enc = Encoded.from_dataset(ds)
+    model = _truncated(_fit(ds, enc, _Matrix.of(enc), chosen, progress), ds, (share, drop, per_class), chosen)
     extra: dict[str, object] = {}
     if params.max_error is None:
         extra |= {"max_error": bound, "max_error_chosen_by": CHOSEN_BY}
@@ -442,21 +443,23 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
 # The cross-validation's fits (5 error bounds x 3 folds) are independent. On clean or small
 # tables they take milliseconds; on noisy ones seconds each, most of aq's time. They run here
 # until they have taken PARALLEL_AFTER seconds, the rest then in forked worker processes,
-# while this one scores the fits as they come (scoring runs Polars, which workers must not).
+# while this one scores the fits as they come (scoring runs Polars, which workers must not:
+# each fold is encoded here, once for its five fits, and workers only search).
 PARALLEL_AFTER = 1.0
 _SHARED: dict[str, object] = {}
+_Fold = tuple[Dataset, Encoded, _Matrix]  # a fold's training rows and their encodings
 
 
-def _init_worker(splits: list[tuple[Dataset, Dataset]], params: AQParams) -> None:
-    _SHARED.update(splits=splits, params=params)
+def _init_worker(folds: list[_Fold], params: AQParams) -> None:
+    _SHARED.update(folds=folds, params=params)
 
 
 def _cv_fit(task: tuple[float, int]) -> RuleSet:
     """One fold's fit at one error bound."""
     bound, k = task
-    splits, params = _SHARED["splits"], _SHARED["params"]
-    assert isinstance(splits, list) and isinstance(params, AQParams)
-    return _fit(splits[k][0], dataclasses.replace(params, max_error=bound), None)
+    folds, params = _SHARED["folds"], _SHARED["params"]
+    assert isinstance(folds, list) and isinstance(params, AQParams)
+    return _fit(*folds[k], dataclasses.replace(params, max_error=bound), None)
 
 
 def _cv_fits(
@@ -465,15 +468,16 @@ def _cv_fits(
     """Each task's fit, in the tasks' order (the same wherever it was made)."""
     jobs = params.jobs or cores()
     started = time.perf_counter()
-    _init_worker(splits, params)
+    folds: list[_Fold] = []
+    for train, _ in splits:
+        enc = Encoded.from_dataset(train)
+        folds.append((train, enc, _Matrix.of(enc)))
+    _init_worker(folds, params)
     try:
         for i, task in enumerate(tasks):
             if jobs > 1 and len(tasks) - i > 1 and time.perf_counter() - started > PARALLEL_AFTER:
-                for train, _ in splits:  # the features' arrays made here, by Polars, for the workers
-                    for feature in train.schema.features:
-                        (train.numeric if feature.kind == Kind.NUMERIC else train.codes)(feature.name)
                 rest = tasks[i:]
-                with worker_map(_cv_fit, rest, min(jobs, len(rest)), _init_worker, (splits, params)) as fits:
+                with worker_map(_cv_fit, rest, min(jobs, len(rest)), _init_worker, (folds, params)) as fits:
                     yield from fits
                 return
             yield _cv_fit(task)
@@ -481,10 +485,9 @@ def _cv_fits(
         _SHARED.clear()
 
 
-def _fit(ds: Dataset, params: AQParams, progress: Progress | None) -> RuleSet:
+def _fit(ds: Dataset, enc: Encoded, matrix: _Matrix, params: AQParams, progress: Progress | None) -> RuleSet:
+    """AQ's rules for ``ds`` (``enc`` and ``matrix`` its encodings) at ``params.max_error``."""
     assert params.max_error is not None
-    enc = Encoded.from_dataset(ds)
-    matrix = _Matrix.of(enc)
     rng = np.random.default_rng(params.seed)
     order = rng.permutation(enc.n_rows)
     order_rank = np.empty(enc.n_rows, dtype=np.int64)
