@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 from brl import bench_brl_accuracy, bench_brl_speed
 from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_speed
-from engines import bench_engines, bench_sampled, bench_spark
+from engines import bench_covering, bench_engines, bench_spark
 from exports import bench_forest_sql
 from harness import (
     OUT,
@@ -247,10 +247,10 @@ def main() -> None:
     parser.add_argument("--spark-sizes", default="1000000,10000000", help="rows for rulecli on Spark beside MLlib")
     parser.add_argument("--engine-memory-sizes", default="1000000,10000000", help="rows the in-memory engine reads")
     parser.add_argument(
-        "--engine-sampled-sizes", default="1000000,10000000", help="rows for ripper and cn2 on the engine's sample"
+        "--engine-covering-sizes", default="100000,1000000,10000000", help="rows for ripper and cn2 on DuckDB"
     )
     parser.add_argument(
-        "--engine-sampled-memory-sizes", default="1000000", help="rows ripper and cn2 read in memory beside them"
+        "--engine-covering-memory-sizes", default="100000,1000000", help="rows ripper and cn2 read in memory beside"
     )
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
@@ -451,9 +451,9 @@ def main() -> None:
                 args.repeats,
             ),
             "",
-            *bench_sampled(
-                [int(n) for n in args.engine_sampled_sizes.split(",")],
-                [int(n) for n in args.engine_sampled_memory_sizes.split(",")],
+            *bench_covering(
+                [int(n) for n in args.engine_covering_sizes.split(",")],
+                [int(n) for n in args.engine_covering_memory_sizes.split(",")],
                 args.repeats,
             ),
             "",

@@ -24,7 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from rulecli import io, learners
+from rulecli import engines, io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
 from rulecli.drift import drift_warnings
@@ -182,14 +182,16 @@ def check_engine(engine: EngineOptions | None, *, cv: int | None = None) -> None
 
 
 def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress: Progress | None = None) -> Predictor:
-    """The learner's model of ``ds``. On an engine a learner that cannot count there learns
-    from a hashed sample of ``sample_rows`` rows the engine draws, and the engine recounts
-    its rules' statistics on every row (``training.sample`` says so)."""
+    """The learner's model of ``ds``. On an engine a learner that cannot count there (or any
+    learner, given ``sample_rows``) learns from a hashed sample of ``sample_rows`` rows the
+    engine draws, and the engine recounts its rules' statistics on every row
+    (``training.sample`` says so)."""
     spec = learners.get(learner)
-    if not is_engine_table(ds) or ds.engine in spec.engines:
+    if not is_engine_table(ds) or (ds.engine in spec.engines and ds.sample_rows is None):
         return with_weighting(spec.fit(ds, params, progress=progress), ds)
     seed = getattr(params, "seed", 0)
-    sample = ds.sample(seed, min(1.0, ds.sample_rows / ds.n_rows))
+    rows = engines.SAMPLE_ROWS if ds.sample_rows is None else ds.sample_rows
+    sample = ds.sample(seed, min(1.0, rows / ds.n_rows))
     if sample.n_rows < 2 or len(set(sample.y.tolist())) < 2:
         raise InputError(f"{ds.source}: the engine's sample holds a single class; pass a larger --sample-rows")
     model = spec.fit(sample, params, progress=progress)

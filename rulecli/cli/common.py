@@ -145,12 +145,12 @@ SparkMaster = Annotated[
     ),
 ]
 SampleRows = Annotated[
-    int,
+    int | None,
     typer.Option(
         "--sample-rows",
         min=2,
-        help="--engine duckdb/spark: learners without an engine form learn from a hashed sample of this many "
-        "rows; their rules' statistics are then recounted on every row.",
+        help="--engine duckdb/spark: learn from a hashed sample of this many rows, then recount the rules' "
+        "statistics on every row (default: every row where the learner counts in the engine, else 100,000).",
         rich_help_panel=ENGINE,
     ),
 ]

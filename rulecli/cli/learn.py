@@ -59,7 +59,7 @@ ENGINE_OPTIONS = (
     ("temp_directory", common.TempDirectory, None),
     ("table", common.EngineTableName, None),
     ("spark_master", common.SparkMaster, None),
-    ("sample_rows", common.SampleRows, 100_000),
+    ("sample_rows", common.SampleRows, None),
 )
 RUN_OPTIONS = (
     ("seed", common.Seed, 0),

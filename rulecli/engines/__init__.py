@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rulecli.schema import Feature, Schema
 
 ENGINES = ("memory", "duckdb", "spark")
+SAMPLE_ROWS = 100_000  # what a learner without an engine form learns from, unless told
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,9 @@ class EngineOptions:
     threads: int | None = None
     table: str | None = None  # a table of a database file (DuckDB) or of the catalog (Spark)
     spark_master: str | None = None  # local[N], spark://host:port or sc://host:port
-    sample_rows: int = 100_000  # what a learner without an engine form learns from
+    # rows of the hashed sample a learner learns from: None, every row where it counts in the
+    # engine and SAMPLE_ROWS where it does not
+    sample_rows: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ class EngineTable(Protocol):
     schema: Schema
     n_rows: int
     warnings: tuple[str, ...]
-    sample_rows: int  # rows a learner without an engine form learns from
+    sample_rows: int | None  # see EngineOptions
 
     @property
     def engine(self) -> str: ...

@@ -134,6 +134,9 @@ class DuckDB:
         self.frame(f"COPY ({query}) TO {Q.literal(file)} (FORMAT parquet)", failure)
         return f"read_parquet({Q.literal(file)})"
 
+    def upload(self, name: str, frame: pl.DataFrame) -> None:
+        self.connection.register(name, frame.to_arrow())
+
     def remove(self, path: str) -> None:
         io.remove_scratch(path)
 

@@ -109,6 +109,9 @@ class Spark:
         self.cached.append(df)
         return name
 
+    def upload(self, name: str, frame: pl.DataFrame) -> None:
+        self.spark.createDataFrame(frame.to_arrow()).createOrReplaceTempView(name)
+
     def remove(self, path: str) -> None:
         for df in self.cached:
             df.unpersist()

@@ -117,5 +117,24 @@ def row_hash(id_sql: str, seed: int) -> str:
     return h
 
 
+def bit_word(dialect: str, row: str) -> str:
+    """The 32-bit word holding row number ``row``'s bit."""
+    return f"div({row}, 32)" if dialect == "spark" else f"({row} // 32)"
+
+
+def bit_value(dialect: str, row: str) -> str:
+    """Row ``row``'s bit within its word, as a BIGINT (32-bit words: no sign bit is set)."""
+    if dialect == "spark":
+        return f"shiftleft(CAST(1 AS BIGINT), CAST({row} % 32 AS INT))"
+    return f"(CAST(1 AS BIGINT) << CAST({row} % 32 AS BIGINT))"
+
+
+def bit_of(dialect: str, word: str, row: str) -> str:
+    """Row ``row``'s bit (0 or 1) of ``word``."""
+    if dialect == "spark":
+        return f"(shiftright({word}, CAST({row} % 32 AS INT)) & 1)"
+    return f"(({word} >> CAST({row} % 32 AS BIGINT)) & 1)"
+
+
 def float_list(values: np.ndarray) -> str:
     return ", ".join(repr(float(v)) for v in values)

@@ -66,6 +66,10 @@ class Backend(Protocol):
         """The query's rows written once under ``path``; the FROM clause that reads them."""
         ...
 
+    def upload(self, name: str, frame: pl.DataFrame) -> None:
+        """``frame`` (a few small columns) as the view ``name``, replacing any before."""
+        ...
+
     def remove(self, path: str) -> None: ...
 
     def close(self) -> None: ...
@@ -86,9 +90,11 @@ class SqlTable(TargetView):
     workdir: str | None = field(default=None, repr=False)
     binned: dict[int, tuple[Bins, str]] = field(default_factory=dict, repr=False)
     on_pass: Callable[[str, float], None] | None = field(default=None, repr=False)
-    sample_rows: int = 100_000  # rows a learner without an engine form learns from
+    sample_rows: int | None = None  # see rulecli.engines.EngineOptions
     # sorted distinct values of the numeric features with few, from the profile
     known_values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # whether ``_rulecli_id`` numbers the rows with a target 0, 1, 2, ... (no gaps)
+    dense_ids: bool = field(default=False, repr=False)
     weights: None = None
     weighting: None = None
     weight_column: None = None
@@ -186,9 +192,11 @@ class SqlTable(TargetView):
         frame = self._run(f"find the quantiles of {feature.name}", query)
         return np.unique(np.asarray(frame.get_column("q")[0].to_list(), dtype=np.float64))
 
-    def _binned_table(self, bins: Bins) -> str:
-        """The features' bin codes and the class code, written once (a small integer a cell)."""
-        key = id(bins)
+    def _binned_table(self, bins: Bins, *, numbered: bool = False) -> str:
+        """The features' bin codes and the class code, written once (a small integer a cell);
+        ``numbered``: with each row's number among the rows with a target as ``id``, in the
+        table's order (the row numbers of the table read in memory)."""
+        key = (id(bins), numbered)
         if key in self.binned and self.binned[key][0] is bins:
             return self.binned[key][1]
         if self.workdir is None:
@@ -199,6 +207,11 @@ class SqlTable(TargetView):
         ]
         y = sql.class_code(self.dialect, self.target, self.classes)
         codes.append(f"CAST({y} AS {self.backend.code_type(len(self.classes))}) AS y")
+        if numbered:
+            # numbering every row afresh sorts the table: only where rows without a target
+            # (or a database table's row ids) leave gaps
+            ids = "_rulecli_id" if self.dense_ids else "row_number() OVER (ORDER BY _rulecli_id) - 1"
+            codes.append(f"CAST({ids} AS BIGINT) AS id")
         query = f"SELECT {', '.join(codes)} FROM {self.relation}"
         path = f"{self.workdir}/binned{len(self.binned)}"
         what = "write the binned table"
@@ -223,6 +236,106 @@ class SqlTable(TargetView):
             arrays = [part.get_column(c).to_numpy().astype(np.int64) for c in ("s", f"b{j}", "y", "n")]
             out.append(Histogram(*arrays))
         return out
+
+    # -- the covering learners: row sets in memory as bits, features in the engine
+
+    def row_classes(self, bins: Bins) -> np.ndarray:
+        """Each row's class code, by row number."""
+        relation = self._binned_table(bins, numbered=True)
+        frame = self._run("read the classes", f"SELECT y FROM {relation} ORDER BY id")
+        return frame.get_column("y").to_numpy().astype(np.int64)
+
+    def row_bits(self, bins: Bins, test: str) -> np.ndarray:
+        """The rows where ``test`` (SQL over the bin codes ``b0``, ``b1``, ...) holds, as
+        :mod:`rulecli.search.bits` packs them."""
+        relation = self._binned_table(bins, numbered=True)
+        word, bit = sql.bit_word(self.dialect, "id"), sql.bit_value(self.dialect, "id")
+        frame = self._run(
+            "find a condition's rows",
+            f"SELECT {word} AS w, bit_or({bit}) AS m FROM {relation} WHERE {test} GROUP BY 1",
+        )
+        return _packed(frame.get_column("w").to_numpy(), frame.get_column("m").to_numpy(), self.n_rows)
+
+    def code_counts(self, bins: Bins, row_sets: list[np.ndarray], labels: np.ndarray | None) -> list[Histogram]:
+        """Per feature, the (bin, label) counts of the rows of each of ``row_sets`` (bits), in
+        one pass: each histogram's ``rows`` holds a column per row set (its ``slot`` is 0).
+        A row's label is its bit in ``labels``, or its class where ``labels`` is None."""
+        relation = self._binned_table(bins, numbered=True)
+        d = len(self.schema.features)
+        words = [_words(rows) for rows in row_sets]
+        used = np.flatnonzero(np.bitwise_or.reduce(words))
+        upload = {f"r{i}": w[used].astype(np.int64) for i, w in enumerate(words)}
+        if labels is not None:
+            upload["l"] = _words(labels)[used].astype(np.int64)
+        self.backend.upload("rulecli_rows", pl.DataFrame({"w": used.astype(np.int64), **upload}))
+        word = sql.bit_word(self.dialect, "b.id")
+        label = "b.y" if labels is None else sql.bit_of(self.dialect, "m.l", "b.id")
+        codes = [f"b{j}" for j in range(d)]
+        member = [f"{sql.bit_of(self.dialect, f'm.r{i}', 'b.id')} AS k{i}" for i in range(len(row_sets))]
+        sums = ", ".join(f"sum(k{i}) AS n{i}" for i in range(len(row_sets)))
+        sets = ", ".join(f"(lab, b{j})" for j in range(d))
+        query = (
+            f"SELECT lab, {', '.join(codes)}, {sums} FROM (SELECT {', '.join('b.' + c for c in codes)}, "
+            f"{label} AS lab, {', '.join(member)} FROM {relation} AS b JOIN rulecli_rows AS m ON m.w = {word}) "
+            f"AS rulecli_kept GROUP BY GROUPING SETS ({sets})"
+        )
+        rows = sum(bits_count(w) for w in words)
+        frame = self._run(f"count {counted(rows, 'row')} by condition", query)
+        out = []
+        for j in range(d):
+            part = frame.filter(pl.col(f"b{j}").is_not_null())
+            label_codes, code = (part.get_column(c).to_numpy().astype(np.int64) for c in ("lab", f"b{j}"))
+            n = part.select([f"n{i}" for i in range(len(row_sets))]).to_numpy().astype(np.int64)
+            out.append(Histogram(np.zeros_like(code), code, label_codes, n))
+        return out
+
+    def value_summary(
+        self, bins: Bins, max_bins: int
+    ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        """Per feature, over the rows with a target: whether any value is missing, how many
+        distinct values a numeric feature takes (estimated where its bins are quantiles), and
+        each numeric bin's least and greatest value (NaN for a bin without rows), for the
+        ``bins`` of :meth:`bins` with ``max_bins``."""
+        features = self.schema.features
+        numeric = [j for j, f in enumerate(features) if f.kind == Kind.NUMERIC]
+        few = self._few_values([features[j] for j in numeric], max_bins)
+        stats = ["count(*) AS n"]
+        for j, f in enumerate(features):
+            x = sql.column(self.dialect, f)
+            stats.append(f"count({x}) AS p{j}")
+            if j in numeric:
+                stats.append(f"{'count(DISTINCT ' if f.name in few else 'approx_count_distinct('}{x}) AS d{j}")
+        first = self._run("count the features' values", f"SELECT {', '.join(stats)} FROM {self.relation}")
+        n = int(first.item(0, "n"))
+        missing = np.array([int(first.item(0, f"p{j}")) < n for j in range(len(features))])
+        distinct = np.array([int(first.item(0, f"d{j}")) if j in numeric else 0 for j in range(len(features))])
+        lows = [np.empty(0)] * len(features)
+        highs = [np.empty(0)] * len(features)
+        for j in numeric:
+            if features[j].name in few:
+                lows[j] = highs[j] = few[features[j].name]
+        ranged = [j for j in numeric if features[j].name not in few]
+        if ranged:
+            views = ", ".join(
+                f"{sql.bin_code(self.dialect, f, j, bins)} AS c{j}, {sql.column(self.dialect, f)} AS x{j}"
+                for j, f in ((j, features[j]) for j in ranged)
+            )
+            keys = ", ".join(f"c{j}" for j in ranged)
+            ends = ", ".join(f"min(x{j}) AS lo{j}, max(x{j}) AS hi{j}" for j in ranged)
+            sets = ", ".join(f"(c{j})" for j in ranged)
+            frame = self._run(
+                "find the bins' values",
+                f"SELECT {keys}, {ends} FROM (SELECT {views} FROM {self.relation}) AS rulecli_bins "
+                f"GROUP BY GROUPING SETS ({sets})",
+            )
+            for j in ranged:
+                part = frame.filter(pl.col(f"c{j}").is_not_null() & (pl.col(f"c{j}") < bins.n_bins[j]))
+                code = part.get_column(f"c{j}").to_numpy().astype(np.int64)
+                lows[j] = np.full(bins.n_bins[j], np.nan)
+                highs[j] = np.full(bins.n_bins[j], np.nan)
+                lows[j][code] = part.get_column(f"lo{j}").cast(pl.Float64).to_numpy()
+                highs[j][code] = part.get_column(f"hi{j}").cast(pl.Float64).to_numpy()
+        return missing, distinct, lows, highs
 
     def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The distinct rows of the features' cells (numeric features cut by their ``cuts``)
@@ -285,6 +398,22 @@ class SqlTable(TargetView):
         self.backend.close()
 
 
+def _words(packed: np.ndarray) -> np.ndarray:
+    """Bits packed in uint64 words as 32-bit words (what a BIGINT shifts without a sign)."""
+    return packed.view(np.uint32)
+
+
+def bits_count(words: np.ndarray) -> int:
+    return int(np.bitwise_count(words).sum())
+
+
+def _packed(word: np.ndarray, value: np.ndarray, n: int) -> np.ndarray:
+    """32-bit words ``value`` at positions ``word`` as bits over ``n`` rows in uint64 words."""
+    out = np.zeros(2 * -(-n // 64), dtype=np.uint32)
+    out[word.astype(np.int64)] = value.astype(np.uint32)
+    return out.view(np.uint64)
+
+
 def _whole_range(values: np.ndarray) -> tuple[int, int] | None:
     if values.size == 0 or not np.all(values == np.round(values)):
         return None
@@ -309,6 +438,7 @@ def open_sql_table(
         raise
     table.temp_root = options.temp_directory
     table.sample_rows = options.sample_rows
+    table.dense_ids = table.dense_ids and options.table is None
     return table
 
 
@@ -405,7 +535,10 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     if n_rows < n_all:
         warnings.insert(0, missing_target_warning(source, target, n_all - n_rows))
     relation = f"(SELECT * FROM {raw} WHERE {view_target} IS NOT NULL) AS rulecli_rows"
-    return SqlTable(source, schema, n_rows, tuple(warnings), relation, counts, backend, known_values=known)
+    dense = n_rows == n_all
+    return SqlTable(
+        source, schema, n_rows, tuple(warnings), relation, counts, backend, known_values=known, dense_ids=dense
+    )
 
 
 def _padded(series: pl.Series, length: int) -> pl.Series:

@@ -37,12 +37,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
+from rulecli.engines import EngineTable, is_engine_table
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.model.simplify import simplify
 from rulecli.params import Params, beam_width_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
-from rulecli.search.encoded import Encoded, across, categorical_candidates, label_counts, numeric_candidates
+from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
+from rulecli.search.engine_encoded import EngineEncoded
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
 
@@ -136,12 +138,11 @@ class _Search:
         # in another order, one that keeps every row may differ from its parent by rounding
         self.slack = 0.5 * (1.0 if enc.w is None else float(enc.w.min()))
 
-    def _candidates(self, parent: _Complex) -> _Candidates:
-        """Every one-selector specialisation of ``parent`` with its class counts."""
-        enc, rows = self.enc, parent.rows
+    def _candidates(self, parent: _Complex, counts: np.ndarray) -> _Candidates:
+        """Every one-selector specialisation of ``parent`` with its class counts, from the
+        class counts of every slot over its rows (of :func:`label_counts`)."""
+        enc = self.enc
         used = {(c.column, c.op) for c in parent.conditions}
-        labels = enc.y[rows]
-        counts = label_counts(enc, rows, labels, enc.n_classes)
         thresholds = numeric_candidates(enc, counts)
         blocks: list[tuple[int, Op, np.ndarray]] = []
         tables: list[np.ndarray] = []
@@ -165,9 +166,9 @@ class _Search:
                 tables.append(levels[present])
                 continue
             cand = thresholds[j]
-            for op, table in ((Op.LE, cand.at_most), (Op.GE, cand.at_least)):
+            for op, table, values in ((Op.LE, cand.at_most, cand.values), (Op.GE, cand.at_least, cand.lows)):
                 if (name, op) not in used:
-                    blocks.append((j, op, cand.values))
+                    blocks.append((j, op, values))
                     tables.append(table)
         counts = np.vstack(tables) if tables else np.zeros((0, enc.n_classes), dtype=np.int64)
         return _Candidates(blocks, counts)
@@ -182,8 +183,8 @@ class _Search:
         seen: set[frozenset[Condition]] = set()
         for _ in range(params.max_rule_length):
             parents, cands = [], []
-            for parent in beam:
-                cand = self._candidates(parent)
+            for parent, slot_counts in zip(beam, enc.count_classes([p.rows for p in beam]), strict=True):
+                cand = self._candidates(parent, slot_counts)
                 if cand.counts.shape[0]:
                     parents.append(parent)
                     cands.append(cand)
@@ -282,7 +283,9 @@ def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) 
     return rules
 
 
-def fit_cn2(ds: Dataset, params: CN2Params, *, progress: Progress | None = None) -> DecisionList | RuleSet:
+def fit_cn2(
+    ds: Dataset | EngineTable, params: CN2Params, *, progress: Progress | None = None
+) -> DecisionList | RuleSet:
     """Learn an ordered CN2 decision list, or an unordered CN2 rule set.
 
     Examples
@@ -294,7 +297,7 @@ def fit_cn2(ds: Dataset, params: CN2Params, *, progress: Progress | None = None)
     >>> [(r.conditions[0].value, r.prediction) for r in model.rules], model.default.prediction
     ([('u', 'a')], 'b')
     """
-    enc = Encoded.from_dataset(ds)
+    enc = EngineEncoded.from_table(ds) if is_engine_table(ds) else Encoded.from_dataset(ds)
     info = ModelInfo(algorithm="cn2", params=params.record(), schema=ds.schema)
     if params.ordered:
         raw, default = _learn_ordered(enc, params, progress)
@@ -320,4 +323,5 @@ LEARNER = Learner(
         "rulecli cn2 sample_data/penguins.csv -y species --unordered -o penguins.cn2.json",
         "rulecli cn2 sample_data/labor.csv --beam-width 5 --alpha 1 --cv 5",
     ),
+    engines=("memory", "duckdb", "spark"),
 )

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
+from rulecli.engines import EngineTable, is_engine_table
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.model.simplify import simplify
@@ -40,6 +41,7 @@ from rulecli.params import Params, max_rule_length_param, max_rules_param, param
 from rulecli.schema import Kind
 from rulecli.search import bits
 from rulecli.search.encoded import Encoded, across, categorical_candidates, label_counts, numeric_candidates
+from rulecli.search.engine_encoded import EngineEncoded
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import is_whole
 
@@ -358,11 +360,12 @@ class _ClassLearner:
             k = start + int(np.argmax(threshold_gain[start:stop]))
             if threshold_gain[k] > best_gain:
                 best_gain = float(threshold_gain[k])
-                value = float(thresholds.values[k])
                 if take_le[k]:
-                    best = (Condition(name, Op.LE, value), le_p[k], (le_p[k] + 1) / (le_t[k] + 1))
+                    cond = Condition(name, Op.LE, float(thresholds.values[k]))
+                    best = (cond, le_p[k], (le_p[k] + 1) / (le_t[k] + 1))
                 else:
-                    best = (Condition(name, Op.GE, value), ge_p[k], (ge_p[k] + 1) / (ge_t[k] + 1))
+                    cond = Condition(name, Op.GE, float(thresholds.lows[k]))
+                    best = (cond, ge_p[k], (ge_p[k] + 1) / (ge_t[k] + 1))
         return best
 
     def prune(self, rule: Conds, rows: np.ndarray, use_whole: bool) -> Conds:
@@ -482,13 +485,9 @@ def _possible_conditions(enc: Encoded, missing_tests: bool = False) -> float:
     (and, with missing tests, one per feature that has missing values)."""
     total = 0.0
     for j, kind in enumerate(enc.kinds):
-        if missing_tests and enc.missing_mask(j).any():
+        if missing_tests and enc.has_missing(j):
             total += 1.0
-        if kind == Kind.CATEGORICAL:
-            total += len(enc.levels[j])
-        else:
-            column = enc.columns[j]
-            total += 2.0 * np.unique(column[~np.isnan(column)]).size
+        total += len(enc.levels[j]) if kind == Kind.CATEGORICAL else 2.0 * enc.distinct_count(j)
     return max(total, 1.0)
 
 
@@ -537,7 +536,9 @@ def _learn_unordered(
     return rules
 
 
-def fit_ripper(ds: Dataset, params: RipperParams, *, progress: Progress | None = None) -> DecisionList | RuleSet:
+def fit_ripper(
+    ds: Dataset | EngineTable, params: RipperParams, *, progress: Progress | None = None
+) -> DecisionList | RuleSet:
     """Learn a RIPPER rule list (or, with ``unordered``, a rule set voting by confidence).
 
     Examples
@@ -549,11 +550,14 @@ def fit_ripper(ds: Dataset, params: RipperParams, *, progress: Progress | None =
     >>> [r.conditions[0].op.value for r in model.rules], model.default.prediction
     (['<='], 'b')
     """
-    if ds.weights is not None and is_whole(ds.weights):
-        # the grow/prune splits are drawn from the copies whole weights stand for; fractional
-        # weights weigh every count, rows split whole
-        ds = ds.as_copies("ripper")
-    enc = Encoded.from_dataset(ds)
+    if is_engine_table(ds):
+        enc: Encoded = EngineEncoded.from_table(ds)
+    else:
+        if ds.weights is not None and is_whole(ds.weights):
+            # the grow/prune splits are drawn from the copies whole weights stand for;
+            # fractional weights weigh every count, rows split whole
+            ds = ds.as_copies("ripper")
+        enc = Encoded.from_dataset(ds)
     rng = np.random.default_rng(params.seed)
     info = ModelInfo(algorithm="ripper", params=params.record(), schema=ds.schema)
     if params.unordered:
@@ -576,6 +580,7 @@ LEARNER = Learner(
     fit=fit_ripper,
     summary=rules_summary("ripper"),
     help="Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first.",
+    engines=("memory", "duckdb", "spark"),
     examples=(
         "rulecli ripper sample_data/penguins.csv -y species -o penguins.ripper.json",
         "rulecli ripper sample_data/labor.csv --unordered --test sample_data/labor.csv --metrics-out labor.json",

@@ -117,6 +117,15 @@ class Encoded:
         """Rows whose value of feature ``j`` is missing (computed once per feature)."""
         return self._missing[j]
 
+    def has_missing(self, j: int) -> bool:
+        return bool(self.missing_mask(j).any())
+
+    def distinct_count(self, j: int) -> int:
+        """How many distinct values numeric feature ``j`` takes."""
+        values = self.distinct[j]
+        assert values is not None
+        return int(values.size)
+
     @functools.cached_property
     def _missing(self) -> tuple[np.ndarray, ...]:
         return tuple(
@@ -134,6 +143,27 @@ class Encoded:
         """The value of each numeric slot (NaN for a feature's missing-value slot)."""
         parts = [np.append(self.distinct[j], np.nan) for j in self.numeric_features]
         return np.concatenate(parts) if parts else np.zeros(0)
+
+    @property
+    def slot_lows(self) -> np.ndarray:
+        """The least value of each numeric slot: its value, where a slot is one value (an
+        engine's slot may be a range of values, ``slot_values`` then holding the greatest)."""
+        return self.slot_values
+
+    def count_labels(self, rows: np.ndarray, row_labels: np.ndarray, n_labels: int) -> np.ndarray:
+        """:func:`label_counts` of these arrays (an engine counts where its rows are)."""
+        n_slots = int(self.slot_offsets[-1])
+        kernel = _compiled(rows.size * self.slots.shape[0])
+        if kernel is not None:
+            return kernel.label_counts(self.slots, rows, row_labels, n_labels, n_slots, self.w)
+        keys = self.slots[:, rows] + row_labels * n_slots
+        weights = None if self.w is None else np.tile(self.w[rows], self.slots.shape[0])
+        return np.bincount(keys.ravel(), weights=weights, minlength=n_labels * n_slots).reshape(n_labels, n_slots)
+
+    def count_classes(self, row_sets: list[np.ndarray]) -> list[np.ndarray]:
+        """The (n_classes, n_slots) class counts of each of several row sets (an engine counts
+        them in one pass)."""
+        return [self.count_labels(rows, self.y[rows], self.n_classes) for rows in row_sets]
 
     def condition_mask(self, cond: Condition, rows: np.ndarray | None = None) -> np.ndarray:
         """Which rows (of ``rows``, or all rows) satisfy ``cond``; a missing value satisfies
@@ -196,10 +226,11 @@ class NumericCandidates:
     rows with ``x <= v`` and of those with ``x >= v`` (missing values in neither), and the
     class counts of the rows where the feature is missing."""
 
-    values: np.ndarray  # (G,)
+    values: np.ndarray  # (G,) ``x <= v`` ends at ``values``
     at_most: np.ndarray  # (G, K)
     at_least: np.ndarray  # (G, K)
     missing: np.ndarray  # (K,)
+    lows: np.ndarray  # (G,) ``x >= v`` starts at ``lows`` (the same values in memory)
 
 
 @dataclass(frozen=True)
@@ -208,18 +239,23 @@ class Thresholds:
     can score them all in one pass: the i-th numeric feature's candidates are
     ``bounds[i]:bounds[i + 1]``."""
 
-    values: np.ndarray  # (P,)
+    values: np.ndarray  # (P,) the greatest value of each candidate's slot: ``x <= v`` ends there
     at_most: np.ndarray  # (K, P)
     at_least: np.ndarray  # (K, P)
     missing: np.ndarray  # (K, n_numeric)
     bounds: np.ndarray  # (n_numeric + 1,)
     position: dict[int, int]  # numeric feature -> i (its row of the slots)
+    lows: np.ndarray  # (P,) the least value of each candidate's slot: ``x >= v`` starts there
 
     def __getitem__(self, j: int) -> NumericCandidates:
         i = self.position[j]
         start, stop = int(self.bounds[i]), int(self.bounds[i + 1])
         return NumericCandidates(
-            self.values[start:stop], self.at_most[:, start:stop].T, self.at_least[:, start:stop].T, self.missing[:, i]
+            self.values[start:stop],
+            self.at_most[:, start:stop].T,
+            self.at_least[:, start:stop].T,
+            self.missing[:, i],
+            self.lows[start:stop],
         )
 
 
@@ -244,13 +280,7 @@ def label_counts(enc: Encoded, rows: np.ndarray, row_labels: np.ndarray, n_label
     Every slot's rows are added in the order of ``rows``, by either path, so the weighted
     sums are the same to the bit.
     """
-    n_slots = int(enc.slot_offsets[-1])
-    kernel = _compiled(rows.size * enc.slots.shape[0])
-    if kernel is not None:
-        return kernel.label_counts(enc.slots, rows, row_labels, n_labels, n_slots, enc.w)
-    keys = enc.slots[:, rows] + row_labels * n_slots
-    weights = None if enc.w is None else np.tile(enc.w[rows], enc.slots.shape[0])
-    return np.bincount(keys.ravel(), weights=weights, minlength=n_labels * n_slots).reshape(n_labels, n_slots)
+    return enc.count_labels(rows, row_labels, n_labels)
 
 
 def numeric_candidates(enc: Encoded, counts: np.ndarray) -> Thresholds:
@@ -264,7 +294,9 @@ def numeric_candidates(enc: Encoded, counts: np.ndarray) -> Thresholds:
     kernel = _compiled(0)
     if kernel is not None and offsets[-1] > 0:
         present, bounds, at_most, at_least = kernel.thresholds(counts, offsets)
-        return Thresholds(enc.slot_values[present], at_most, at_least, missing, bounds, position)
+        return Thresholds(
+            enc.slot_values[present], at_most, at_least, missing, bounds, position, enc.slot_lows[present]
+        )
     counts = counts[:, : offsets[-1]]
     totals = counts.sum(axis=0)
     totals[offsets[1:] - 1] = 0
@@ -273,15 +305,16 @@ def numeric_candidates(enc: Encoded, counts: np.ndarray) -> Thresholds:
     cum = np.cumsum(present_counts, axis=1)
     # where each feature's present slots start and end among all present slots
     bounds = np.searchsorted(present, offsets)
+    values, lows = enc.slot_values[present], enc.slot_lows[present]
     if present.size == 0:
-        return Thresholds(enc.slot_values[present], cum, cum, missing, bounds, position)
+        return Thresholds(values, cum, cum, missing, bounds, position, lows)
     sizes = np.diff(bounds)
     # a feature's running counts start at its first slot: less what the features before it hold
     before = np.where(bounds[:-1] > 0, cum[:, np.maximum(bounds[:-1] - 1, 0)], 0)
     at_most = cum - np.repeat(before, sizes, axis=1)
     total = at_most[:, np.maximum(bounds[1:] - 1, 0)]  # a feature's last running count: all its rows
     at_least = np.repeat(total, sizes, axis=1) - at_most + present_counts
-    return Thresholds(enc.slot_values[present], at_most, at_least, missing, bounds, position)
+    return Thresholds(values, at_most, at_least, missing, bounds, position, lows)
 
 
 def categorical_candidates(enc: Encoded, j: int, counts: np.ndarray) -> np.ndarray:
