@@ -117,14 +117,18 @@ class EngineEncoded(Encoded):
         return packed
 
     def condition_mask(self, cond: Condition, rows: np.ndarray | None = None) -> np.ndarray:
-        packed = self.condition_bits(cond)
-        return bits.test(packed, np.arange(self.n_rows) if rows is None else rows)
+        return self._mask(self.condition_bits(cond), rows)
 
     def rule_mask(self, conditions: tuple[Condition, ...], rows: np.ndarray | None = None) -> np.ndarray:
         packed = bits.pack(np.ones(self.n_rows, dtype=bool))
         for cond in conditions:
             packed = packed & self.condition_bits(cond)
-        return bits.test(packed, np.arange(self.n_rows) if rows is None else rows)
+        return self._mask(packed, rows)
+
+    def _mask(self, packed: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        if rows is None:
+            return np.unpackbits(packed.view(np.uint8), count=self.n_rows, bitorder="little").view(bool)
+        return bits.test(packed, rows)
 
     def _code_test(self, cond: Condition) -> str:
         """``cond`` as SQL over the bin codes (the conditions the covering learners write)."""
