@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +126,50 @@ def test_spark_learns_the_in_memory_model(tables: Path, learner: list[str]):
     name = "small" if learner[0] in ("ripper", "cn2") else "part"
     memory = _model([*learner, f"{name}.parquet" if name == "small" else "whole.parquet"], tables, "memory.json")
     assert _model([*learner, f"{name}-*.parquet", *SPARK], tables, "spark.json") == memory
+
+
+@pytest.fixture(scope="module")
+def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark Connect server of pyspark's own jars on loopback, as a cluster would serve one."""
+    pyspark = pytest.importorskip("pyspark")
+    home = Path(pyspark.__file__).parent
+    logs = tmp_path_factory.mktemp("connect")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOG_DIR": str(logs),
+        "SPARK_PID_DIR": str(logs),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    conf = ["--master", "local[2]", "--conf", "spark.ui.enabled=false"]
+    conf += [
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+    ]
+    subprocess.run(["bash", str(home / "sbin" / "start-connect-server.sh"), *conf], env=env, check=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "Spark Connect server started" not in "".join(p.read_text() for p in logs.glob("*.out")):
+            assert time.monotonic() < deadline, "the Spark Connect server did not start"
+            time.sleep(1)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        subprocess.run(["bash", str(home / "sbin" / "stop-connect-server.sh")], env=env, check=False)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("learner", [["tree", "--max-depth", "8"], ["ripper"]], ids=" ".join)
+def test_spark_connect_learns_the_in_memory_model(tables: Path, connect_url: str, learner: list[str]):
+    memory = _model([*learner, "small.parquet"], tables, "memory.json")
+    # the server reads the files: a path of its file system (here the same machine's)
+    files = str(tables / "small-*.parquet")
+    remote = _model([*learner, files, "--engine", "spark", "--spark-master", connect_url], tables, "sc.json")
+    assert remote == memory
 
 
 @pytest.mark.spark
