@@ -144,7 +144,8 @@ class Dataset(TargetView):
 
     def numeric(self, name: str) -> np.ndarray:
         """A numeric feature as float64 with NaN for missing (read-only, shared)."""
-        return self._array("numeric", name, lambda: self.frame.get_column(name).to_numpy().astype(np.float64))
+        # no copy where the column is already float64 without nulls: a view of the frame's buffer
+        return self._array("numeric", name, lambda: np.asarray(self.frame.get_column(name).to_numpy(), np.float64))
 
     def codes(self, name: str) -> np.ndarray:
         """A categorical feature as level codes; missing is ``len(levels)`` (read-only, shared)."""

@@ -49,29 +49,35 @@ class Encoded:
 
     @classmethod
     def from_dataset(cls, ds: Dataset) -> Encoded:
-        columns, distinct, slot_values, sizes = [], [], {}, {}
-        for j, feature in enumerate(ds.schema.features):
+        features = ds.schema.features
+        numeric_features = tuple(j for j, f in enumerate(features) if f.kind == Kind.NUMERIC)
+        slot_features = numeric_features + tuple(j for j in range(len(features)) if j not in numeric_features)
+        # each feature's slots are written as soon as they are known (a table's worth of
+        # int64 ranks held for every feature at once was the peak of a long table's memory);
+        # shifted into their ranges once every range's size is known
+        slots = np.empty((len(slot_features), ds.n_rows), dtype=np.int64 if ds.n_rows >= 1 << 31 else np.int32)
+        columns: list[np.ndarray] = [np.empty(0)] * len(features)
+        distinct: list[np.ndarray | None] = [None] * len(features)
+        sizes = []
+        for row, j in enumerate(slot_features):
+            feature = features[j]
             if feature.kind == Kind.NUMERIC:
                 x = ds.numeric(feature.name)
                 missing = np.isnan(x)
                 values, inverse = np.unique(x[~missing], return_inverse=True)
-                rank = np.full(x.size, values.size, dtype=np.int64)
-                rank[~missing] = inverse
-                columns.append(x)
-                distinct.append(values)
-                slot_values[j], sizes[j] = rank, values.size + 1
+                slots[row, missing] = values.size
+                slots[row, ~missing] = inverse
+                columns[j], distinct[j] = x, values
+                sizes.append(values.size + 1)
             else:
-                codes = ds.codes(feature.name)
-                columns.append(codes)
-                distinct.append(None)
-                slot_values[j], sizes[j] = codes, len(feature.levels) + 1
-        numeric_features = tuple(j for j, values in enumerate(distinct) if values is not None)
-        slot_features = numeric_features + tuple(j for j in range(len(columns)) if distinct[j] is None)
-        offsets = np.concatenate(([0], np.cumsum([sizes[j] for j in slot_features]))).astype(np.int64)
-        dtype = np.int32 if offsets[-1] < np.iinfo(np.int32).max else np.int64
-        slots = np.empty((len(slot_features), ds.n_rows), dtype=dtype)
-        for row, j in enumerate(slot_features):
-            np.add(slot_values[j], offsets[row], out=slots[row], casting="unsafe")
+                columns[j] = ds.codes(feature.name)
+                slots[row] = columns[j]
+                sizes.append(len(feature.levels) + 1)
+        offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        if offsets[-1] >= np.iinfo(slots.dtype).max:
+            slots = slots.astype(np.int64)
+        for row in range(len(slot_features)):
+            slots[row] += offsets[row]
         return cls(
             names=ds.schema.feature_names,
             kinds=tuple(f.kind for f in ds.schema.features),
