@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -94,6 +95,21 @@ def test_rows_without_a_target_leave_the_row_numbers_in_step(tmp_path: Path):
     df.write_parquet(tmp_path / "gaps.parquet")
     memory = _model(["ripper", "gaps.parquet"], tmp_path, "memory.json")
     assert _model(["ripper", "gaps.parquet", "--engine", "duckdb"], tmp_path, "duck.json") == memory
+
+
+@pytest.mark.parametrize("learner", ["ripper", "cn2"])
+def test_minus_zero_is_zero_on_every_engine(tmp_path: Path, learner: str):
+    # -0.0 and 0.0 are one value: which of them np.unique kept once differed from DuckDB's
+    rng = np.random.default_rng(3)
+    x = np.concatenate([[-0.0] * 50, rng.normal(size=850).round(0)])  # -0.0 first: np.unique kept it
+    assert (np.signbit(x) & (x == 0)).any() and (~np.signbit(x) & (x == 0)).any()
+    y = np.where((x == 0) ^ (rng.random(900) < 0.1), "pos", "neg")
+    pl.DataFrame({"x": x, "y": y}).write_parquet(tmp_path / "z.parquet")
+    memory = _model([learner, "z.parquet"], tmp_path, "memory.json")
+    values = [c["value"] for r in json.loads(memory)["rules"] for c in r["conditions"]]
+    zeros = [v for value in values for v in (value if isinstance(value, list) else [value]) if v == 0]
+    assert zeros and all(math.copysign(1.0, v) > 0 for v in zeros), values
+    assert _model([learner, "z.parquet", "--engine", "duckdb"], tmp_path, "duck.json") == memory
 
 
 def test_ripper_bins_a_feature_of_many_values_at_data_values(tmp_path: Path):

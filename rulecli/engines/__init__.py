@@ -12,6 +12,9 @@ whichever engine answers:
 - :meth:`EngineTable.cell_table`: the distinct rows of discretised features with their
   counts (reduct's decision table);
 - :meth:`EngineTable.rule_counts`: each rule's rows by class (a model's statistics);
+- :meth:`EngineTable.code_counts` and :meth:`EngineTable.row_bits`: for the covering
+  learners, which keep their row sets in memory as bits, the (bin, label) counts of every
+  feature over such row sets, and the rows a test of bin codes keeps;
 - :meth:`EngineTable.sample`: the rows of a hashed sample, in memory (settings chosen by
   cross-validation, learners without an engine form).
 
@@ -122,6 +125,16 @@ class EngineTable(Protocol):
     def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
     def rule_counts(self, tests: list[str], ordered: bool) -> np.ndarray: ...
+
+    def row_classes(self, bins: Bins) -> np.ndarray: ...
+
+    def row_bits(self, bins: Bins, test: str) -> np.ndarray: ...
+
+    def code_counts(self, bins: Bins, row_sets: list[np.ndarray], labels: np.ndarray | None) -> list[Histogram]: ...
+
+    def value_summary(
+        self, bins: Bins, max_bins: int
+    ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]: ...
 
     def sample(self, seed: int, rate: float) -> Dataset: ...
 

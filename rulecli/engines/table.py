@@ -279,7 +279,7 @@ class SqlTable(TargetView):
             f"{label} AS lab, {', '.join(member)} FROM {relation} AS b JOIN rulecli_rows AS m ON m.w = {word}) "
             f"AS rulecli_kept GROUP BY GROUPING SETS ({sets})"
         )
-        rows = sum(bits_count(w) for w in words)
+        rows = sum(_bit_count(w) for w in words)
         frame = self._run(f"count {counted(rows, 'row')} by condition", query)
         out = []
         for j in range(d):
@@ -403,7 +403,7 @@ def _words(packed: np.ndarray) -> np.ndarray:
     return packed.view(np.uint32)
 
 
-def bits_count(words: np.ndarray) -> int:
+def _bit_count(words: np.ndarray) -> int:
     return int(np.bitwise_count(words).sum())
 
 

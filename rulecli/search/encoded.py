@@ -67,7 +67,9 @@ class Encoded:
                 values, inverse = np.unique(x[~missing], return_inverse=True)
                 slots[row, missing] = values.size
                 slots[row, ~missing] = inverse
-                columns[j], distinct[j] = x, values
+                # -0.0 and 0.0 are one value, which np.unique keeps as whichever sorts first:
+                # a threshold is written 0.0, as an engine's GROUP BY gives it
+                columns[j], distinct[j] = x, values + 0.0
                 sizes.append(values.size + 1)
             else:
                 columns[j] = ds.codes(feature.name)

@@ -44,8 +44,8 @@ class EngineEncoded(Encoded):
         missing, distinct, lows, highs = table.value_summary(bins, max_values)
         # a bin without rows is never a candidate; it takes its neighbours' ends so that the
         # ends stay sorted for looking conditions up
-        highs = [np.fmax.accumulate(np.where(np.isnan(h), -np.inf, h)) for h in highs]
-        lows = [np.fmin.accumulate(np.where(np.isnan(v), np.inf, v)[::-1])[::-1] for v in lows]
+        highs = [np.fmax.accumulate(np.where(np.isnan(h), -np.inf, h)) + 0.0 for h in highs]
+        lows = [np.fmin.accumulate(np.where(np.isnan(v), np.inf, v)[::-1])[::-1] + 0.0 for v in lows]
         features = table.schema.features
         numeric = tuple(j for j, f in enumerate(features) if f.kind == Kind.NUMERIC)
         slot_features = numeric + tuple(j for j in range(len(features)) if j not in numeric)
