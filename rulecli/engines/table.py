@@ -263,8 +263,10 @@ class SqlTable(TargetView):
         relation = self._binned_table(bins, numbered=True)
         d = len(self.schema.features)
         words = [_words(rows) for rows in row_sets]
-        used = np.flatnonzero(np.bitwise_or.reduce(words))
-        upload = {f"r{i}": w[used].astype(np.int64) for i, w in enumerate(words)}
+        union = np.bitwise_or.reduce(words)
+        used = np.flatnonzero(union)
+        # u: the rows of any set, so that only they are aggregated
+        upload = {"u": union[used].astype(np.int64), **{f"r{i}": w[used].astype(np.int64) for i, w in enumerate(words)}}
         if labels is not None:
             upload["l"] = _words(labels)[used].astype(np.int64)
         self.backend.upload("rulecli_rows", pl.DataFrame({"w": used.astype(np.int64), **upload}))
@@ -276,8 +278,8 @@ class SqlTable(TargetView):
         sets = ", ".join(f"(lab, b{j})" for j in range(d))
         query = (
             f"SELECT lab, {', '.join(codes)}, {sums} FROM (SELECT {', '.join('b.' + c for c in codes)}, "
-            f"{label} AS lab, {', '.join(member)} FROM {relation} AS b JOIN rulecli_rows AS m ON m.w = {word}) "
-            f"AS rulecli_kept GROUP BY GROUPING SETS ({sets})"
+            f"{label} AS lab, {', '.join(member)} FROM {relation} AS b JOIN rulecli_rows AS m ON m.w = {word} "
+            f"WHERE {sql.bit_of(self.dialect, 'm.u', 'b.id')} = 1) AS rulecli_kept GROUP BY GROUPING SETS ({sets})"
         )
         rows = sum(_bit_count(w) for w in words)
         frame = self._run(f"count {counted(rows, 'row')} by condition", query)
