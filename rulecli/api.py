@@ -174,6 +174,8 @@ def check_engine(engine: EngineOptions | None, *, cv: int | None = None) -> None
     if engine.name == "memory":
         if engine.table:
             raise ParamError("--db-table goes with --engine duckdb or spark")
+        if engine.sample_rows is not None:
+            raise ParamError("--sample-rows goes with --engine duckdb or spark")
         return
     if engine.name not in ENGINES:
         raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine.name}'")

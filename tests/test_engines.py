@@ -262,6 +262,7 @@ def test_binned_copy_is_removed(tables: Path, tmp_path: Path):
         (["tree", "whole.csv", "--engine", "duckdb"], "reads Parquet files"),
         (["tree", "whole.parquet", "--engine", "duckdb", "--cv", "3"], "--cv reads the table in memory"),
         (["tree", "whole.parquet", "--memory-limit", "1GB"], "go with --engine duckdb"),
+        (["ripper", "whole.parquet", "--sample-rows", "100"], "--sample-rows goes with --engine duckdb or spark"),
         (["tree", "nothing-*.parquet", "--engine", "duckdb"], "no such file"),
         (["tree", "whole.parquet", "--engine", "dask"], "--engine must be one of"),
         (["tree", "whole.parquet", "--engine", "duckdb", "--memory-limit", "lots"], "--engine duckdb:"),
