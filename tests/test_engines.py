@@ -81,8 +81,10 @@ def _model(args: list[str], cwd: Path, out: str) -> bytes:
     ids=" ".join,
 )
 def test_duckdb_learns_the_in_memory_model(tables: Path, learner: list[str]):
-    memory = _model([*learner, "whole.parquet"], tables, "memory.json")
-    on_glob = _model([*learner, "part-*.parquet", "--engine", "duckdb"], tables, "glob.json")
+    # cn2 asks a query per beam step of each of its many rules on this noisy table: the small one
+    whole, glob = ("small.parquet", "small-*.parquet") if learner[0] == "cn2" else ("whole.parquet", "part-*.parquet")
+    memory = _model([*learner, whole], tables, "memory.json")
+    on_glob = _model([*learner, glob, "--engine", "duckdb"], tables, "glob.json")
     assert on_glob == memory
     if learner in (["tree"], ["ripper"]):
         on_db = _model([*learner, "db.duckdb", "--db-table", "rows", "--engine", "duckdb"], tables, "db.json")
@@ -182,10 +184,15 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.mark.parametrize("learner", [["tree", "--max-depth", "8"], ["ripper"]], ids=" ".join)
 def test_spark_connect_learns_the_in_memory_model(tables: Path, connect_url: str, learner: list[str]):
     memory = _model([*learner, "small.parquet"], tables, "memory.json")
-    # the server reads the files: a path of its file system (here the same machine's)
+    # the server reads the files: a path of its file system (here the same machine's). A process
+    # of its own, as the command runs: PySpark opens no remote session beside this process's
+    # local one (the other Spark tests')
     files = str(tables / "small-*.parquet")
-    remote = _model([*learner, files, "--engine", "spark", "--spark-master", connect_url], tables, "sc.json")
-    assert remote == memory
+    out = tables / "sc.json"
+    command = [*learner, files, "-y", "y", "-q", "--engine", "spark", "--spark-master", connect_url, "-o", str(out)]
+    result = subprocess.run([sys.executable, "-m", "rulecli", *command], capture_output=True, text=True, cwd=tables)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == memory
 
 
 @pytest.mark.spark
