@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from harness import OUT, RULECLI, measure
+from harness import OUT, RULECLI, measure, timed
 
 FILE_ROWS = 1_000_000
 LEARNERS = {"oner": ["oner"], "tree": ["tree", "--max-depth", "8"]}
@@ -120,14 +120,10 @@ def bench_covering(sizes: list[int], memory_sizes: list[int], repeats: int) -> l
                 out = OUT / "engines" / f"{name}-{label.replace(', ', '-')}-{n}.json"
                 extra = ["--sample-rows", str(SAMPLE)] if sample else []
                 cmd = [*RULECLI, name, data, "-y", "y", "-q", "--engine", engine, *extra, "-o", str(out)]
-                measured = measure(cmd, 1, timeout=COVERING_TIMEOUT)
+                measured = timed(cmd, runs, COVERING_TIMEOUT, QUICK)
                 if measured is None:
                     rows.append(f"| {n:,} | {name} | {label} | > {COVERING_TIMEOUT:.0f} | | | | | |")
                     continue
-                if measured[0] < QUICK and runs > 1:  # quick runs: the median of several
-                    again = [measure(cmd, 1) for _ in range(runs - 1)]
-                    runs_seen = [measured, *(r for r in again if r is not None)]
-                    measured = (statistics.median(r[0] for r in runs_seen), statistics.median(r[1] for r in runs_seen))
                 scored = subprocess.run(
                     [*RULECLI, "evaluate", str(out), str(test), "--json", "--no-per-rule"],
                     capture_output=True,

@@ -79,6 +79,17 @@ def measure(cmd: list[str], repeats: int, timeout: float | None = None) -> tuple
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
+def timed(cmd: list[str], repeats: int, timeout: float | None, quick: float) -> tuple[float, float] | None:
+    """One run, and the median of ``repeats`` (seconds, MiB) where it took under ``quick``
+    seconds; None when the first run exceeds ``timeout``."""
+    first = measure(cmd, 1, timeout=timeout)
+    if first is None or first[0] >= quick or repeats <= 1:
+        return first
+    rest = [measure(cmd, 1, timeout=timeout) for _ in range(repeats - 1)]
+    runs = [first, *(r for r in rest if r is not None)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
 def auc(proba: np.ndarray, positive: np.ndarray) -> float:
     """Area under the ROC curve by the rank-sum formula (ties share their ranks)."""
     _, inverse = np.unique(proba, return_inverse=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 from covering import ANCHOR_PYTHON
-from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, arff_as_csv, measure, split_arff, synthetic
+from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, arff_as_csv, split_arff, synthetic, timed
 from trees import REGRESSION_DATASETS, ours, sklearn
 
 from rulecli import io
@@ -49,12 +49,7 @@ def _split(n: int) -> tuple[Path, Path]:
 
 
 def _timed(cmd: list[str], repeats: int, timeout: float) -> tuple[float, float] | None:
-    first = measure(cmd, 1, timeout=timeout)
-    if first is None or first[0] >= QUICK or repeats <= 1:
-        return first
-    rest = [measure(cmd, 1, timeout=timeout) for _ in range(repeats - 1)]
-    runs = [first, *(r for r in rest if r is not None)]
-    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    return timed(cmd, repeats, timeout, QUICK)
 
 
 def _anchor(*args: str, timeout: float = 3600) -> dict | None:

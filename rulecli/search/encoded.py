@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -21,7 +22,7 @@ import numpy as np
 from rulecli.dataset import Dataset
 from rulecli.model.core import Closed, Condition, Op
 from rulecli.model.ops import OPS, Shape, ends
-from rulecli.schema import Kind
+from rulecli.schema import Feature, Kind
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,7 @@ class Encoded:
     @classmethod
     def from_dataset(cls, ds: Dataset) -> Encoded:
         features = ds.schema.features
-        numeric_features = tuple(j for j, f in enumerate(features) if f.kind == Kind.NUMERIC)
-        slot_features = numeric_features + tuple(j for j in range(len(features)) if j not in numeric_features)
+        numeric_features, slot_features = slot_layout(features)
         # each feature's slots are written as soon as they are known (a table's worth of
         # int64 ranks held for every feature at once was the peak of a long table's memory);
         # shifted into their ranges once every range's size is known
@@ -90,7 +90,7 @@ class Encoded:
             slot_offsets=offsets,
             slot_features=slot_features,
             numeric_features=numeric_features,
-            level_codes=tuple({level: code for code, level in enumerate(f.levels)} for f in ds.schema.features),
+            level_codes=level_codes(features),
             y=ds.y,
             classes=ds.classes,
             w=ds.weights,
@@ -214,6 +214,18 @@ class Encoded:
         for cond in conditions:
             mask &= self.condition_mask(cond, rows)
         return mask
+
+
+def slot_layout(features: Sequence[Feature]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The numeric features, and every feature in the order of the slots' rows: the numeric
+    ones first, then the categorical ones."""
+    numeric = tuple(j for j, f in enumerate(features) if f.kind == Kind.NUMERIC)
+    return numeric, numeric + tuple(j for j in range(len(features)) if j not in numeric)
+
+
+def level_codes(features: Sequence[Feature]) -> tuple[dict[str, int], ...]:
+    """Per feature, level -> code (empty for a numeric feature)."""
+    return tuple({level: code for code, level in enumerate(f.levels)} for f in features)
 
 
 def across(a: np.ndarray, ufunc: np.ufunc) -> np.ndarray:

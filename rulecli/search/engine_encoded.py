@@ -23,7 +23,7 @@ from rulecli.engines import Bins, EngineTable
 from rulecli.model.core import Condition, Op
 from rulecli.schema import Kind
 from rulecli.search import bits
-from rulecli.search.encoded import Encoded
+from rulecli.search.encoded import Encoded, level_codes, slot_layout
 
 MAX_VALUES = 1024  # a numeric feature's values listed one by one: the rest are binned
 CACHED_BITS = 256 << 20  # bytes of conditions' row bits kept for asking again
@@ -47,8 +47,7 @@ class EngineEncoded(Encoded):
         highs = [np.fmax.accumulate(np.where(np.isnan(h), -np.inf, h)) + 0.0 for h in highs]
         lows = [np.fmin.accumulate(np.where(np.isnan(v), np.inf, v)[::-1])[::-1] + 0.0 for v in lows]
         features = table.schema.features
-        numeric = tuple(j for j, f in enumerate(features) if f.kind == Kind.NUMERIC)
-        slot_features = numeric + tuple(j for j in range(len(features)) if j not in numeric)
+        numeric, slot_features = slot_layout(features)
         sizes = [bins.n_bins[j] + 1 for j in slot_features]  # the last: missing values
         offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         return cls(
@@ -61,7 +60,7 @@ class EngineEncoded(Encoded):
             slot_offsets=offsets,
             slot_features=slot_features,
             numeric_features=numeric,
-            level_codes=tuple({level: code for code, level in enumerate(f.levels)} for f in features),
+            level_codes=level_codes(features),
             y=table.row_classes(bins),
             classes=table.classes,
             table=table,
@@ -140,8 +139,7 @@ class EngineEncoded(Encoded):
         if self.kinds[j] == Kind.CATEGORICAL and cond.op == Op.EQ:
             level = self.level_codes[j].get(str(cond.value))
             return "FALSE" if level is None else f"{code} = {level}"
-        row = self.slot_features.index(j)
-        start = int(self.slot_offsets[row])
+        start = int(self.slot_offsets[self.slot_row[j]])
         highs, lows = self.slot_values[start : start + missing], self.lows[start : start + missing]
         value = float(cond.value)  # type: ignore[arg-type]
         if cond.op == Op.LE:  # the bins whose greatest value is at most the value
