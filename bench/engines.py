@@ -18,7 +18,14 @@ import polars as pl
 from harness import OUT, RULECLI, measure, timed
 
 FILE_ROWS = 1_000_000
-LEARNERS = {"oner": ["oner"], "tree": ["tree", "--max-depth", "8"]}
+LEARNERS = {
+    "oner": ["oner"],
+    "tree": ["tree", "--max-depth", "8"],
+    "forest": ["forest", "--trees", "10", "--max-depth", "8"],
+}
+PARAMS = {"tree": {"max_depth": 8}, "forest": {"trees": 10, "max_depth": 8}}
+# a forest is 10 trees' passes: at 100M rows about half an hour in DuckDB here, not run
+MAX_ROWS = {"forest": 10_000_000}
 
 PASSES = """
 import json, sys, time
@@ -29,7 +36,7 @@ start = time.perf_counter()
 table = api.prepare(data, target="y", engine="duckdb", numeric_target=True)
 table.on_pass = lambda what, seconds: passes.append((what, seconds))
 opened = time.perf_counter() - start
-params = api.make_params(name, **({"max_depth": 8} if name == "tree" else {}))
+params = api.make_params(name, **json.loads(sys.argv[3]))
 api.fit_model(name, table, params)
 api.release(table)
 print(json.dumps({"open": opened, "passes": passes}))
@@ -147,7 +154,11 @@ def bench_covering(sizes: list[int], memory_sizes: list[int], repeats: int) -> l
 
 def _passes(name: str, data: str) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", PASSES, name, data], capture_output=True, text=True, check=True, timeout=7200
+        [sys.executable, "-c", PASSES, name, data, json.dumps(PARAMS.get(name, {}))],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=7200,
     )
     return json.loads(out.stdout)
 
@@ -157,9 +168,10 @@ def bench_engines(sizes: list[int], memory_sizes: list[int], repeats: int) -> li
         "Whole processes, pre-binned data (20 integer features 0..31, one with 5 % missing, 10 % label "
         f"noise) in Parquet files of {FILE_ROWS:,} rows; DuckDB with its defaults (all cores; "
         "`--memory-limit` unset). tree is `--max-depth 8` (pruning chosen by its 3-fold CV on a "
-        "2,000-row hashed sample, as in memory). Passes: the engine's queries over the table "
-        "(profiling, the binned copy, one per tree level, the sample); seconds per level pass is "
-        "their median. Median of "
+        "2,000-row hashed sample, as in memory); forest is `--trees 10 --max-depth 8` (each tree's "
+        "rows weighted by their hashed bootstrap draws, then one pass for the OOB error). Passes: "
+        "the engine's queries over the table (profiling, the binned copy, one per tree level, the "
+        "sample); seconds per level pass is their median. Median of "
         f"{repeats} runs up to 10M rows, one run above.",
         "",
         "| rows | learner | engine | seconds | peak RSS (MiB) | passes | s / level pass | same model file as memory |",
@@ -170,6 +182,8 @@ def bench_engines(sizes: list[int], memory_sizes: list[int], repeats: int) -> li
         glob = str(folder / "part-*.parquet")
         runs = repeats if n <= 10_000_000 else 1
         for name, args in LEARNERS.items():
+            if n > MAX_ROWS.get(name, n):
+                continue
             models = {}
             for engine in ("memory", "duckdb"):
                 if engine == "memory" and n not in memory_sizes:

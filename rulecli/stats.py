@@ -145,3 +145,38 @@ def hash_sampled(ids: np.ndarray, seed: int, rate: float) -> np.ndarray:
 
 def hash_threshold(rate: float) -> int:
     return math.ceil(rate * HASH_PRIME)
+
+
+def _poisson_cuts() -> tuple[int, ...]:
+    """Hash values at which Poisson(1)'s distribution function passes 0, 1, 2, ... draws."""
+    cuts, total, p, k = [], 0.0, math.exp(-1.0), 0
+    while (cut := math.ceil((total + p) * HASH_PRIME)) < HASH_PRIME:
+        cuts.append(cut)
+        total += p
+        k += 1
+        p /= k
+    return tuple(cuts)
+
+
+POISSON_CUTS = _poisson_cuts()
+
+
+def bag_key(seed: np.random.SeedSequence) -> tuple[int, int]:
+    """A bootstrap's hash seed and row multiplier, from the seed a tree grows from."""
+    salt, multiplier = (int(v) for v in seed.generate_state(2))
+    return salt, multiplier % (HASH_PRIME - 1) + 1
+
+
+def bag_hash(ids: np.ndarray, key: tuple[int, int]) -> np.ndarray:
+    """A row's hash in one bootstrap: the rows' numbers times the bag's multiplier go into
+    :func:`row_hash` (a salt alone would make every bag the same quadratic of the row
+    number, shifted, and some pairs of bags nearly equal)."""
+    salt, multiplier = key
+    return row_hash(ids.astype(np.int64) % HASH_PRIME * multiplier % HASH_PRIME, salt)
+
+
+def poisson_draws(ids: np.ndarray, key: tuple[int, int]) -> np.ndarray:
+    """How often the bootstrap ``key`` draws each row: Poisson(1) from the row's hash (the
+    limit of n draws from n rows), so any engine draws the same bag from the row numbers
+    without materialising it, as Spark MLlib's forests do."""
+    return np.searchsorted(np.array(POISSON_CUTS), bag_hash(ids, key), side="right")

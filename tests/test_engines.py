@@ -17,8 +17,9 @@ import polars as pl
 import pytest
 
 from rulecli import learners
+from rulecli.engines import sql
 from rulecli.engines.sql import row_hash as sql_row_hash
-from rulecli.stats import row_hash
+from rulecli.stats import bag_key, poisson_draws, row_hash
 from tests.conftest import run_cli
 
 duckdb = pytest.importorskip("duckdb")
@@ -77,6 +78,8 @@ def _model(args: list[str], cwd: Path, out: str) -> bytes:
         ["ripper", "--unordered", "--missing-tests", "--seed", "4"],
         ["cn2"],  # a pass per beam member's candidate counts
         ["cn2", "--unordered", "--beam-width", "3"],
+        ["forest", "--trees", "10", "--max-depth", "8"],  # a pass per level of each tree, its rows' draws hashed
+        ["forest", "--trees", "4", "--max-leaf-nodes", "8", "--criterion", "entropy", "--seed", "3"],
     ],
     ids=" ".join,
 )
@@ -86,7 +89,7 @@ def test_duckdb_learns_the_in_memory_model(tables: Path, learner: list[str]):
     memory = _model([*learner, whole], tables, "memory.json")
     on_glob = _model([*learner, glob, "--engine", "duckdb"], tables, "glob.json")
     assert on_glob == memory
-    if learner in (["tree"], ["ripper"]):
+    if learner in (["tree"], ["ripper"], ["forest", "--trees", "10", "--max-depth", "8"]):
         on_db = _model([*learner, "db.duckdb", "--db-table", "rows", "--engine", "duckdb"], tables, "db.json")
         assert on_db == memory
 
@@ -136,7 +139,9 @@ SPARK = ["--engine", "spark", "--spark-master", "local[2]"]
 
 @pytest.mark.spark
 @pytest.mark.parametrize(
-    "learner", [["oner"], ["tree", "--max-depth", "8"], ["tree"], ["reduct"], ["ripper"], ["cn2"]], ids=" ".join
+    "learner",
+    [["oner"], ["tree", "--max-depth", "8"], ["tree"], ["reduct"], ["ripper"], ["cn2"], ["forest", "--trees", "10"]],
+    ids=" ".join,
 )
 def test_spark_learns_the_in_memory_model(tables: Path, learner: list[str]):
     pytest.importorskip("pyspark")
@@ -222,16 +227,16 @@ def test_learners_without_an_engine_form_learn_from_its_sample(tables: Path, lea
     whole = json.loads(_model([*learner_args, "small-*.parquet", "--engine", "duckdb"], tables, f"{learner}.json"))
     assert whole["training"].pop("sample") == {
         "rows": 400, "of_rows": 400, "drawn_by": "a hash of the row numbers", "seed": 0,
-        **({} if learner == "forest" else {"statistics": "recounted on every row"}),
+        "statistics": "recounted on every row",
     }  # fmt: skip
     assert whole == memory
     part = json.loads(
         _model([*learner_args, "small-*.parquet", "--engine", "duckdb", "--sample-rows", "150"], tables, "part.json")
     )
     assert 100 < part["training"]["sample"]["rows"] < 200
-    if learner != "forest":  # every row is counted once, by a rule or by the default
-        covered = [r["stats"]["covered"] for r in part["rules"]] + [part["default"]["stats"]["covered"]]
-        assert sum(covered) == 400 if part["kind"] == "decision_list" else max(covered) <= 400
+    # every row is counted once, by a rule or by the default
+    covered = [r["stats"]["covered"] for r in part["rules"]] + [part["default"]["stats"]["covered"]]
+    assert sum(covered) == 400 if part["kind"] == "decision_list" else max(covered) <= 400
 
 
 def test_a_learner_counting_in_the_engine_learns_from_a_sample_when_asked(tables: Path):
@@ -275,6 +280,8 @@ def test_binned_copy_is_removed(tables: Path, tmp_path: Path):
         (["tree", "whole.parquet", "--engine", "duckdb", "--memory-limit", "lots"], "--engine duckdb:"),
         (["tree", "db.duckdb", "--engine", "duckdb", "--db-table", "nope"], "no table 'nope'"),
         (["oner", "whole.parquet", "--engine", "duckdb", "--validation-fraction", "0.3"], "--engine memory"),
+        (["forest", "whole.parquet", "--engine", "duckdb", "--importance", "permutation"], "impurity importance"),
+        (["forest", "whole.parquet", "--engine", "duckdb", "--partial-dependence", "x0"], "--engine memory"),
     ],
 )
 def test_engine_errors_are_one_line(tables: Path, args: list[str], message: str):
@@ -287,10 +294,15 @@ def test_engine_errors_are_one_line(tables: Path, args: list[str], message: str)
 
 def test_sql_row_hash_is_numpys():
     ids = np.array([0, 1, 2, 999, 2**31 - 2, 2**31 - 1, 2**31, 2**40 + 7, 10**12], dtype=np.int64)
+    values = ", ".join(f"({i})" for i in ids)
     for seed in (0, 1, 123456):
-        values = ", ".join(f"({i})" for i in ids)
         got = duckdb.sql(f"SELECT {sql_row_hash('i', seed)} FROM (VALUES {values}) AS t(i)").fetchall()
         assert [g for (g,) in got] == row_hash(ids, seed).tolist()
+    for tree in np.random.SeedSequence(5).spawn(3):
+        bag = bag_key(tree)
+        hashed = f"SELECT {sql.bag_hash('i', bag)} AS h FROM (VALUES {values}) AS t(i)"
+        query = f"SELECT {sql.poisson_draws('h')} FROM ({hashed})"
+        assert [g for (g,) in duckdb.sql(query).fetchall()] == poisson_draws(ids, bag).tolist()
 
 
 def test_duckdb_draws_no_progress_bar_on_stdout():

@@ -76,11 +76,12 @@ RUN_OPTIONS = (
 @dataclass(frozen=True)
 class Extra:
     """Options of a learner's command beyond its parameters: what to show or write once it
-    has fitted. ``after(model, data, params, values, quiet)`` does it; ``shows_model(params)``
+    has fitted. ``check(values, engine)`` refuses what cannot go together before any work,
+    ``after(model, data, params, values, quiet)`` does it; ``shows_model(params)``
     False: stdout gets what ``after`` writes instead of the model."""
 
     options: tuple[inspect.Parameter, ...] = ()
-    check: Callable[[dict[str, Any]], None] = lambda values: None
+    check: Callable[[dict[str, Any], EngineOptions], None] = lambda values, engine: None
     after: Callable[[Any, Dataset, Any, dict[str, Any], bool], None] = lambda *args: None
     shows_model: Callable[[Any], bool] = lambda params: True
 
@@ -108,7 +109,7 @@ def learner_command(name: str) -> Callable[..., None]:
         extra_values = {p.name: values.pop(p.name) for p in extra.options}
         with options.flags(flags):
             params = learner.params(**values, **({"seed": run.seed} if takes_seed else {}))
-            extra.check(extra_values)
+            extra.check(extra_values, engine)
             _learn(learner, extra, params, data, data_opts, run, extra_values, engine)
 
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -226,9 +227,14 @@ def _cross_table(model: Model) -> console.DataTable:
     return table
 
 
-def _check_partial_dependence(values: dict[str, Any]) -> None:
+def _check_partial_dependence(values: dict[str, Any], engine: EngineOptions) -> None:
     if (values["pd_class"] is not None or values["pd_out"] is not None) and values["pd_feature"] is None:
         raise ParamError("--class and --pd-out go with --partial-dependence FEATURE")
+    if values["pd_feature"] is not None and engine.name != "memory":
+        raise ParamError(
+            f"--partial-dependence walks the forest over every row in memory: it goes with --engine memory, "
+            f"not {engine.name}"
+        )
     if values["pd_out"] is not None:
         common.check_table_or_json(values["pd_out"])
 

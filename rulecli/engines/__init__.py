@@ -8,7 +8,9 @@ whichever engine answers:
   counts, as a small weighted :class:`~rulecli.dataset.Dataset` (OneR's cross tables and
   the discretisers' class counts per value);
 - :meth:`EngineTable.histograms`: per node of a partial tree, the (bin, class) counts of
-  every feature (tree growth, one pass per level);
+  every feature (tree growth, one pass per level), or a bootstrap's draws of them (a
+  forest's trees, :meth:`EngineTable.bag_class_counts` at the root and
+  :meth:`EngineTable.out_of_bag` for the forest's OOB error);
 - :meth:`EngineTable.cell_table`: the distinct rows of discretised features with their
   counts (reduct's decision table);
 - :meth:`EngineTable.rule_counts`: each rule's rows by class (a model's statistics);
@@ -118,9 +120,14 @@ class EngineTable(Protocol):
 
     def bins(self, max_bins: int) -> Bins: ...
 
-    def histograms(self, bins: Bins, frontier: Frontier) -> list[Histogram]:
-        """Per feature, the non-empty (slot, bin, class) cells of the frontier's slots."""
+    def histograms(self, bins: Bins, frontier: Frontier, bag: tuple[int, int] | None = None) -> list[Histogram]:
+        """Per feature, the non-empty (slot, bin, class) cells of the frontier's slots (rows,
+        or their draws in the bootstrap ``bag``)."""
         ...
+
+    def bag_class_counts(self, bins: Bins, bag: tuple[int, int]) -> np.ndarray: ...
+
+    def out_of_bag(self, bins: Bins, trees: list[tuple[tuple[int, int], Frontier, np.ndarray]]) -> tuple[int, int]: ...
 
     def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 

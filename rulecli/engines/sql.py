@@ -14,7 +14,7 @@ import numpy as np
 from rulecli.engines import Bins, Frontier, Split
 from rulecli.model.export import SqlText, sql_text
 from rulecli.schema import Feature, Kind
-from rulecli.stats import HASH_PRIME, HASH_STEPS, hash_seed
+from rulecli.stats import HASH_PRIME, HASH_STEPS, POISSON_CUTS, hash_seed
 
 
 def column(dialect: str, feature: Feature) -> str:
@@ -117,6 +117,19 @@ def row_hash(id_sql: str, seed: int) -> str:
     return h
 
 
+def bag_hash(id_sql: str, key: tuple[int, int]) -> str:
+    """``rulecli.stats.bag_hash`` in SQL."""
+    salt, multiplier = key
+    return row_hash(f"(({id_sql}) % {HASH_PRIME}) * {multiplier} % {HASH_PRIME}", salt)
+
+
+def poisson_draws(hash_sql: str) -> str:
+    """``rulecli.stats.poisson_draws`` of a row whose bag hash is ``hash_sql`` (a column:
+    the CASE reads it once per cut it passes)."""
+    whens = " ".join(f"WHEN {hash_sql} < {cut} THEN {k}" for k, cut in enumerate(POISSON_CUTS))
+    return f"CASE {whens} ELSE {len(POISSON_CUTS)} END"
+
+
 def bit_word(dialect: str, row: str) -> str:
     """The 32-bit word holding row number ``row``'s bit."""
     return f"div({row}, 32)" if dialect == "spark" else f"({row} // 32)"
@@ -134,6 +147,13 @@ def bit_of(dialect: str, word: str, row: str) -> str:
     if dialect == "spark":
         return f"(shiftright({word}, CAST({row} % 32 AS INT)) & 1)"
     return f"(({word} >> CAST({row} % 32 AS BIGINT)) & 1)"
+
+
+def element(dialect: str, listed: str, index: str) -> str:
+    """The element at 0-based ``index`` of the literal list ``listed``."""
+    if dialect == "spark":
+        return f"element_at(array({listed}), CAST({index} AS INT) + 1)"
+    return f"[{listed}][{index} + 1]"
 
 
 def float_list(values: np.ndarray) -> str:

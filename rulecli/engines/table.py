@@ -31,7 +31,7 @@ from rulecli.engines import Bins, EngineOptions, Frontier, Histogram, sql
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import sql_text
 from rulecli.schema import Feature, Kind, Schema, is_numeric_dtype
-from rulecli.stats import hash_threshold, tallies
+from rulecli.stats import POISSON_CUTS, hash_threshold, tallies
 from rulecli.words import counted
 
 EXACT_DISTINCT = 100_000  # columns with at most about this many values are profiled value by value
@@ -219,15 +219,20 @@ class SqlTable(TargetView):
         self.binned[key] = (bins, relation)
         return relation
 
-    def histograms(self, bins: Bins, frontier: Frontier) -> list[Histogram]:
-        relation = self._binned_table(bins)
+    def histograms(self, bins: Bins, frontier: Frontier, bag: tuple[int, int] | None = None) -> list[Histogram]:
+        """Per feature, the non-empty (slot, bin, class) cells of the frontier's slots: rows,
+        or with ``bag`` the rows' draws in that bootstrap (``rulecli.stats.poisson_draws``)."""
         d = len(self.schema.features)
         codes = [f"b{j}" for j in range(d)]
         slot = sql.frontier_slot(frontier, codes, bins.n_bins)
         sets = ", ".join(f"(s, y, b{j})" for j in range(d))
+        if bag is None:
+            rows, weight, kept = self._binned_table(bins), "count(*)", "s >= 0"
+        else:
+            rows, weight, kept = self._bagged(bins, bag), "sum(w)", "s >= 0 AND w > 0"
         query = (
-            f"SELECT s, y, {', '.join(codes)}, count(*) AS n FROM "
-            f"(SELECT {slot} AS s, * FROM {relation}) WHERE s >= 0 GROUP BY GROUPING SETS ({sets})"
+            f"SELECT s, y, {', '.join(codes)}, {weight} AS n FROM "
+            f"(SELECT {slot} AS s, * FROM {rows}) AS rulecli_slots WHERE {kept} GROUP BY GROUPING SETS ({sets})"
         )
         frame = self._run(f"count {counted(frontier.n_slots, 'node')}", query)
         out = []
@@ -236,6 +241,59 @@ class SqlTable(TargetView):
             arrays = [part.get_column(c).to_numpy().astype(np.int64) for c in ("s", f"b{j}", "y", "n")]
             out.append(Histogram(*arrays))
         return out
+
+    def _bagged(self, bins: Bins, bag: tuple[int, int]) -> str:
+        """The binned rows with their draws ``w`` in the bootstrap ``bag``, as a subquery."""
+        relation = self._binned_table(bins, numbered=True)
+        hashed = f"(SELECT *, {sql.bag_hash('id', bag)} AS h FROM {relation}) AS rulecli_hashed"
+        return f"(SELECT *, {sql.poisson_draws('h')} AS w FROM {hashed}) AS rulecli_bagged"
+
+    def bag_class_counts(self, bins: Bins, bag: tuple[int, int]) -> np.ndarray:
+        """The draws of each class in the bootstrap ``bag``."""
+        query = f"SELECT y, sum(w) AS n FROM {self._bagged(bins, bag)} GROUP BY y"
+        frame = self._run("count a bootstrap's classes", query)
+        out = np.zeros(len(self.classes), dtype=np.int64)
+        out[frame.get_column("y").to_numpy().astype(np.int64)] = frame.get_column("n").to_numpy()
+        return out
+
+    def out_of_bag(self, bins: Bins, trees: list[tuple[tuple[int, int], Frontier, np.ndarray]]) -> tuple[int, int]:
+        """The rows some tree's bootstrap missed, and how many of them those trees' averaged
+        leaf shares (the class of the largest share, the first of equals) misclassify. Each
+        tree is its bag, its frontier giving each row's leaf as a slot, and its leaf shares
+        (leaf by class); shares are summed tree by tree, as in memory, so the sums are the
+        same doubles."""
+        relation = self._binned_table(bins, numbered=True)
+        d = len(self.schema.features)
+        codes = [f"b{j}" for j in range(d)]
+        k = len(self.classes)
+        literal = sql_text(self.dialect).literal
+        hashes = ", ".join(f"{sql.bag_hash('id', bag)} AS h{t}" for t, (bag, _, _) in enumerate(trees))
+        leaves = ", ".join(
+            f"{sql.frontier_slot(frontier, codes, bins.n_bins)} AS l{t}" for t, (_, frontier, _) in enumerate(trees)
+        )
+        missed = [f"(CASE WHEN h{t} < {POISSON_CUTS[0]} THEN 1 ELSE 0 END)" for t in range(len(trees))]
+        sums = []
+        for c in range(k):
+            terms = [
+                f"CASE WHEN h{t} < {POISSON_CUTS[0]} THEN "
+                f"{sql.element(self.dialect, ', '.join(map(literal, shares[:, c].tolist())), f'l{t}')} ELSE 0.0e0 END"
+                for t, (_, _, shares) in enumerate(trees)
+            ]
+            sums.append(f"({' + '.join(['0.0e0', *terms])}) AS s{c}")
+        shares = ", ".join(f"s{c} / GREATEST(m, 1) AS p{c}" for c in range(k))
+        first_max = " ".join(
+            f"WHEN {' AND '.join(f'p{c} >= p{o}' for o in range(c + 1, k))} THEN {c}" for c in range(k - 1)
+        )
+        query = (
+            f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
+            f"sum(CASE WHEN m > 0 AND (CASE {first_max} ELSE {k - 1} END) <> y THEN 1 ELSE 0 END) AS wrong "
+            f"FROM (SELECT y, m, {shares} FROM (SELECT y, {' + '.join(missed)} AS m, {', '.join(sums)} "
+            f"FROM (SELECT y, {hashes}, {leaves} FROM {relation}) AS rulecli_leaves) AS rulecli_sums) "
+            f"AS rulecli_shares"
+        )
+        frame = self._run(f"score {counted(len(trees), 'tree')} out of bag", query)
+        has, wrong = frame.row(0)
+        return int(has or 0), int(wrong or 0)
 
     # -- the covering learners: row sets in memory as bits, features in the engine
 

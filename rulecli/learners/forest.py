@@ -1,9 +1,8 @@
 """Random forests (seed 002): bagged CART trees with m random features per node.
 
-Each tree grows on a bootstrap sample — n rows drawn with replacement, kept as a draw
-count per row — and chooses each split among ``m`` features drawn afresh at the node
-(default ⌊√d⌋ for classes, ⌊d/3⌋ for a numeric target, as the seed suggests). The
-forest predicts the average of the trees' leaf class shares (or leaf means).
+Each tree grows on a bootstrap sample, kept as a draw count per row, and chooses each
+split among ``m`` features drawn afresh at the node (default ⌊√d⌋ for classes, ⌊d/3⌋ for
+a numeric target, as the seed suggests). The forest predicts the average of the trees' leaf class shares (or leaf means).
 
 The seed's estimates, computed here:
 
@@ -20,7 +19,11 @@ The seed's estimates, computed here:
   make it −∞). For a numeric target, the mean prediction at each t.
 
 Every tree draws from its own seed (``SeedSequence(seed).spawn(B)``), so the forest is
-the same for any number of worker processes.
+the same for any number of worker processes. The seed draws n rows with replacement; here
+each row is drawn a Poisson(1) number of times, from a hash of its row number and the
+tree's seed (:func:`bootstrap_draws`): the limit of the seed's draw count as n grows, and
+a bag every engine draws alike without writing it out, so a forest grown in DuckDB or
+Spark is the one grown in memory.
 """
 
 from __future__ import annotations
@@ -31,17 +34,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli.dataset import Dataset
+from rulecli.engines import EngineTable, Frontier, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
-from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, tree_nodes
+from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, model_order, tree_nodes
 from rulecli.model.core import ModelInfo
-from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaves_of, walkers
+from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
 from rulecli.params import jobs_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
-from rulecli.search.grow import Grove, GrowParams
+from rulecli.search.grow import CountedGrower, Grove, GrowParams
 from rulecli.search.workers import cores, worker_map
-from rulecli.stats import is_whole
+from rulecli.stats import bag_key, is_whole, poisson_draws
 from rulecli.words import counted
 
 PD_FLOOR = 1e-3
@@ -99,26 +103,28 @@ class ForestParams(TreeGrowth):
         )
 
 
-def bootstrap_draws(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
+def bootstrap_draws(seed: np.random.SeedSequence, rng: np.random.Generator, ds: Dataset) -> np.ndarray:
     """How often the bootstrap drew each unit: each row, or, with whole-number weights, each
     of the copies the weights stand for (a row of weight k is k units, next to each other).
-    As many draws as units, each unit equally likely: the sample of the table with every row
-    written out k times. With fractional weights, each row is drawn in proportion to its
-    weight, as many times as the weights sum to."""
+    A unit's draws are Poisson(1), from a hash of its number and the tree's seed: the same
+    bag on every engine, with as many draws as units on average (the seed draws exactly n
+    rows with replacement; Poisson(1) is the limit of that count as n grows). With
+    fractional weights, ``rng`` draws each row in proportion to its weight, as many times as
+    the weights sum to."""
     if ds.weights is None:
-        return np.bincount(rng.integers(0, ds.n_rows, size=ds.n_rows), minlength=ds.n_rows).astype(np.float64)
-    cumulative = np.cumsum(ds.weights)
+        return poisson_draws(np.arange(ds.n_rows), bag_key(seed)).astype(np.float64)
     if is_whole(ds.weights):
-        units = int(cumulative[-1])
-        return np.bincount(rng.integers(0, units, size=units), minlength=units).astype(np.float64)
+        units = int(ds.weights.sum())
+        return poisson_draws(np.arange(units), bag_key(seed)).astype(np.float64)
+    cumulative = np.cumsum(ds.weights)
     draws = max(1, round(float(cumulative[-1])))
     picked = np.searchsorted(cumulative, rng.random(draws) * cumulative[-1], side="right")
     return np.bincount(np.minimum(picked, ds.n_rows - 1), minlength=ds.n_rows).astype(np.float64)
 
 
-def bootstrap_weights(rng: np.random.Generator, ds: Dataset) -> np.ndarray:
+def bootstrap_weights(seed: np.random.SeedSequence, rng: np.random.Generator, ds: Dataset) -> np.ndarray:
     """The draws of each row (its units' draws summed): the weights its tree grows with."""
-    draws = bootstrap_draws(rng, ds)
+    draws = bootstrap_draws(seed, rng, ds)
     if ds.weights is None or not is_whole(ds.weights):
         return draws
     starts = np.concatenate(([0], np.cumsum(ds.weights.astype(np.int64))[:-1]))
@@ -142,7 +148,7 @@ def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
     data, ds, grow = _SHARED["data"], _SHARED["ds"], _SHARED["grow"]
     assert isinstance(data, Binned) and isinstance(ds, Dataset) and isinstance(grow, GrowParams)
     rng = np.random.default_rng(seed)
-    weights = bootstrap_weights(rng, ds)
+    weights = bootstrap_weights(seed, rng, ds)
     return grow_tree(data, ds, grow, weights, rng)
 
 
@@ -172,7 +178,7 @@ def _grow_chunk(seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
 def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
     """The trees of ``seeds`` as one grove (:class:`Grove`): each the tree :func:`_grow_one` grows."""
     rngs = [np.random.default_rng(seed) for seed in seeds]
-    weights = [bootstrap_weights(rng, ds) for rng in rngs]
+    weights = [bootstrap_weights(seed, rng, ds) for seed, rng in zip(seeds, rngs, strict=True)]
     grove = Grove(data, ds.y, len(ds.classes), grow, weights, rngs)
     grown = grove.grow_all()
     return [tree_nodes(tree, data, ds.regression, c) for tree, c in zip(grown, grove.centres, strict=True)]
@@ -209,7 +215,7 @@ def out_of_bag(
     counts = np.zeros(ds.n_rows, dtype=np.int64)
     prepared = walkers(forest)
     for shares, w, seed in zip(prepared.outputs, prepared.trees, seeds, strict=True):
-        missed = bootstrap_draws(np.random.default_rng(seed), drawn_from) == 0
+        missed = bootstrap_draws(seed, np.random.default_rng(seed), drawn_from) == 0
         rows = np.flatnonzero(missed)
         sub = Columns(batch.numeric[:, rows], batch.codes[:, rows], rows.size)
         sums[rows] += shares[leaves_of(w, sub)]
@@ -247,11 +253,13 @@ def permutation_importance(
     return out
 
 
-def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None = None) -> Forest:
+def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Progress | None = None) -> Forest:
+    seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
+    if is_engine_table(ds):
+        return _engine_forest(ds, params, seeds, progress)
     data = Binned.from_dataset(ds, params.max_bins)
     m = params.features_per_node(data.n_features, ds.regression)
     grow = params.grow_params(ds, max_features=m)
-    seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     trees: list[TreeNodes] = []
     # starting worker processes costs more than growing a small forest in this one
     jobs = params.jobs or cores()
@@ -275,26 +283,68 @@ def fit_forest(ds: Dataset, params: ForestParams, *, progress: Progress | None =
     batch = dataset_columns(units)
     oob = out_of_bag(draft, units, batch, seeds, ds)
     oob_error = oob.error(units)
+    extra: dict[str, object] = {}
+    if params.importance == "permutation":
+        extra["permutation_importance"] = permutation_importance(draft, units, batch, seeds, oob_error, params.seed, ds)
+    return _forest(ds, params, tuple(trees), m, oob_error, int((oob.counts > 0).sum()), extra)
+
+
+def _engine_forest(
+    table: EngineTable, params: ForestParams, seeds: list[np.random.SeedSequence], progress: Progress | None
+) -> Forest:
+    """The forest grown from the engine's counts: each tree a :class:`CountedGrower` whose
+    rows count as their draws in the tree's hashed bootstrap, so that it is the tree grown in
+    memory from the same seed; the OOB error is one more pass."""
+    if params.importance == "permutation":
+        raise ParamError(
+            f"shuffles the rows in memory; with --engine {table.engine}, impurity importance is saved",
+            param="importance",
+        )
+    bins = table.bins(params.max_bins)
+    m = params.features_per_node(len(bins.n_bins), regression=False)
+    grow = params.grow_params(table, max_features=m)
+    trees: list[TreeNodes] = []
+    scored: list[tuple[tuple[int, int], Frontier, np.ndarray]] = []
+    for seed in seeds:
+        bag = bag_key(seed)
+        grower = CountedGrower(table, bins, grow, np.random.default_rng(seed), bag)
+        grown = grower.grow()
+        nodes = tree_nodes(grown, grower.data, False, 0.0)
+        trees.append(nodes)
+        scored.append((bag, grower.leaf_frontier(model_order(grown)), leaf_shares(nodes)))
+        if progress is not None:
+            progress(len(trees))
+    has, wrong = table.out_of_bag(bins, scored)
+    return _forest(table, params, tuple(trees), m, wrong / has if has else math.nan, has, {})
+
+
+def _forest(
+    ds: Dataset | EngineTable,
+    params: ForestParams,
+    trees: tuple[TreeNodes, ...],
+    m: int,
+    oob_error: float,
+    oob_rows: int,
+    extra: dict[str, object],
+) -> Forest:
+    draft = Forest(ds.target, ds.classes, ds.schema.feature_names, trees, ModelInfo(schema=ds.schema))
     training: dict[str, object] = {
         "rows": ds.n_rows,
         "trees": len(trees),
         "max_features": m,
         "oob_" + ("mse" if ds.regression else "error"): None if math.isnan(oob_error) else oob_error,
-        "oob_rows": int((oob.counts > 0).sum()),
+        "oob_rows": oob_rows,
         "importance": impurity_importance(draft),
         "leaves": int(sum(t.leaves.size for t in trees)),
+        **extra,
     }
-    if params.importance == "permutation":
-        training["permutation_importance"] = permutation_importance(
-            draft, units, batch, seeds, oob_error, params.seed, ds
-        )
     info = ModelInfo(
         algorithm="random-forest",
         params=params.record(),
         schema=ds.schema,
         training=training,
     )
-    return Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), info)
+    return Forest(ds.target, ds.classes, ds.schema.feature_names, trees, info)
 
 
 def partial_dependence(
@@ -350,4 +400,5 @@ LEARNER = Learner(
     steps=lambda params: params.trees,
     unit="trees",
     numeric_target=True,
+    engines=("memory", "duckdb", "spark"),
 )

@@ -98,8 +98,8 @@ class TreeParams(TreeGrowth):
     seed: int = seed_param()
 
 
-def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) -> TreeNodes:
-    """The grown nodes renumbered depth-first (left subtree first), as model arrays."""
+def model_order(grown: GrownTree) -> list[int]:
+    """The grown nodes in the model's order: depth-first, left subtree first."""
     order: list[int] = []
     stack = [0]
     while stack:
@@ -107,6 +107,12 @@ def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) 
         order.append(node)
         if grown.feature[node] >= 0:
             stack.extend((grown.right[node], grown.left[node]))
+    return order
+
+
+def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) -> TreeNodes:
+    """The grown nodes renumbered depth-first (left subtree first), as model arrays."""
+    order = model_order(grown)
     new_id = {old: new for new, old in enumerate(order)}
     feature = np.array([grown.feature[o] for o in order], dtype=np.int32)
 

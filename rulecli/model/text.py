@@ -638,6 +638,11 @@ def bars(values: dict[str, float], width: int = BAR_WIDTH) -> list[str]:
     return [f"{k:<{name_width}}  {v:10.6f}  {'█' * round(width * max(v, 0.0) / top)}" for k, v in ranked]
 
 
+def _counted(n: object, noun: str) -> str:
+    """A count a model file holds (hand-edited files may hold anything)."""
+    return counted(n, noun) if isinstance(n, int) else f"{one_line(str(n))} {counted(2, noun).split(' ', 1)[1]}"
+
+
 def forest_summary(model: Forest) -> list[str]:
     """Lines describing a forest: size, OOB estimate, importances as bars."""
     t = model.info.training
@@ -645,7 +650,7 @@ def forest_summary(model: Forest) -> list[str]:
     oob = t.get("oob_mse" if model.regression else "oob_error")
     lines = [
         f"random forest for {one_line(model.target)}: {counted(len(model.trees), 'tree')}, "
-        f"{t.get('max_features')} features tried per node, {t.get('leaves')} leaves",
+        f"{_counted(t.get('max_features'), 'feature')} tried per node, {_counted(t.get('leaves'), 'leaf')}",
         f"OOB {kind}: {oob:.4f} (over {t.get('oob_rows')} rows)"
         if isinstance(oob, float)
         else "OOB: no out-of-bag rows",

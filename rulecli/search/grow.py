@@ -780,7 +780,8 @@ class CountedGrower(Grower):
     the other's cells are its parent's less the sibling's (histogram subtraction, as
     LightGBM does), so a pass aggregates at most half the rows below the root. A split's
     children's class counts are sums of the cells that go each way. Given the same bins
-    and whole-number counts the tree equals the one :class:`Grower` grows in memory."""
+    and whole-number counts the tree equals the one :class:`Grower` grows in memory; with
+    ``bag``, rows count as their draws in that bootstrap, as a forest's trees weigh them."""
 
     def __init__(
         self,
@@ -788,10 +789,11 @@ class CountedGrower(Grower):
         bins: Bins,
         params: GrowParams,
         rng: np.random.Generator | None = None,
+        bag: tuple[int, int] | None = None,
     ) -> None:
         assert not params.regression
         names = table.schema.feature_names
-        self.table, self.bins = table, bins
+        self.table, self.bins, self.bag = table, bins, bag
         self.data = Binned(names, bins.categorical, bins.levels, (), bins.n_bins, bins.edges)
         self.params = params
         self.regression = False
@@ -808,8 +810,12 @@ class CountedGrower(Grower):
         self.split_cells: dict[int, list[np.ndarray]] = {}  # split node -> its cells, until its children have theirs
 
     def _root(self) -> tuple[np.ndarray, np.ndarray]:
-        counts = self.table.class_counts().astype(np.float64)
-        return np.empty(0, dtype=np.int64), counts[None, :]
+        counts = self.table.class_counts() if self.bag is None else self.table.bag_class_counts(self.bins, self.bag)
+        return np.empty(0, dtype=np.int64), counts.astype(np.float64)[None, :]
+
+    def leaf_frontier(self, order: list[int]) -> Frontier:
+        """The grown tree with each leaf's slot its place in ``order`` (the model's node order)."""
+        return self._frontier(order)
 
     def _frontier(self, counted: list[int]) -> Frontier:
         t = self.tree
@@ -861,7 +867,7 @@ class CountedGrower(Grower):
         allowed = self._feature_choice(nodes)
         best = _Best.none(p)
         counted, derived = self._plan(nodes)
-        histograms = self.table.histograms(self.bins, self._frontier(counted))
+        histograms = self.table.histograms(self.bins, self._frontier(counted), self.bag)
         cells: dict[int, list[np.ndarray]] = {n: [] for n in counted}
         for j, h in enumerate(histograms):
             dense = np.zeros((len(counted), self.data.n_bins[j] + 1, k))

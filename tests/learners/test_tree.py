@@ -297,8 +297,8 @@ def test_forest_oob_error_and_importance_recomputed_independently(small_forest):
     sums = np.zeros((len(rows), 2))
     counts = np.zeros(len(rows))
     for nodes, seed in zip(forest.trees, seeds, strict=True):
-        inbag = bootstrap_weights(np.random.default_rng(seed), ds)
-        assert nodes.n_samples[0] == len(rows)  # the bootstrap sample has n draws
+        inbag = bootstrap_weights(seed, np.random.default_rng(seed), ds)
+        assert nodes.n_samples[0] == inbag.sum()  # the root holds every draw of the bag
         for i, row in enumerate(rows):
             if inbag[i] == 0:
                 leaf = _walk(nodes, forest.features, row)
