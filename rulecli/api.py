@@ -141,7 +141,19 @@ def prepare(
     if options is not None and options.name != "memory":
         if isinstance(data, pl.DataFrame):
             raise ParamError(f"--engine {options.name} reads files and tables; a DataFrame is in memory already")
-        return open_table(str(data), spec, options, input_format=input_format)
+
+        def reader(out: str) -> None:
+            overrides: dict[str, pl.DataType] = {c: pl.String() for c in spec.categorical}
+            io.parquet_copy(
+                str(data),
+                out,
+                input_format=input_format,
+                null_values=null_values,
+                schema_overrides=overrides,
+                layout=layout,
+            )
+
+        return open_table(str(data), spec, options, input_format=input_format, reader=reader)
     if isinstance(data, pl.DataFrame):
         return prepare_dataset(data, spec)
     df = read_table(

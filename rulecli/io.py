@@ -178,7 +178,7 @@ def scan_table(
                 "separator": layout.delimiter or ("\t" if fmt == "tsv" else ","),
                 "null_values": list(null_values) or None,
                 "schema_overrides": dict(schema_overrides or {}) or None,
-                "infer_schema_length": None if infer_all_rows else 10_000,
+                "infer_schema_length": None if infer_all_rows else INFER_ROWS,
                 "raise_if_empty": True,
                 "has_header": layout.header,
                 "skip_rows": layout.skip_lines,
@@ -201,6 +201,73 @@ def scan_table(
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputError(f"{label}: cannot read as {fmt.upper()}: {first_line(exc)}") from exc
+
+
+INFER_ROWS = 10_000  # rows a CSV's types are guessed from where the whole file is not scanned for them
+# Polars' message for a value its CSV reader cannot parse as the column's type
+_UNPARSED = re.compile(r"could not parse `(.*?)` as dtype `[^`]+` at column '(.*?)' \(column number \d+\)", re.S)
+
+
+def parquet_copy(
+    path: str,
+    out: str,
+    *,
+    input_format: str | None = None,
+    null_values: Sequence[str] = (),
+    schema_overrides: Mapping[str, pl.DataType] | None = None,
+    layout: CsvOptions | None = None,
+) -> None:
+    """Write the table :func:`scan_table` reads from ``path`` to the Parquet file ``out``, in
+    one streaming pass where the file can be scanned (a plain CSV/TSV file): the same
+    columns, types and rows in the same order.
+
+    Typing a CSV column from the whole file would hold the file in memory (Polars' inference
+    does, 1 GiB for 600 MB). Instead the types come from the first rows and the copy parses
+    the rest strictly: a later value that does not parse widens its column (to Float64 for a
+    number, else to text) and the copy starts again, which is what typing from every row
+    gives; a column without a value in the first rows is tried as integers first. (Values
+    the reader parses but Polars' inference would not type so, such as a lone lowercase
+    "nan" late in a float column, keep the first rows' type.)
+    """
+    layout = layout or CSV
+    read = {"input_format": input_format, "null_values": tuple(null_values), "layout": layout}
+    forced = dict(schema_overrides or {})
+    fmt, gzipped = ("csv", False) if path == STDIO else detect_format(path, input_format)
+    if fmt not in ("csv", "tsv") or gzipped or is_stream(path) or not layout.utf8:
+        # read whole in any case (or not CSV): typed from every row, as in memory
+        scan_table(path, schema_overrides=forced, **read).sink_parquet(out)
+        return
+    lf = scan_table(path, schema_overrides=forced, infer_all_rows=False, **read)
+    texts = [n for n, t in lf.collect_schema().items() if t == pl.String and n not in forced]
+    seen = lf.head(INFER_ROWS).select(pl.col(n).is_not_null().any() for n in texts).collect() if texts else None
+    untyped = [] if seen is None else [n for n in texts if not seen.get_column(n)[0]]
+    types: dict[str, pl.DataType] = {n: pl.Int64() for n in untyped}
+    while True:
+        try:
+            scan_table(path, schema_overrides=forced | types, infer_all_rows=False, **read).sink_parquet(out)
+        except pl.exceptions.ComputeError as exc:
+            unparsed = _UNPARSED.search(str(exc))
+            if unparsed is None or unparsed.group(2) not in lf.collect_schema():
+                raise InputError(f"{path}: {first_line(exc)}") from None
+            value, name = unparsed.groups()
+            current = types.get(name, lf.collect_schema()[name])
+            if current == pl.String:  # text parses whatever the file holds: not a typing error
+                raise InputError(f"{path}: {first_line(exc)}") from None
+            types[name] = pl.Float64() if current == pl.Int64 and _typed_as_float(value) else pl.String()
+            continue
+        copied = pl.scan_parquet(out)
+        empty = [
+            n for n in untyped if types[n] != pl.String and copied.select(pl.col(n).is_null().all()).collect().item()
+        ]
+        if not empty:
+            return
+        types |= {n: pl.String() for n in empty}  # no value anywhere: text, as typing every row gives
+
+
+def _typed_as_float(value: str) -> bool:
+    """Whether Polars' CSV inference types ``value`` as a float."""
+    text = pl.DataFrame({"v": [value]}).write_csv()
+    return pl.read_csv(io.BytesIO(text.encode()), infer_schema_length=None).schema["v"] == pl.Float64
 
 
 def _recode(raw: bytes, encoding: str, label: str) -> bytes:

@@ -94,6 +94,44 @@ def test_duckdb_learns_the_in_memory_model(tables: Path, learner: list[str]):
         assert on_db == memory
 
 
+def _other_formats(tables: Path) -> None:
+    df = pl.read_parquet(tables / "whole.parquet")
+    df.write_csv(tables / "whole.csv")
+    # another delimiter, a word for missing values and an extension that says nothing
+    df.write_csv(tables / "whole.txt", separator=";", null_value="NA")
+    df.write_ndjson(tables / "whole.ndjson")
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        ["whole.csv"],
+        ["whole.txt", "--input-format", "csv", "--delimiter", ";", "--null-values", "NA"],
+        ["whole.csv", "--categorical", "x2"],  # digits kept as text, as in memory
+        ["whole.ndjson"],
+    ],
+    ids=" ".join,
+)
+@pytest.mark.parametrize("learner", [["ripper"], ["tree", "--max-depth", "8"]], ids=" ".join)
+def test_duckdb_learns_from_a_parquet_copy_of_other_formats(tables: Path, tmp_path: Path, learner, read):
+    _other_formats(tables)
+    memory = _model([*learner, *read], tables, "memory.json")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    args = [*learner, *read, "--engine", "duckdb", "--temp-directory", str(spill)]
+    assert _model(args, tables, "copy.json") == memory
+    assert list(spill.iterdir()) == []  # the copy went with the command
+
+
+def test_duckdb_reads_standard_input_through_a_copy(tables: Path):
+    _other_formats(tables)
+    text = (tables / "whole.csv").read_text()
+    memory = run_cli("ripper", "-", "-y", "y", "--json", stdin=text)
+    engine = run_cli("ripper", "-", "-y", "y", "--json", "--engine", "duckdb", stdin=text)
+    assert engine.code == memory.code == 0, engine.stderr
+    assert engine.stdout == memory.stdout
+
+
 def test_rows_without_a_target_leave_the_row_numbers_in_step(tmp_path: Path):
     # ripper's rows are numbered in memory: the engine numbers the rows with a target alike
     df = _table(900, seed=2).with_columns(y=pl.when(pl.int_range(pl.len()) % 7 == 3).then(None).otherwise(pl.col("y")))
@@ -271,7 +309,8 @@ def test_binned_copy_is_removed(tables: Path, tmp_path: Path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["tree", "whole.csv", "--engine", "duckdb"], "reads Parquet files"),
+        (["tree", "whole.csv", "--engine", "spark", "--spark-master", "local[1]"], "reads Parquet files"),
+        (["tree", "ragged.csv", "--engine", "duckdb"], "ragged.csv: "),
         (["tree", "whole.parquet", "--engine", "duckdb", "--cv", "3"], "--cv reads the table in memory"),
         (["tree", "whole.parquet", "--memory-limit", "1GB"], "go with --engine duckdb"),
         (["ripper", "whole.parquet", "--sample-rows", "100"], "--sample-rows goes with --engine duckdb or spark"),
@@ -286,6 +325,7 @@ def test_binned_copy_is_removed(tables: Path, tmp_path: Path):
 )
 def test_engine_errors_are_one_line(tables: Path, args: list[str], message: str):
     pl.read_parquet(tables / "whole.parquet").write_csv(tables / "whole.csv")
+    (tables / "ragged.csv").write_text("x0,y\n1,yes\n2,no,extra\n3\n")
     result = run_cli(*args, "-y", "y", cwd=tables)
     assert result.code == 2
     assert message in result.stderr

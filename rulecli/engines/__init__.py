@@ -32,7 +32,10 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rulecli.dataset import Dataset
+    from rulecli.errors import InputError
     from rulecli.schema import Feature, Schema
 
 ENGINES = ("memory", "duckdb", "spark")
@@ -158,12 +161,37 @@ class Histogram:
     rows: np.ndarray
 
 
+def is_parquet(path: str, input_format: str | None) -> bool:
+    """Parquet by ``--input-format``, else by the name's extension."""
+    if input_format is not None:
+        return input_format == "parquet"
+    return path.lower().rstrip("/").endswith((".parquet", ".pq", ".parq"))
+
+
+def not_parquet(source: str, engine: str, tables: str) -> InputError:
+    from rulecli.errors import InputError
+
+    return InputError(
+        f"{source}: --engine {engine} reads Parquet files (or a glob such as 'data/*.parquet') and {tables}; "
+        "other formats: --engine memory or duckdb, or convert them to Parquet first"
+    )
+
+
 def is_engine_table(data: object) -> bool:
     return getattr(data, "engine", "memory") != "memory" and hasattr(data, "histograms")
 
 
-def open_table(source: str, spec: object, options: EngineOptions, *, input_format: str | None = None) -> EngineTable:
-    """``source`` (a file, a glob, or with ``options.table`` a database) as a table of the engine."""
+def open_table(
+    source: str,
+    spec: object,
+    options: EngineOptions,
+    *,
+    input_format: str | None = None,
+    reader: Callable[[str], None] | None = None,
+) -> EngineTable:
+    """``source`` (a file, a glob, or with ``options.table`` a database) as a table of the engine;
+    ``reader(path)`` writes a file that is not Parquet, read as the in-memory engine reads
+    it, to a Parquet file at ``path`` (DuckDB learns from that copy)."""
     from rulecli.errors import ParamError
 
     if options.name not in ENGINES:
@@ -171,7 +199,11 @@ def open_table(source: str, spec: object, options: EngineOptions, *, input_forma
     if options.name == "spark":
         from rulecli.engines import spark
 
+        if options.table is None and not is_parquet(source, input_format):
+            # checked before a session starts: the cluster reads its own paths, no local copy
+            raise not_parquet(source, "spark", "catalog tables (--db-table NAME)")
+
         return spark.open_table(source, spec, options, input_format=input_format)
     from rulecli.engines import duckdb as duckdb_engine
 
-    return duckdb_engine.open_table(source, spec, options, input_format=input_format)
+    return duckdb_engine.open_table(source, spec, options, input_format=input_format, reader=reader)

@@ -6,29 +6,19 @@ larger than memory are counted in passes over the files.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from rulecli import io
-from rulecli.engines import EngineOptions
+from rulecli.engines import EngineOptions, is_parquet, not_parquet
 from rulecli.engines.table import SqlTable, open_sql_table
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import sql_text
 
 Q = sql_text("duckdb")
-
-
-def is_parquet(path: str) -> bool:
-    return path.lower().rstrip("/").endswith((".parquet", ".pq", ".parq"))
-
-
-def not_parquet(source: str, engine: str, tables: str) -> InputError:
-    return InputError(
-        f"{source}: --engine {engine} reads Parquet files (or a glob such as 'data/*.parquet') and {tables}; "
-        "other formats: --engine memory, or convert them to Parquet first"
-    )
 
 
 class DuckDB:
@@ -38,7 +28,9 @@ class DuckDB:
     label = "DuckDB"
     dialect = "duckdb"
 
-    def __init__(self, options: EngineOptions) -> None:
+    def __init__(self, options: EngineOptions, reader: Callable[[str], None] | None = None) -> None:
+        self.reader = reader
+        self.copies: list[str] = []  # scratch directories of Parquet copies, removed on close
         try:
             import duckdb
         except ImportError:
@@ -95,10 +87,13 @@ class DuckDB:
             except Exception:
                 raise InputError(f"{source}: no table '{options.table}' in the database") from None
             return f"(SELECT *, rowid AS _rulecli_id FROM {table})"
-        if input_format not in (None, "parquet") or not is_parquet(source):
-            raise not_parquet(source, "duckdb", "DuckDB tables (--db-table NAME)")
+        path = source
+        if not is_parquet(source, input_format):
+            if self.reader is None:
+                raise not_parquet(source, "duckdb", "DuckDB tables (--db-table NAME)")
+            path = self._parquet_copy(source, options.temp_directory)
         try:
-            files = [f for (f,) in self._rows("SELECT file FROM glob(?) ORDER BY file", [source])]
+            files = [f for (f,) in self._rows("SELECT file FROM glob(?) ORDER BY file", [path])]
         except Exception as exc:
             raise InputError(f"{source}: {io.first_line(exc)}") from None
         if not files:
@@ -119,6 +114,19 @@ class DuckDB:
             f"(SELECT * EXCLUDE (filename, file_row_number), "
             f"(CASE filename {' '.join(offsets)} END) + file_row_number AS _rulecli_id FROM {scan})"
         )
+
+    def _parquet_copy(self, source: str, root: str | None) -> str:
+        """What the in-memory engine reads from ``source`` (CSV, TSV, ARFF, NDJSON, IPC,
+        standard input), as a Parquet file in a scratch directory (``rulecli.io.parquet_copy``)."""
+        assert self.reader is not None
+        folder = io.scratch_directory(root, "rulecli-copy-")
+        self.copies.append(folder)
+        path = str(Path(folder) / "table.parquet")
+        try:
+            self.reader(path)
+        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+            raise InputError(f"{'<stdin>' if source == io.STDIO else source}: {io.first_line(exc)}") from None
+        return path
 
     def quantiles(self, x: str, points: str) -> str:
         return f"approx_quantile({x}, [{points}])"
@@ -142,7 +150,16 @@ class DuckDB:
 
     def close(self) -> None:
         self.connection.close()
+        for folder in self.copies:
+            io.remove_scratch(folder)
 
 
-def open_table(source: str, spec: object, options: EngineOptions, *, input_format: str | None = None) -> SqlTable:
-    return open_sql_table(DuckDB(options), source, spec, options, input_format)
+def open_table(
+    source: str,
+    spec: object,
+    options: EngineOptions,
+    *,
+    input_format: str | None = None,
+    reader: Callable[[str], None] | None = None,
+) -> SqlTable:
+    return open_sql_table(DuckDB(options, reader), source, spec, options, input_format)

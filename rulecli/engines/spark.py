@@ -18,7 +18,6 @@ import polars as pl
 
 from rulecli import io
 from rulecli.engines import EngineOptions
-from rulecli.engines.duckdb import is_parquet, not_parquet
 from rulecli.engines.table import SqlTable, open_sql_table
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import sql_text
@@ -54,12 +53,8 @@ class Spark:
 
     def scan(self, source: str, options: EngineOptions, input_format: str | None) -> tuple[str, pl.Schema]:
         try:
-            if options.table is not None:
-                df = self.spark.table(options.table)
-            elif input_format not in (None, "parquet") or not is_parquet(source):
-                raise not_parquet(source, "spark", "catalog tables (--db-table NAME)")
-            else:
-                df = self.spark.read.parquet(source)
+            # other formats were refused before the session started (rulecli.engines.open_table)
+            df = self.spark.table(options.table) if options.table is not None else self.spark.read.parquet(source)
             columns = df.columns
             numbered = df.select("*", "_metadata.file_path", "_metadata.row_index")
         except InputError:

@@ -2,7 +2,8 @@
 
 Each tree grows on a bootstrap sample, kept as a draw count per row, and chooses each
 split among ``m`` features drawn afresh at the node (default ⌊√d⌋ for classes, ⌊d/3⌋ for
-a numeric target, as the seed suggests). The forest predicts the average of the trees' leaf class shares (or leaf means).
+a numeric target, as the seed suggests). The forest predicts the average of the trees'
+leaf class shares (or leaf means).
 
 The seed's estimates, computed here:
 

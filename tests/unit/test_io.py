@@ -127,3 +127,30 @@ def test_arff_as_weka_writes_it_comments_sparse_rows_and_escapes(tmp_path: Path)
     (tmp_path / "bad.arff").write_text("@relation s\n@attribute a numeric\n@data\n{7 1}\n")
     with pytest.raises(InputError, match=r"bad\.arff: data row 1: sparse entry '7 1'"):
         io.scan_table(str(tmp_path / "bad.arff"))
+
+
+def test_parquet_copy_types_columns_from_every_row(tmp_path: Path):
+    # what the first rows do not show: a float, text, values after none, no value at all
+    n = io.INFER_ROWS + 500
+    late = [None] * n
+    late[-1] = "7"
+    frame = pl.DataFrame(
+        {
+            "ints": [str(i) for i in range(n)],
+            "float_late": [str(i) for i in range(n - 1)] + ["2.5"],
+            "text_late": [str(i) for i in range(n - 1)] + ["n/a"],
+            "float_then_text": [f"{i}.5" for i in range(n - 1)] + ["x"],
+            "values_late": late,
+            "never": [None] * n,
+            "y": ["a", "b"] * (n // 2),
+        }
+    )
+    path = tmp_path / "late.csv"
+    frame.write_csv(path)
+    out = tmp_path / "copy.parquet"
+    io.parquet_copy(str(path), str(out))
+    expected = pl.read_csv(path, infer_schema_length=None)
+    copied = pl.read_parquet(out)
+    assert copied.schema == expected.schema
+    assert copied.equals(expected)
+    assert expected.schema["float_late"] == pl.Float64 and expected.schema["values_late"] == pl.Int64
