@@ -137,6 +137,23 @@ class _Search:
         # a specialisation that drops a row drops at least the lightest row's weight; summed
         # in another order, one that keeps every row may differ from its parent by rounding
         self.slack = 0.5 * (1.0 if enc.w is None else float(enc.w.min()))
+        self.last: tuple[np.ndarray, np.ndarray] | None = None  # the last search's rows and their counts
+
+    def _root_counts(self, rows: np.ndarray) -> np.ndarray:
+        """The slots' class counts of ``rows``. The covering loop searches again on the rows
+        the last rule left: their counts are the last search's less those of the rows it
+        covered, far fewer than the rows left (whole counts only: weighted sums taken in
+        another order could differ in the last bit)."""
+        counts = None
+        if self.last is not None and self.enc.w is None:
+            before, before_counts = self.last
+            gone = np.setdiff1d(before, rows, assume_unique=True)
+            if before.size - gone.size == rows.size and gone.size < rows.size:
+                counts = before_counts - self.enc.count_classes([gone])[0]
+        if counts is None:
+            counts = self.enc.count_classes([rows])[0]
+        self.last = (rows, counts)
+        return counts
 
     def _candidates(self, parent: _Complex, counts: np.ndarray) -> _Candidates:
         """Every one-selector specialisation of ``parent`` with its class counts, from the
@@ -144,6 +161,9 @@ class _Search:
         enc = self.enc
         used = {(c.column, c.op) for c in parent.conditions}
         thresholds = numeric_candidates(enc, counts)
+        # the numeric features' candidates are slices of these (thresholds[j] would build
+        # each feature's view afresh, twice per feature and beam member)
+        at_most, at_least, bounds = thresholds.at_most.T, thresholds.at_least.T, thresholds.bounds.tolist()
         blocks: list[tuple[int, Op, np.ndarray]] = []
         tables: list[np.ndarray] = []
         tested = {c.column for c in parent.conditions}
@@ -151,9 +171,10 @@ class _Search:
             categorical = enc.kinds[j] == Kind.CATEGORICAL
             # the level counts end with the missing values' row; the threshold counts carry them too
             table = categorical_candidates(enc, j, counts) if categorical and name not in tested else None
+            i = -1 if categorical else thresholds.position[j]
             if name not in tested:
                 # a missing value can carry information (an item not bought, a test not run)
-                missing = table[-1] if categorical else thresholds[j].missing
+                missing = table[-1] if table is not None else thresholds.missing[:, i]
                 if missing.any():
                     blocks.append((j, Op.MISSING, np.zeros(1, dtype=np.int64)))
                     tables.append(missing[None, :])
@@ -165,11 +186,13 @@ class _Search:
                 blocks.append((j, Op.EQ, present))
                 tables.append(levels[present])
                 continue
-            cand = thresholds[j]
-            for op, table, values in ((Op.LE, cand.at_most, cand.values), (Op.GE, cand.at_least, cand.lows)):
-                if (name, op) not in used:
-                    blocks.append((j, op, values))
-                    tables.append(table)
+            start, stop = bounds[i], bounds[i + 1]
+            if (name, Op.LE) not in used:
+                blocks.append((j, Op.LE, thresholds.values[start:stop]))
+                tables.append(at_most[start:stop])
+            if (name, Op.GE) not in used:
+                blocks.append((j, Op.GE, thresholds.lows[start:stop]))
+                tables.append(at_least[start:stop])
         counts = np.vstack(tables) if tables else np.zeros((0, enc.n_classes), dtype=np.int64)
         return _Candidates(blocks, counts)
 
@@ -181,9 +204,10 @@ class _Search:
         beam = [_Complex((), rows, -np.inf, prior_counts)]
         best: _Complex | None = None
         seen: set[frozenset[Condition]] = set()
-        for _ in range(params.max_rule_length):
+        for depth in range(params.max_rule_length):
             parents, cands = [], []
-            for parent, slot_counts in zip(beam, enc.count_classes([p.rows for p in beam]), strict=True):
+            counted = [self._root_counts(rows)] if depth == 0 else enc.count_classes([p.rows for p in beam])
+            for parent, slot_counts in zip(beam, counted, strict=True):
                 cand = self._candidates(parent, slot_counts)
                 if cand.counts.shape[0]:
                     parents.append(parent)

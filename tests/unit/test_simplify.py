@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rulecli import api
 from rulecli.model.compile import prediction_frame
 from rulecli.model.core import Closed, Condition, DecisionList, Op, Rule, RuleSet, Vote
-from rulecli.model.simplify import simplify, simplify_conditions
+from rulecli.model.simplify import _implies, _reachable, simplify, simplify_conditions
 from rulecli.model.text import render_conditions
 from tests.conftest import SAMPLE
 
@@ -98,6 +98,16 @@ def test_a_rule_an_earlier_rule_always_catches_is_dropped_from_a_list():
     model = DecisionList("y", ("p", "q"), (general, specific, other), Rule((), "q"))
     assert simplify(model).rules == (general, other)
     assert _predictions(simplify(model)) == _predictions(model)
+
+
+@given(rules=st.lists(rule, min_size=1, max_size=12))
+def test_a_rule_is_dropped_exactly_when_an_earlier_kept_rule_implies_it(rules):
+    # the definition, pair by pair; _reachable compares only rules whose columns allow it
+    expected: list[Rule] = []
+    for r in rules:
+        if not any(_implies(r.conditions, earlier.conditions) for earlier in expected):
+            expected.append(r)
+    assert _reachable(rules) == expected
 
 
 @pytest.mark.parametrize("learner", ["ripper", "cn2"])
