@@ -94,6 +94,39 @@ def test_duckdb_learns_the_in_memory_model(tables: Path, learner: list[str]):
         assert on_db == memory
 
 
+@pytest.fixture(scope="module")
+def long_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """100,000 pre-binned rows (2 % label noise): the engines' passes at a length where a
+    row set spans thousands of words and the profile samples."""
+    rng = np.random.default_rng(7)
+    n = 100_000
+    x = {f"x{i}": rng.integers(0, 8, n).astype(float) for i in range(8)}
+    x["x1"][rng.random(n) < 0.05] = np.nan
+    c = rng.choice(["a", "b", "c"], n)
+    y = np.where((x["x0"] > 4) & (c != "a"), "yes", np.where(x["x2"] < 2, "maybe", "no"))
+    y = np.where(rng.random(n) < 0.02, rng.choice(["yes", "no", "maybe"], n), y)
+    root = tmp_path_factory.mktemp("long")
+    pl.DataFrame({**x, "c": c, "y": y}).write_parquet(root / "long.parquet")
+    return root
+
+
+@pytest.mark.parametrize(
+    "learner",
+    [
+        ["oner"],
+        ["tree", "--max-depth", "8"],
+        ["forest", "--trees", "10", "--max-depth", "8"],
+        ["reduct"],
+        ["ripper"],
+        ["cn2", "--max-rules", "40"],  # it grows 1,229 rules here, a query per beam step each
+    ],
+    ids=" ".join,
+)
+def test_duckdb_learns_the_in_memory_model_on_100k_rows(long_table: Path, learner: list[str]):
+    memory = _model([*learner, "long.parquet"], long_table, f"{learner[0]}.memory.json")
+    assert _model([*learner, "long.parquet", "--engine", "duckdb"], long_table, f"{learner[0]}.duckdb.json") == memory
+
+
 def _other_formats(tables: Path) -> None:
     df = pl.read_parquet(tables / "whole.parquet")
     df.write_csv(tables / "whole.csv")
