@@ -187,14 +187,15 @@ class Dataset(TargetView):
         return np.arange(self.n_rows) if self.row_ids is None else self.row_ids
 
 
-def _check_columns(df: pl.DataFrame, names: Sequence[str], source: str, option: str) -> None:
+def check_columns(columns: Sequence[str], names: Sequence[str], source: str, option: str) -> None:
+    """Each of ``names`` (given with ``option``) is one of ``columns``, or one error naming it."""
     for name in names:
-        if name not in df.columns:
-            close = difflib.get_close_matches(name, df.columns, n=1)
+        if name not in columns:
+            close = difflib.get_close_matches(name, columns, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
             raise InputError(
                 f"{source}: column '{name}' given with {option} is not in the data "
-                f"({hint}columns: {', '.join(df.columns)})"
+                f"({hint}columns: {', '.join(columns)})"
             )
 
 
@@ -272,10 +273,10 @@ def _stray_text_in_numbers(series: pl.Series) -> str | None:
 
 
 def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -> list[str]:
-    _check_columns(df, spec.features, source, "--features")
-    _check_columns(df, spec.exclude, source, "--exclude")
-    _check_columns(df, spec.categorical, source, "--categorical")
-    _check_columns(df, spec.numeric, source, "--numeric")
+    check_columns(df.columns, spec.features, source, "--features")
+    check_columns(df.columns, spec.exclude, source, "--exclude")
+    check_columns(df.columns, spec.categorical, source, "--categorical")
+    check_columns(df.columns, spec.numeric, source, "--numeric")
     both = set(spec.categorical) & set(spec.numeric)
     if both:
         raise ParamError(f"column '{sorted(both)[0]}' is given with both --categorical and --numeric")
@@ -312,7 +313,7 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
     if len(set(df.columns)) != len(df.columns):
         raise InputError(f"{source}: duplicate column names")
     target_name = spec.target if spec.target is not None else df.columns[-1]
-    _check_columns(df, [target_name], source, "--target")
+    check_columns(df.columns, [target_name], source, "--target")
     warnings: list[str] = []
     if spec.weights == target_name:
         raise ParamError(f"--weights {spec.weights}: that is the target column")
@@ -365,7 +366,7 @@ MAX_WEIGHT_SUM = 1e15  # weighted counts stay exact integers below 2^53
 
 def read_weights(df: pl.DataFrame, name: str, source: str, purpose: str = "learn") -> np.ndarray:
     """The weight column as float64: finite numbers of at least 0 on every row."""
-    _check_columns(df, [name], source, "--weights")
+    check_columns(df.columns, [name], source, "--weights")
     values, bad = _as_numbers(df, name)
     if bad is not None:
         raise InputError(f"{source}: weight column '{name}' holds {str(bad)!r}, which is not a number")

@@ -22,6 +22,7 @@ from rulecli.dataset import (
     Dataset,
     DataSpec,
     TargetView,
+    check_columns,
     dataset_with_schema,
     missing_target_warning,
     prepare_dataset,
@@ -510,8 +511,7 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     if not names:
         raise InputError(f"{source}: no data rows")
     target = spec.target if spec.target is not None else names[-1]
-    if target not in names:
-        raise InputError(f"{source}: no column '{target}' (columns: {', '.join(names)})")
+    check_columns(names, [target], source, "--target")
 
     def run(query: str) -> pl.DataFrame:
         return backend.frame(query, f"{source}: {backend.label} could not profile it")
