@@ -204,6 +204,7 @@ def open_table(
             raise not_parquet(source, "spark", "catalog tables (--db-table NAME)")
 
         return spark.open_table(source, spec, options, input_format=input_format)
-    from rulecli.engines import duckdb as duckdb_engine
+    from rulecli.engines.duckdb import DuckDB
+    from rulecli.engines.table import open_sql_table
 
-    return duckdb_engine.open_table(source, spec, options, input_format=input_format, reader=reader)
+    return open_sql_table(DuckDB(options, reader), source, spec, options, input_format)

@@ -1,4 +1,5 @@
-"""The DuckDB engine: learn from Parquet files (or globs) and DuckDB tables without loading them.
+"""The DuckDB engine: learn from Parquet files (or globs) and DuckDB tables without loading them,
+and from any other file rulecli reads through a Parquet copy of it.
 
 DuckDB runs in-process; with ``memory_limit`` it spills to ``temp_directory``, so tables
 larger than memory are counted in passes over the files.
@@ -14,7 +15,6 @@ import polars as pl
 
 from rulecli import io
 from rulecli.engines import EngineOptions, is_parquet, not_parquet
-from rulecli.engines.table import SqlTable, open_sql_table
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import sql_text
 
@@ -152,14 +152,3 @@ class DuckDB:
         self.connection.close()
         for folder in self.copies:
             io.remove_scratch(folder)
-
-
-def open_table(
-    source: str,
-    spec: object,
-    options: EngineOptions,
-    *,
-    input_format: str | None = None,
-    reader: Callable[[str], None] | None = None,
-) -> SqlTable:
-    return open_sql_table(DuckDB(options, reader), source, spec, options, input_format)
