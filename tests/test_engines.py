@@ -94,6 +94,17 @@ def test_duckdb_learns_the_in_memory_model(tables: Path, learner: list[str]):
         assert on_db == memory
 
 
+def test_a_forests_out_of_bag_sums_go_group_by_group(tables: Path, monkeypatch: pytest.MonkeyPatch):
+    # a deep forest's out-of-bag query is split into groups of trees, each adding to the
+    # sums the last wrote: the same doubles as one query, and as memory
+    from rulecli.engines import table
+
+    args = ["forest", "--trees", "6", "--max-depth", "6", "--seed", "2"]
+    memory = _model([*args, "whole.parquet"], tables, "oob.memory.json")
+    monkeypatch.setattr(table, "OOB_NODES", 150)
+    assert _model([*args, "part-*.parquet", "--engine", "duckdb"], tables, "oob.duckdb.json") == memory
+
+
 @pytest.fixture(scope="module")
 def long_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """100,000 pre-binned rows (2 % label noise): the engines' passes at a length where a

@@ -38,6 +38,7 @@ from rulecli.words import counted
 EXACT_DISTINCT = 100_000  # columns with at most about this many values are profiled value by value
 MAX_LEVELS = 10_000  # levels a categorical feature may have on an engine
 WHOLE_RANGE = 4096  # values a bin lookup table may list
+OOB_NODES = 20_000  # tree nodes one out-of-bag query takes at most
 T = TypeVar("T")
 
 
@@ -262,37 +263,65 @@ class SqlTable(TargetView):
         leaf shares (the class of the largest share, the first of equals) misclassify. Each
         tree is its bag, its frontier giving each row's leaf as a slot, and its leaf shares
         (leaf by class); shares are summed tree by tree, as in memory, so the sums are the
-        same doubles."""
+        same doubles. The trees go into the query in groups of at most ``OOB_NODES`` nodes
+        (one tree at least; a deep forest's query would otherwise be megabytes of SQL), each
+        group adding its trees to every row's sums written by the group before."""
         relation = self._binned_table(bins, numbered=True)
-        d = len(self.schema.features)
+        if self.workdir is None:
+            self.workdir = self.backend.scratch(self.temp_root)
+        d, k = len(self.schema.features), len(self.classes)
         codes = [f"b{j}" for j in range(d)]
-        k = len(self.classes)
         literal = sql_text(self.dialect).literal
-        hashes = ", ".join(f"{sql.bag_hash('id', bag)} AS h{t}" for t, (bag, _, _) in enumerate(trees))
-        leaves = ", ".join(
-            f"{sql.frontier_slot(frontier, codes, bins.n_bins)} AS l{t}" for t, (_, frontier, _) in enumerate(trees)
-        )
-        missed = [f"(CASE WHEN h{t} < {POISSON_CUTS[0]} THEN 1 ELSE 0 END)" for t in range(len(trees))]
-        sums = []
-        for c in range(k):
-            terms = [
-                f"CASE WHEN h{t} < {POISSON_CUTS[0]} THEN "
-                f"{sql.element(self.dialect, ', '.join(map(literal, shares[:, c].tolist())), f'l{t}')} ELSE 0.0e0 END"
-                for t, (_, _, shares) in enumerate(trees)
-            ]
-            sums.append(f"({' + '.join(['0.0e0', *terms])}) AS s{c}")
-        shares = ", ".join(f"s{c} / GREATEST(m, 1) AS p{c}" for c in range(k))
-        first_max = " ".join(
-            f"WHEN {' AND '.join(f'p{c} >= p{o}' for o in range(c + 1, k))} THEN {c}" for c in range(k - 1)
-        )
-        query = (
-            f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
-            f"sum(CASE WHEN m > 0 AND (CASE {first_max} ELSE {k - 1} END) <> y THEN 1 ELSE 0 END) AS wrong "
-            f"FROM (SELECT y, m, {shares} FROM (SELECT y, {' + '.join(missed)} AS m, {', '.join(sums)} "
-            f"FROM (SELECT y, {hashes}, {leaves} FROM {relation}) AS rulecli_leaves) AS rulecli_sums) "
-            f"AS rulecli_shares"
-        )
-        frame = self._run(f"score {counted(len(trees), 'tree')} out of bag", query)
+        groups: list[list[int]] = [[]]
+        nodes = 0
+        for t, (_, _, shares) in enumerate(trees):
+            if groups[-1] and nodes + shares.shape[0] > OOB_NODES:
+                groups.append([])
+                nodes = 0
+            groups[-1].append(t)
+            nodes += shares.shape[0]
+        sums = None  # the relation of every row's miss count m and share sums s0, s1, ... so far
+        for g, group in enumerate(groups):
+            hashes = ", ".join(f"{sql.bag_hash('b.id', trees[t][0])} AS h{t}" for t in group)
+            leaves = ", ".join(
+                f"{sql.frontier_slot(trees[t][1], [f'b.{c}' for c in codes], bins.n_bins)} AS l{t}" for t in group
+            )
+            carried = ", a.m AS m0, " + ", ".join(f"a.s{c} AS s{c}0" for c in range(k)) if sums else ""
+            source = f"{relation} AS b" + (f" JOIN {sums} AS a ON a.id = b.id" if sums else "")
+            missed = " + ".join(
+                ["m0" if sums else "0", *(f"(CASE WHEN h{t} < {POISSON_CUTS[0]} THEN 1 ELSE 0 END)" for t in group)]
+            )
+            added = []
+            for c in range(k):
+                terms = [
+                    f"(CASE WHEN h{t} < {POISSON_CUTS[0]} THEN "
+                    f"{sql.element(self.dialect, ', '.join(map(literal, trees[t][2][:, c].tolist())), f'l{t}')} "
+                    "ELSE 0.0e0 END)"
+                    for t in group
+                ]
+                # left to right, as the trees are added in memory
+                added.append(f"{' + '.join([f's{c}0' if sums else '0.0e0', *terms])} AS s{c}")
+            query = (
+                f"SELECT id, y, {missed} AS m, {', '.join(added)} FROM "
+                f"(SELECT b.id AS id, b.y AS y{carried}, {hashes}, {leaves} FROM {source}) AS rulecli_leaves"
+            )
+            if g < len(groups) - 1:
+                what = f"score {counted(len(group), 'tree')} out of bag"
+                path = f"{self.workdir}/oob{g}"
+                sums = self._timed(
+                    what, lambda q=query, p=path, w=what: self.backend.materialise(q, p, self._failure(w))
+                )
+                continue
+            shares = ", ".join(f"s{c} / GREATEST(m, 1) AS p{c}" for c in range(k))
+            first_max = " ".join(
+                f"WHEN {' AND '.join(f'p{c} >= p{o}' for o in range(c + 1, k))} THEN {c}" for c in range(k - 1)
+            )
+            final = (
+                f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
+                f"sum(CASE WHEN m > 0 AND (CASE {first_max} ELSE {k - 1} END) <> y THEN 1 ELSE 0 END) AS wrong "
+                f"FROM (SELECT y, m, {shares} FROM ({query}) AS rulecli_sums) AS rulecli_shares"
+            )
+            frame = self._run(f"score {counted(len(group), 'tree')} out of bag", final)
         has, wrong = frame.row(0)
         return int(has or 0), int(wrong or 0)
 
