@@ -77,6 +77,11 @@ def source_label(path: str | Path) -> str:
 # ---------------------------------------------------------------------------- data
 
 
+def _as_text(columns: Sequence[str]) -> dict[str, pl.DataType]:
+    """Columns read as the text the file holds (a categorical feature written as digits)."""
+    return {c: pl.String() for c in columns}
+
+
 def read_table(
     path: str | Path,
     *,
@@ -87,9 +92,12 @@ def read_table(
 ) -> pl.DataFrame:
     """A whole table, read as ``rulecli`` reads training data (``text_columns`` kept as text;
     ``layout``: a CSV file's delimiter, encoding, header and leading lines)."""
-    overrides: dict[str, pl.DataType] = {c: pl.String() for c in text_columns}
     lf = io.scan_table(
-        str(path), input_format=input_format, null_values=tuple(null_values), schema_overrides=overrides, layout=layout
+        str(path),
+        input_format=input_format,
+        null_values=tuple(null_values),
+        schema_overrides=_as_text(text_columns),
+        layout=layout,
     )
     return io.collect(lf, source_label(path))
 
@@ -143,13 +151,12 @@ def prepare(
             raise ParamError(f"--engine {options.name} reads files and tables; a DataFrame is in memory already")
 
         def reader(out: str) -> None:
-            overrides: dict[str, pl.DataType] = {c: pl.String() for c in spec.categorical}
             io.parquet_copy(
                 str(data),
                 out,
                 input_format=input_format,
                 null_values=null_values,
-                schema_overrides=overrides,
+                schema_overrides=_as_text(spec.categorical),
                 layout=layout,
             )
 

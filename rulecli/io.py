@@ -238,7 +238,8 @@ def parquet_copy(
         scan_table(path, schema_overrides=forced, **read).sink_parquet(out)
         return
     lf = scan_table(path, schema_overrides=forced, infer_all_rows=False, **read)
-    texts = [n for n, t in lf.collect_schema().items() if t == pl.String and n not in forced]
+    guessed = lf.collect_schema()
+    texts = [n for n, t in guessed.items() if t == pl.String and n not in forced]
     seen = lf.head(INFER_ROWS).select(pl.col(n).is_not_null().any() for n in texts).collect() if texts else None
     untyped = [] if seen is None else [n for n in texts if not seen.get_column(n)[0]]
     types: dict[str, pl.DataType] = {n: pl.Int64() for n in untyped}
@@ -247,18 +248,17 @@ def parquet_copy(
             scan_table(path, schema_overrides=forced | types, infer_all_rows=False, **read).sink_parquet(out)
         except pl.exceptions.ComputeError as exc:
             unparsed = _UNPARSED.search(str(exc))
-            if unparsed is None or unparsed.group(2) not in lf.collect_schema():
+            if unparsed is None or unparsed.group(2) not in guessed:
                 raise InputError(f"{path}: {first_line(exc)}") from None
             value, name = unparsed.groups()
-            current = types.get(name, lf.collect_schema()[name])
+            current = types.get(name, guessed[name])
             if current == pl.String:  # text parses whatever the file holds: not a typing error
                 raise InputError(f"{path}: {first_line(exc)}") from None
             types[name] = pl.Float64() if current == pl.Int64 and _typed_as_float(value) else pl.String()
             continue
-        copied = pl.scan_parquet(out)
-        empty = [
-            n for n in untyped if types[n] != pl.String and copied.select(pl.col(n).is_null().all()).collect().item()
-        ]
+        tried = [n for n in untyped if types[n] != pl.String]
+        nulls = pl.scan_parquet(out).select(pl.col(n).is_null().all() for n in tried).collect() if tried else None
+        empty = [] if nulls is None else [n for n in tried if nulls.get_column(n)[0]]
         if not empty:
             return
         types |= {n: pl.String() for n in empty}  # no value anywhere: text, as typing every row gives

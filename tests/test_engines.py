@@ -98,11 +98,21 @@ def test_a_forests_out_of_bag_sums_go_group_by_group(tables: Path, monkeypatch: 
     # a deep forest's out-of-bag query is split into groups of trees, each adding to the
     # sums the last wrote: the same doubles as one query, and as memory
     from rulecli.engines import table
+    from rulecli.engines.duckdb import DuckDB
 
     args = ["forest", "--trees", "6", "--max-depth", "6", "--seed", "2"]
     memory = _model([*args, "whole.parquet"], tables, "oob.memory.json")
     monkeypatch.setattr(table, "OOB_NODES", 150)
+    written: list[str] = []
+    materialise = DuckDB.materialise
+
+    def counted(self: DuckDB, query: str, path: str, failure: str) -> str:
+        written.append(path)
+        return materialise(self, query, path, failure)
+
+    monkeypatch.setattr(DuckDB, "materialise", counted)
     assert _model([*args, "part-*.parquet", "--engine", "duckdb"], tables, "oob.duckdb.json") == memory
+    assert sum("oob" in p for p in written) == 5  # six groups of one tree: five sums written before the last
 
 
 @pytest.fixture(scope="module")

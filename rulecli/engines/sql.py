@@ -33,11 +33,7 @@ def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:
     if bins.whole_range and bins.whole_range[j] is not None:
         low, high = bins.whole_range[j]
         table = np.searchsorted(cuts, np.arange(low, high + 1), side="right")
-        listed = ", ".join(map(str, table.tolist()))
-        if dialect == "spark":
-            found = f"element_at(array({listed}), CAST({x} AS INT) - {low - 1})"
-        else:
-            found = f"[{listed}][CAST({x} AS BIGINT) - {low - 1}]"
+        found = element(dialect, ", ".join(map(str, table.tolist())), f"CAST({x} AS BIGINT) - {low}")
         return f"CASE WHEN {x} IS NULL THEN {bins.n_bins[j]} ELSE {found} END"
     return _interval_code(sql, x, cuts, "<")
 
@@ -121,6 +117,11 @@ def bag_hash(id_sql: str, key: tuple[int, int]) -> str:
     """``rulecli.stats.bag_hash`` in SQL."""
     salt, multiplier = key
     return row_hash(f"(({id_sql}) % {HASH_PRIME}) * {multiplier} % {HASH_PRIME}", salt)
+
+
+def undrawn(hash_sql: str) -> str:
+    """True where the row whose bag hash is ``hash_sql`` is not drawn into the bag (out of bag)."""
+    return f"{hash_sql} < {POISSON_CUTS[0]}"
 
 
 def poisson_draws(hash_sql: str) -> str:

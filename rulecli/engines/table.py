@@ -32,7 +32,7 @@ from rulecli.engines import Bins, EngineOptions, Frontier, Histogram, sql
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import sql_text
 from rulecli.schema import Feature, Kind, Schema, is_numeric_dtype
-from rulecli.stats import POISSON_CUTS, hash_threshold, tallies
+from rulecli.stats import hash_threshold, tallies
 from rulecli.words import counted
 
 EXACT_DISTINCT = 100_000  # columns with at most about this many values are profiled value by value
@@ -289,12 +289,12 @@ class SqlTable(TargetView):
             carried = ", a.m AS m0, " + ", ".join(f"a.s{c} AS s{c}0" for c in range(k)) if sums else ""
             source = f"{relation} AS b" + (f" JOIN {sums} AS a ON a.id = b.id" if sums else "")
             missed = " + ".join(
-                ["m0" if sums else "0", *(f"(CASE WHEN h{t} < {POISSON_CUTS[0]} THEN 1 ELSE 0 END)" for t in group)]
+                ["m0" if sums else "0", *(f"(CASE WHEN {sql.undrawn(f'h{t}')} THEN 1 ELSE 0 END)" for t in group)]
             )
             added = []
             for c in range(k):
                 terms = [
-                    f"(CASE WHEN h{t} < {POISSON_CUTS[0]} THEN "
+                    f"(CASE WHEN {sql.undrawn(f'h{t}')} THEN "
                     f"{sql.element(self.dialect, ', '.join(map(literal, trees[t][2][:, c].tolist())), f'l{t}')} "
                     "ELSE 0.0e0 END)"
                     for t in group

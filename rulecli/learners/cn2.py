@@ -139,15 +139,15 @@ class _Search:
         self.slack = 0.5 * (1.0 if enc.w is None else float(enc.w.min()))
         self.last: tuple[np.ndarray, np.ndarray] | None = None  # the last search's rows and their counts
 
-    def _root_counts(self, rows: np.ndarray) -> np.ndarray:
+    def _root_counts(self, rows: np.ndarray, gone: np.ndarray | None) -> np.ndarray:
         """The slots' class counts of ``rows``. The covering loop searches again on the rows
-        the last rule left: their counts are the last search's less those of the rows it
-        covered, far fewer than the rows left (whole counts only: weighted sums taken in
-        another order could differ in the last bit)."""
+        the last rule left (``gone``: the last search's rows that ``rows`` lacks): their
+        counts are the last search's less those of the rows it covered, far fewer than the
+        rows left (whole counts only: weighted sums taken in another order could differ in
+        the last bit)."""
         counts = None
-        if self.last is not None and self.enc.w is None:
+        if self.last is not None and gone is not None and self.enc.w is None:
             before, before_counts = self.last
-            gone = np.setdiff1d(before, rows, assume_unique=True)
             if before.size - gone.size == rows.size and gone.size < rows.size:
                 counts = before_counts - self.enc.count_classes([gone])[0]
         if counts is None:
@@ -196,8 +196,9 @@ class _Search:
         counts = np.vstack(tables) if tables else np.zeros((0, enc.n_classes), dtype=np.int64)
         return _Candidates(blocks, counts)
 
-    def best_complex(self, rows: np.ndarray) -> _Complex | None:
-        """The best significant complex found by the beam search (None if there is none)."""
+    def best_complex(self, rows: np.ndarray, gone: np.ndarray | None = None) -> _Complex | None:
+        """The best significant complex found by the beam search (None if there is none);
+        ``gone``: the rows of the last search that ``rows`` no longer holds."""
         enc, params = self.enc, self.params
         prior_counts = enc.class_counts(rows)
         prior = prior_counts / prior_counts.sum()
@@ -206,7 +207,7 @@ class _Search:
         seen: set[frozenset[Condition]] = set()
         for depth in range(params.max_rule_length):
             parents, cands = [], []
-            counted = [self._root_counts(rows)] if depth == 0 else enc.count_classes([p.rows for p in beam])
+            counted = [self._root_counts(rows, gone)] if depth == 0 else enc.count_classes([p.rows for p in beam])
             for parent, slot_counts in zip(beam, counted, strict=True):
                 cand = self._candidates(parent, slot_counts)
                 if cand.counts.shape[0]:
@@ -278,14 +279,16 @@ def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) ->
     search = _Search(enc, params, None)
     rows = np.arange(enc.n_rows)
     rules: list[Rule] = []
+    gone = None
     while rows.size and (params.max_rules is None or len(rules) < params.max_rules):
-        best = search.best_complex(rows)
+        best = search.best_complex(rows, gone)
         if best is None:
             break
         rules.append(Rule(best.conditions, enc.classes[int(np.argmax(best.counts))]))
         if on_rule is not None:
             on_rule(len(rules))
-        rows = np.setdiff1d(rows, best.rows, assume_unique=True)
+        gone = best.rows
+        rows = np.setdiff1d(rows, gone, assume_unique=True)
     remaining = rows if rows.size else np.arange(enc.n_rows)
     return rules, enc.classes[int(np.argmax(enc.class_counts(remaining)))]
 
@@ -295,15 +298,16 @@ def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) 
     for cls in range(enc.n_classes):
         search = _Search(enc, params, cls)
         rows = np.arange(enc.n_rows)
+        gone = None
         while (enc.y[rows] == cls).any() and (params.max_rules is None or len(rules) < params.max_rules):
-            best = search.best_complex(rows)
+            best = search.best_complex(rows, gone)
             if best is None or best.counts[cls] == 0:
                 break
             rules.append(Rule(best.conditions, enc.classes[cls]))
             if on_rule is not None:
                 on_rule(len(rules))
-            covered_positive = best.rows[enc.y[best.rows] == cls]
-            rows = np.setdiff1d(rows, covered_positive, assume_unique=True)
+            gone = best.rows[enc.y[best.rows] == cls]  # the covered positives
+            rows = np.setdiff1d(rows, gone, assume_unique=True)
     return rules
 
 
