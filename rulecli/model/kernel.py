@@ -61,7 +61,7 @@ def fill(numeric, codes, is_categorical, unseen, lo, hi, cells):
 
 
 @numba.njit(cache=True, inline="always")
-def descend(root, depth, cells, feature, threshold, pair, slot, directions, at):
+def descend(root, depth, cells, meta, test, directions, at):
     """Walk a block's rows down one tree a level at a time. A leaf is its own left
     child and always sends rows left, so every row can take the same steps and the
     loop has no branch that depends on data but the numeric/categorical test."""
@@ -70,13 +70,13 @@ def descend(root, depth, cells, feature, threshold, pair, slot, directions, at):
         moved = False
         for i in range(at.size):
             node = at[i]
-            x = cells[i, feature[node]]
-            s = slot[node]
-            go_left = directions[s, np.int64(x)] == 1 if s >= 0 else x < threshold[node]
-            nxt = pair[node] + 1 - np.int64(go_left)
+            m = meta[node]
+            x = cells[i, m >> 32 & 0x7FFFFFFF]
+            go_left = directions[np.int64(test[node]), np.int64(x)] == 1 if m < 0 else x < test[node]
+            nxt = (m & 0xFFFFFFFF) + 1 - np.int64(go_left)
             moved |= nxt != node
             at[i] = nxt
-        if not moved:
+        if not moved:  # a deep tree's rows mostly stop long before its deepest leaf
             break
 
 
@@ -88,10 +88,8 @@ def walk(
     unseen,
     roots,
     depths,
-    feature,
-    threshold,
-    pair,
-    slot,
+    meta,
+    test,
     directions,
     shares,
     out,
@@ -106,7 +104,7 @@ def walk(
         fill(numeric, codes, is_categorical, unseen, lo, hi, cells)
         at = np.empty(hi - lo, dtype=np.int64)
         for t in range(roots.size):
-            descend(roots[t], depths[t], cells, feature, threshold, pair, slot, directions, at)
+            descend(roots[t], depths[t], cells, meta, test, directions, at)
             for i in range(hi - lo):
                 for k in range(shares.shape[1]):
                     out[lo + i, k] += shares[at[i], k]
@@ -124,10 +122,8 @@ def summed(packed: Any, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
         packed.directions.shape[1] - 1,
         packed.roots,
         packed.depths,
-        packed.feature,
-        packed.threshold,
-        packed.pair,
-        packed.slot,
+        packed.meta,
+        packed.test,
         packed.directions,
         packed.shares,
         out,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -35,6 +37,20 @@ CUTS_FORMAT = "rulecli-cuts"
 
 
 # ---------------------------------------------------------------------------- writing
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """A forest's file is millions of small lists and numbers, none of them in a cycle; the
+    cyclic collector would walk them again and again as they are made (parsing a 79 MiB
+    forest: 2.5 s with it, 1.1 s without)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _cuts_to_json(cuts: Cuts | None) -> dict[str, Any] | None:
@@ -174,11 +190,13 @@ def _counts_or_floats(values: np.ndarray) -> list[Any]:
 
 
 def _shorts(values: np.ndarray) -> list[float]:
-    """Each value as :func:`_short` writes it (zeros, most leaves', need no cut)."""
-    out = values.tolist()
-    for i in np.flatnonzero(values).tolist():
-        out[i] = _short(out[i])
-    return out
+    """Each value as :func:`_short` writes it (zeros, most leaves', need no cut). Each
+    distinct value is cut once: a forest's impurities repeat (45,000 distinct among 730,000)."""
+    out = values.astype(object)
+    nonzero = np.flatnonzero(values)
+    distinct, where = np.unique(values[nonzero], return_inverse=True)
+    out[nonzero] = np.array([_short(v) for v in distinct.tolist()], dtype=object)[where]
+    return out.tolist()
 
 
 def _tree_model_to_dict(model: TreeModel) -> dict[str, Any]:
@@ -195,6 +213,11 @@ def dumps(model: Model | TreeModel) -> str:
 
     Tree node arrays are written one array per line: a forest has millions of numbers.
     """
+    with _collector_paused():
+        return _dumps(model)
+
+
+def _dumps(model: Model | TreeModel) -> str:
     if not isinstance(model, Tree | Forest):
         return json.dumps(model_to_dict(model), sort_keys=True, indent=2, allow_nan=False) + "\n"
     body = _tree_model_to_dict(model)
@@ -404,6 +427,11 @@ def _parse_json(text: str, source: str, what: str) -> Any:
 
 def loads(text: str, source: str = "<model>") -> Model | TreeModel:
     """Parse and validate a JSON model file."""
+    with _collector_paused():
+        return _loads(text, source)
+
+
+def _loads(text: str, source: str) -> Model | TreeModel:
     obj = _parse_json(text, source, "a valid JSON model")
     r = _Reader(source)
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
