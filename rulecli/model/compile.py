@@ -3,12 +3,14 @@
 Null semantics are decided here, once: a missing value never satisfies a condition
 (only ``is missing`` matches it). Expressions are built flat — one
 ``when(rule).then(value)`` per rule joined by ``coalesce`` or summed — never as a
-nested ``when/then`` chain, which overflows Polars' stack at a few thousand links.
+nested ``when/then`` chain, which overflows Polars' stack at a few thousand links (a
+decision list's prediction chains its runs of one class, at most ``FAN_IN`` of them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -154,9 +156,38 @@ def predict_expr(model: Model, index: pl.Expr | None = None, fires: list[pl.Expr
     ``fires``: a rule set's rules' tests, one per rule, where they were evaluated already
     (:func:`fires_frame`)."""
     if isinstance(model, DecisionList):
+        if index is None:
+            runs = _runs(model)
+            if len(runs) <= FAN_IN:
+                return _first_run(runs, model.default.prediction).alias(PREDICTION)
         labels = [r.prediction for r in (*model.rules, model.default)]
         return _by_rule(model, labels, pl.String(), index).alias(PREDICTION)
     return _vote_expr(model, fires).alias(PREDICTION)
+
+
+def _runs(model: DecisionList) -> list[tuple[str, list[Rule]]]:
+    """The rules in runs of one prediction; a last run that predicts what the default
+    does decides nothing the default would not."""
+    runs: list[tuple[str, list[Rule]]] = []
+    for rule in model.rules:
+        if runs and runs[-1][0] == rule.prediction:
+            runs[-1][1].append(rule)
+        else:
+            runs.append((rule.prediction, [rule]))
+    if runs and runs[-1][0] == model.default.prediction:
+        runs.pop()
+    return runs
+
+
+def _first_run(runs: list[tuple[str, list[Rule]]], default: str) -> pl.Expr:
+    """The prediction of the first run with a matching rule: which of a run's rules matched
+    first does not change it. RIPPER's list is one run (every rule predicts the rarer
+    class): one test of any rule instead of a first-match number per row, 0.76 s -> 0.64 s
+    on 10M rows and 20 rules."""
+    out: Any = pl
+    for label, rules in runs:
+        out = out.when(_combine([rule_expr(r) for r in rules], pl.any_horizontal)).then(pl.lit(label, dtype=pl.String))
+    return pl.lit(default, dtype=pl.String) if out is pl else out.otherwise(pl.lit(default, dtype=pl.String))
 
 
 def fires_frame(model: Model, lf: pl.LazyFrame) -> tuple[pl.DataFrame, list[str]]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import polars as pl
 import pytest
 
 from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.compile import (
     condition_expr,
+    first_match_expr,
     predict_expr,
     prediction_frame,
     proba_exprs,
@@ -273,3 +275,42 @@ def test_a_bad_entry_deep_in_a_forest_file_is_named(field, index, bad, message):
     array[index % len(array)] = bad
     with pytest.raises(ModelFormatError, match=message):
         loads(json.dumps(body), "m.json")
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        ("b", "b", "b"),  # one run, as RIPPER writes them
+        ("a", "a", "b", "c", "b", "c", "c"),  # a run of the default's class before others
+        ("c", "c"),  # every rule predicts what the default does
+        ("a", "b", "a", "b", "a", "b", "a", "b"),
+    ],
+)
+def test_a_decision_lists_prediction_by_runs_is_the_first_matching_rules(labels):
+    """Prediction alone tests runs of one class together; it must name the class of
+    the first rule that matches, as the first-match number does (proba, explain)."""
+    rng = np.random.default_rng(len(labels))
+    n = 2_000
+    x = rng.normal(size=n)
+    x[rng.random(n) < 0.1] = np.nan
+    levels = pl.Series(["p", "q", "r", None], dtype=pl.String)
+    frame = pl.DataFrame({"x": x, "c": levels.gather(rng.integers(0, 4, n))})
+    tests = [
+        Condition("x", Op.GT, 0.5),
+        Condition("c", Op.EQ, "q"),
+        Condition("x", Op.MISSING),
+        Condition("x", Op.LT, -1.0),
+    ]
+    rules = tuple(
+        Rule(
+            (tests[i % 4],) if i != 4 else (),  # an empty rule matches every row that reaches it
+            label,
+        )
+        for i, label in enumerate(labels)
+    )
+    model = DecisionList("y", ("a", "b", "c"), rules, Rule((), "c"))
+    lf = frame.lazy()
+    by_runs = lf.with_columns(predict_expr(model)).collect()["prediction"]
+    by_number = lf.with_columns(predict_expr(model, first_match_expr(model))).collect()["prediction"]
+    assert by_runs.to_list() == by_number.to_list()
+    assert len(set(by_runs.to_list())) > 1 or set(labels) == {"c"}
