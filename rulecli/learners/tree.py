@@ -117,9 +117,8 @@ def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) 
     feature = np.array([grown.feature[o] for o in order], dtype=np.int32)
 
     def levels(codes: list[tuple[int, ...]]) -> tuple[tuple[str, ...], ...]:
-        return tuple(
-            tuple(data.levels[grown.feature[o]][c] for c in codes[o]) if grown.feature[o] >= 0 else () for o in order
-        )
+        # only a categorical split has codes: a forest's million other nodes skip the lookup
+        return tuple(tuple(data.levels[grown.feature[o]][c] for c in codes[o]) if codes[o] else () for o in order)
 
     stats = np.stack([grown.stats[o] for o in order])
     if regression:

@@ -161,7 +161,7 @@ class Encoded:
     def count_labels(self, rows: np.ndarray, row_labels: np.ndarray, n_labels: int) -> np.ndarray:
         """:func:`label_counts` of these arrays (an engine counts where its rows are)."""
         n_slots = int(self.slot_offsets[-1])
-        kernel = _compiled(rows.size * self.slots.shape[0])
+        kernel = compiled_kernel(rows.size * self.slots.shape[0])
         if kernel is not None:
             return kernel.label_counts(self.slots, rows, row_labels, n_labels, n_slots, self.w)
         keys = self.slots[:, rows] + row_labels * n_slots
@@ -284,7 +284,7 @@ class Thresholds:
 KERNEL_CELLS = 1 << 20
 
 
-def _compiled(cells: int) -> ModuleType | None:
+def compiled_kernel(cells: int) -> ModuleType | None:
     """:mod:`rulecli.search.kernel` where it pays: once loaded, or for a count of so many
     (row, feature) cells that it pays for loading it."""
     kernel = sys.modules.get("rulecli.search.kernel")
@@ -311,7 +311,7 @@ def numeric_candidates(enc: Encoded, counts: np.ndarray) -> Thresholds:
     offsets = enc.slot_offsets[: len(enc.numeric_features) + 1]
     missing = counts[:, offsets[1:] - 1]  # each feature's last slot holds its missing values
     position = enc.slot_row
-    kernel = _compiled(0)
+    kernel = compiled_kernel(0)
     if kernel is not None and offsets[-1] > 0:
         present, bounds, at_most, at_least = kernel.thresholds(counts, offsets)
         return Thresholds(

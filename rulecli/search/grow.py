@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
 from rulecli.engines import Bins, EngineTable, Frontier, Split
+from rulecli.search import encoded
 from rulecli.search.binned import Binned
 
 CRITERIA = ("gini", "entropy", "misclassification", "mse")
@@ -327,6 +329,31 @@ class Grower:
         t = self.tree
         sizes = [self.node_rows[n].size for n in nodes]
         rows = np.concatenate([self.node_rows.pop(n) for n in nodes])
+        kernel = None if self.regression else encoded.compiled_kernel(rows.size * self.data.n_features)
+        if kernel is not None:
+            pieces, stats = self._compiled_children(kernel, nodes, sizes, rows)
+        else:
+            pieces, stats = self._children(nodes, sizes, rows)
+        depths = [t.depth[n] + 1 for n in nodes for _ in (0, 1)]
+        first = self._new_nodes(pieces, stats, depths)
+        for i, n in enumerate(nodes):
+            t.left[n], t.right[n] = first + 2 * i, first + 2 * i + 1
+        return list(range(first, first + 2 * len(nodes)))
+
+    def _directions(self, nodes: list[int], j: int, on_j: np.ndarray) -> np.ndarray:
+        """Per node of ``on_j`` (positions in ``nodes``) splitting on categorical feature
+        ``j``, per level code: 1 = left, 0 = right, 2 = as missing (missing, or absent at the
+        node)."""
+        t = self.tree
+        table = np.full((on_j.size, self.data.n_bins[j] + 1), 2, dtype=np.int8)
+        for s, i in enumerate(on_j.tolist()):
+            table[s, list(t.left_codes[nodes[i]])] = 1
+            table[s, list(t.right_codes[nodes[i]])] = 0
+        return table
+
+    def _children(self, nodes: list[int], sizes: list[int], rows: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """Each node's rows dealt to its two children, and the children's channel sums."""
+        t = self.tree
         local = np.repeat(np.arange(len(nodes)), sizes)
         feature = np.array([t.feature[n] for n in nodes])
         missing_left = np.array([t.missing_left[n] for n in nodes])
@@ -339,14 +366,9 @@ class Grower:
             nb = self.data.n_bins[j]
             on_j = np.flatnonzero(feature == j)
             if self.data.categorical[j]:
-                # per node: 1 = left, 0 = right, 2 = as missing (missing, or absent at the node)
-                table = np.full((on_j.size, nb + 1), 2, dtype=np.int8)
-                for s, i in enumerate(on_j.tolist()):
-                    table[s, list(t.left_codes[nodes[i]])] = 1
-                    table[s, list(t.right_codes[nodes[i]])] = 0
                 slot = np.zeros(len(nodes), dtype=np.int64)
                 slot[on_j] = np.arange(on_j.size)
-                direction = table[slot[node], code]
+                direction = self._directions(nodes, j, on_j)[slot[node], code]
             else:
                 last_left = np.zeros(len(nodes), dtype=np.int64)
                 last_left[on_j] = [self.split_bin[nodes[i]] for i in on_j.tolist()]
@@ -355,12 +377,43 @@ class Grower:
         child = 2 * local + (~goes_left)
         counts = np.bincount(child, minlength=2 * len(nodes))
         pieces = np.split(rows[np.argsort(child, kind="stable")], np.cumsum(counts)[:-1])
-        stats = self._sums(rows, child, 2 * len(nodes))
-        depths = [t.depth[n] + 1 for n in nodes for _ in (0, 1)]
-        first = self._new_nodes(pieces, stats, depths)
-        for i, n in enumerate(nodes):
-            t.left[n], t.right[n] = first + 2 * i, first + 2 * i + 1
-        return list(range(first, first + 2 * len(nodes)))
+        return pieces, self._sums(rows, child, 2 * len(nodes))
+
+    def _compiled_children(
+        self, kernel: ModuleType, nodes: list[int], sizes: list[int], rows: np.ndarray
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """:meth:`_children` by the compiled kernel: each node's rows are a range of
+        ``rows``, so a feature's directions are set range by range and the rows dealt to
+        the children in one pass, without a sort."""
+        t = self.tree
+        starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        feature = np.array([t.feature[n] for n in nodes])
+        missing_left = np.array([t.missing_left[n] for n in nodes])
+        data_rows = self._data_rows(rows)
+        goes_left = np.empty(rows.size, dtype=bool)
+        for j in np.unique(feature).tolist():
+            on_j = np.flatnonzero(feature == j)
+            if self.data.categorical[j]:
+                table, last_left = self._directions(nodes, j, on_j), np.zeros(0, dtype=np.int64)
+            else:
+                table = np.zeros((0, 0), dtype=np.int8)
+                last_left = np.array([self.split_bin[nodes[i]] for i in on_j.tolist()], dtype=np.int64)
+            kernel.directions(
+                self.data.codes[j],
+                data_rows,
+                starts,
+                on_j,
+                self.data.categorical[j],
+                table,
+                last_left,
+                missing_left,
+                self.data.n_bins[j],
+                goes_left,
+            )
+        labels = self.y[rows]
+        weights = labels if self.unit else self.w[rows]  # unused when unit
+        dealt, bounds, stats = kernel.deal(rows, goes_left, starts, labels, weights, self.unit, self.n_channels)
+        return np.split(dealt, bounds[1:-1]), stats
 
     # -- the batched split search
 
@@ -375,8 +428,11 @@ class Grower:
 
     # -- what a grove of trees grown together answers per tree
 
+    def _data_rows(self, rows: np.ndarray) -> np.ndarray:
+        return rows
+
     def _codes(self, j: int, rows: np.ndarray) -> np.ndarray:
-        return self.data.codes[j][rows]
+        return self.data.codes[j][self._data_rows(rows)]
 
     def _tolerance(self, nodes: list[int]) -> float | np.ndarray:
         return self.pure_tolerance
@@ -393,6 +449,10 @@ class Grower:
         node_impurity = np.array([t.impurity[n] for n in nodes])
         allowed = self._feature_choice(nodes)
         best = _Best.none(p)
+        kernel = None if self.regression else encoded.compiled_kernel(rows.size * self.data.n_features)
+        if kernel is not None:
+            self._compiled_splits(kernel, nodes, rows, allowed, node_stats, node_impurity, best)
+            return best
         for j in range(self.data.n_features):
             if allowed is not None:
                 take = allowed[local, j]
@@ -402,6 +462,40 @@ class Grower:
             else:
                 self._feature_splits(j, rows, local, p, node_stats, node_impurity, best)
         return best
+
+    def _compiled_splits(
+        self,
+        kernel: ModuleType,
+        nodes: list[int],
+        rows: np.ndarray,
+        allowed: np.ndarray | None,
+        node_stats: np.ndarray,
+        node_impurity: np.ndarray,
+        best: _Best,
+    ) -> None:
+        """:meth:`_feature_splits` of every feature, its cells counted by the compiled
+        kernel: the batch's rows, labels and weights are gathered once, not per feature."""
+        starts = np.concatenate(([0], np.cumsum([self.node_rows[n].size for n in nodes]))).astype(np.int64)
+        data_rows = self._data_rows(rows)
+        labels = self.y[rows]
+        weights = labels if self.unit else self.w[rows]  # unused when unit
+        everywhere = np.ones(len(nodes), dtype=bool)
+        for j in range(self.data.n_features):
+            take = everywhere if allowed is None else allowed[:, j]
+            if not take.any():
+                continue
+            keys, cell_sums, missing_sums = kernel.cells(
+                self.data.codes[j],
+                data_rows,
+                labels,
+                weights,
+                self.unit,
+                starts,
+                take,
+                self.data.n_bins[j],
+                self.n_channels,
+            )
+            self._cell_splits(j, keys, cell_sums, missing_sums, node_stats, node_impurity, best)
 
     def _feature_splits(
         self,
@@ -611,8 +705,8 @@ class Grove(Grower):
         self.tree_tolerance = np.full(len(rows), _PURE)
         self.batch_tree = np.zeros(0, dtype=np.int64)
 
-    def _codes(self, j: int, rows: np.ndarray) -> np.ndarray:
-        return self.data.codes[j][self.row_of[rows]]
+    def _data_rows(self, rows: np.ndarray) -> np.ndarray:
+        return self.row_of[rows]
 
     def _tolerance(self, nodes: list[int]) -> np.ndarray:
         return self.tree_tolerance[np.array([self.node_tree[n] for n in nodes], dtype=np.int64)]
@@ -689,24 +783,36 @@ class Grove(Grower):
         """The grove's nodes dealt back to their trees, renumbered in creation order."""
         g = self.tree
         tree = np.array(self.node_tree)
+        # a node's number within its tree; children follow their parent into its tree
+        local = np.zeros(tree.size, dtype=np.int64)
+        for t in range(len(self.rngs)):
+            mine = tree == t
+            local[mine] = np.arange(np.count_nonzero(mine))
+        left, right = np.array(g.left), np.array(g.right)
+        left = np.where(left >= 0, local[np.maximum(left, 0)], -1)
+        right = np.where(right >= 0, local[np.maximum(right, 0)], -1)
         out = []
         for t in range(len(self.rngs)):
             mine = np.flatnonzero(tree == t).tolist()
-            local = {node: i for i, node in enumerate(mine)}
-            grown = GrownTree()
-            for node in mine:
-                grown.feature.append(g.feature[node])
-                grown.threshold.append(g.threshold[node])
-                grown.left_codes.append(g.left_codes[node])
-                grown.right_codes.append(g.right_codes[node])
-                grown.missing_left.append(g.missing_left[node])
-                grown.left.append(local[g.left[node]] if g.left[node] >= 0 else -1)
-                grown.right.append(local[g.right[node]] if g.right[node] >= 0 else -1)
-                grown.depth.append(g.depth[node])
-                grown.stats.append(g.stats[node])
-                grown.impurity.append(g.impurity[node])
-                grown.improvement.append(g.improvement[node])
-            out.append(grown)
+
+            def pick(values: list, mine: list[int] = mine) -> list:
+                return [values[node] for node in mine]
+
+            out.append(
+                GrownTree(
+                    feature=pick(g.feature),
+                    threshold=pick(g.threshold),
+                    left_codes=pick(g.left_codes),
+                    right_codes=pick(g.right_codes),
+                    missing_left=pick(g.missing_left),
+                    left=left[mine].tolist(),
+                    right=right[mine].tolist(),
+                    depth=pick(g.depth),
+                    stats=pick(g.stats),
+                    impurity=pick(g.impurity),
+                    improvement=pick(g.improvement),
+                )
+            )
         return out
 
 

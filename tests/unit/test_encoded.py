@@ -32,7 +32,7 @@ def _encoded(n: int, seed: int, weighted: bool) -> Encoded:
 def _both(compute):
     """``compute()`` by NumPy, then by the compiled kernel."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(encoded, "_compiled", lambda cells: None)
+        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
         by_numpy = compute()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(encoded, "KERNEL_CELLS", 0)

@@ -1,0 +1,75 @@
+"""Tree growth counts its cells and deals its rows by NumPy on small tables and by the
+compiled kernel on large ones: both must grow the same trees, to the bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.learners.forest import ForestParams, fit_forest
+from rulecli.learners.tree import TreeParams, fit_tree
+from rulecli.model.serde import dumps
+from rulecli.search import encoded
+
+
+def _table(n: int, seed: int, weighted: bool) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n).round(1)
+    columns = {
+        "x": pl.Series(x).set(pl.Series(rng.random(n) < 0.1), None),
+        "c": rng.choice(["a", "b", "c", "d"], n),
+        "z": pl.Series(rng.integers(0, 40, n).astype(float)).set(pl.Series(rng.random(n) < 0.3), None),
+        "y": ["p", "q", *rng.choice(["p", "q", "r"], n - 2)],
+    }
+    if weighted:  # fractional weights, some 0: sums that depend on their order
+        columns["w"] = np.where((rng.random(n) < 0.1) & (np.arange(n) > 1), 0.0, rng.random(n) * 3 + 0.01)
+    return pl.DataFrame(columns)
+
+
+def _both(fit) -> tuple[str, str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
+        by_numpy = dumps(fit())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoded, "KERNEL_CELLS", 0)
+        by_kernel = dumps(fit())
+    return by_numpy, by_kernel
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(2, 400), seed=st.integers(0, 2**16), weighted=st.booleans(), depth=st.sampled_from([None, 3]))
+def test_a_tree_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int, weighted: bool, depth: int | None):
+    ds = prepare_dataset(_table(n, seed, weighted), DataSpec(target="y", weights="w" if weighted else None))
+    by_numpy, by_kernel = _both(lambda: fit_tree(ds, TreeParams(ccp_alpha=0.0, max_depth=depth)))
+    assert by_numpy == by_kernel
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2, 300), seed=st.integers(0, 2**16))
+def test_a_forest_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int):
+    ds = prepare_dataset(_table(n, seed, False), DataSpec(target="y"))
+    by_numpy, by_kernel = _both(lambda: fit_forest(ds, ForestParams(trees=4, jobs=1, seed=seed)))
+    assert by_numpy == by_kernel
+
+
+def test_each_path_is_the_one_taken():
+    """The comparisons above mean something only if ``_both`` really takes both paths."""
+    from rulecli.search import kernel
+
+    ds = prepare_dataset(_table(200, 1, True), DataSpec(target="y", weights="w"))
+    calls = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("cells", "directions", "deal"):
+            original = getattr(kernel, name)
+            patch.setattr(kernel, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
+        patch.setattr(encoded, "KERNEL_CELLS", 0)
+        fit_tree(ds, TreeParams(ccp_alpha=0.0))
+        assert {"cells", "directions", "deal"} <= set(calls)
+        calls.clear()
+        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
+        fit_tree(ds, TreeParams(ccp_alpha=0.0))
+        assert not calls
