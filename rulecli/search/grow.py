@@ -11,12 +11,14 @@ nodes whose best splits are still unknown; for each feature, one ``bincount`` ov
 batch's rows counts every (node, bin, class) cell, a cumulative sum turns the cells into
 the left/right class counts of every threshold of every node, and G is evaluated for all
 of them as arrays (nodes whose rows spread thinly over many bins are counted sparsely,
-through the distinct (node, bin) keys). The order of growth matters only when
-``max_leaf_nodes`` stops it: then leaves are split strictly in F order, and a new batch
-is counted only when an uncounted child might beat the best counted leaf (F is at most
-``I(node)·|I_r|/|I_1|``). Without that limit every splittable node of a level is split
-and the whole next level is one batch. Either way the tree equals one grown node by node
-in the seeds' order.
+through the distinct (node, bin) keys). A batch of a million (row, feature) cells or
+more is counted, and its nodes' rows dealt to their children, by compiled loops instead
+(:mod:`rulecli.search.kernel`), which add the same numbers in the same order. The order
+of growth matters only when ``max_leaf_nodes`` stops it: then leaves are split strictly
+in F order, and a new batch is counted only when an uncounted child might beat the best
+counted leaf (F is at most ``I(node)·|I_r|/|I_1|``). Without that limit every splittable
+node of a level is split and the whole next level is one batch. Either way the tree
+equals one grown node by node in the seeds' order.
 
 Rows with a missing value of the split feature go to the child where the cut gains more
 (G computed with them on each side, as scikit-learn >= 1.3 does); on a tie, to the child

@@ -1,10 +1,16 @@
-"""The covering learners' one hot loop, compiled: label counts of every feature's slots.
+"""The learners' hot loops over rows, compiled.
 
+The covering learners' label counts of every feature's slots:
 :func:`rulecli.search.encoded.label_counts` in NumPy gathers the rows' slots, adds the
 labels' offsets and bincounts the lot: three passes and two temporary arrays the size of
 rows × features. Here each feature is one pass over the rows, on every core, into a
 count array small enough to stay in cache: 6.6× faster on 467,000 rows × 16
 features (43 ms against 6.5 ms).
+
+A tree grower's cells and children (:func:`cells`, :func:`directions`, :func:`deal`):
+each node's rows are a range of the batch, so a feature's cells are counted node by node
+in one pass and a split deals the rows without sorting them; a 100-tree forest on 70,000
+rows grew in 15.6 s instead of 26.0 s.
 """
 
 from __future__ import annotations
