@@ -334,8 +334,13 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
     # a link that gains nothing (a split that moves no row to another class) can come out a
     # rounding below 0 (-4e-17): as an alpha it is 0, which keeps every split
     alphas = sorted({0.0, *(max(alpha, 0.0) for alpha in (*middles, path[-1]))})
-    if len(alphas) > MAX_ALPHAS:  # evenly along the path: each is a pruning and a walk per fold
-        alphas = [alphas[round(i)] for i in np.linspace(0, len(alphas) - 1, MAX_ALPHAS)]
+    if len(alphas) > MAX_ALPHAS:
+        # each is a pruning and a walk per fold. The strongest links, where the small trees
+        # the choice prefers lie, are few and far apart: all of them are tried, the weak
+        # (thousands, a rounding apart, on a long table) evenly along the path
+        top = MAX_ALPHAS // 2
+        weak = alphas[:-top]
+        alphas = [weak[round(i)] for i in np.linspace(0, len(weak) - 1, MAX_ALPHAS - top)] + alphas[-top:]
     whole = ds.weights is not None and is_whole(ds.weights)
     cv = cv_splits(ds.as_copies("tree") if whole else ds, params.seed)
     if cv is None:
@@ -349,10 +354,18 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         batch = dataset_columns(test)
         weights = np.ones(test.n_rows) if test.weights is None else test.weights
         for alpha in alphas:
-            pruned = nodes if sequence is None or alpha <= 0 else sequence.at(alpha)
-            predicted = pruned.value[leaves_of(node_walker(pruned, levels), batch)].argmax(axis=1)
+            if alpha >= path[-1]:
+                # the whole tree's last link: this candidate is its root alone. A fold's tree
+                # may keep a split a little stronger than that link, and scoring it here
+                # credited the root with that split's accuracy (a 100,000-row table's tree
+                # came out one leaf); CART scores the root at an infinite alpha
+                predicted, n_leaves = np.full(test.n_rows, int(nodes.value[0].argmax())), 1
+            else:
+                pruned = nodes if sequence is None or alpha <= 0 else sequence.at(alpha)
+                predicted = pruned.value[leaves_of(node_walker(pruned, levels), batch)].argmax(axis=1)
+                n_leaves = int(pruned.leaves.size)
             right, leaves = scores.get(alpha, (0.0, 0))
-            scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + int(pruned.leaves.size))
+            scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + n_leaves)
     chosen = one_se_choice(scores, n)
     assert isinstance(chosen, float)
     return chosen

@@ -492,3 +492,22 @@ def test_a_weakest_link_a_rounding_below_zero_is_no_negative_alpha():
     ds = prepare_dataset(df, DataSpec())
     tree = fit_tree(ds, TreeParams(max_leaf_nodes=2, criterion="misclassification"))
     assert tree.info.params["ccp_alpha"] >= 0.0 and tree.info.training["ccp_alpha"] >= 0.0
+
+
+@pytest.mark.parametrize(("seed", "n"), [(13, 5_000), (14, 20_000)])
+def test_the_pruning_cross_validation_does_not_cut_a_real_rule_down_to_the_root(seed: int, n: int):
+    """A class two features decide, with noise. Its whole tree's last link (the root split)
+    was a little weaker than the folds' trees' root splits, which kept that split when the
+    root's candidate was scored: the cross-validation credited the root with the split's
+    accuracy and the tree came out one leaf. These tables did (found by search)."""
+    rng = np.random.default_rng(seed)
+    columns = {f"x{j}": rng.normal(size=n).round(3) for j in range(4)}
+    score = columns["x0"] - 0.5 * columns["x1"] + rng.normal(0, 0.7, n)
+    columns["class"] = np.where(score > 0.3, "pos", "neg")
+    frame = pl.DataFrame(columns)
+    model = fit_tree(prepare_dataset(frame, DataSpec(target="class")), TreeParams())
+    assert model.info.training["leaves"] > 1
+    predicted = prediction_frame(model, frame.lazy()).collect().get_column("prediction")
+    accuracy = (predicted == frame.get_column("class")).mean()
+    majority = frame.get_column("class").value_counts().get_column("count").max() / n
+    assert accuracy > majority + 0.1
