@@ -186,7 +186,9 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr
     if isinstance(model, DecisionList):
         rules.append(model.default)
         names.append(DEFAULT_RULE)
-        fired = lf.select(rule_id_expr(model), truth.alias(TRUTH), _weight(weight))
+        # computed beside the rows, then picked: Polars 2.1 returned a select made only of a
+        # coalesce (the rule number) over a scanned file with its rows out of order
+        fired = lf.with_columns(rule_id_expr(model), truth.alias(TRUTH), _weight(weight)).select(RULE, TRUTH, WEIGHT)
         aggs = []
         for name, rule in zip(names, rules, strict=True):
             mine = pl.col(RULE) == name
