@@ -624,6 +624,10 @@ class Grower:
         left = self._left_sums(cell_node, cell_sums, starts, segment)
         present_total = node_stats - missing_sums
         right = present_total[cell_node] - left
+        # after a node's last cell nothing present is right of the cut; a running sum of
+        # fractional weights leaves a rounding there (2e-16), which made that cut a split of
+        # its own past the last threshold (an IndexError on weighted rows)
+        right[..., np.append(starts[1:], cell_node.size) - 1, :] = 0.0
         wl = _weight(left, self.regression)
         wr = _weight(right, self.regression)
         missing_weight = _weight(missing_sums, self.regression)

@@ -73,3 +73,15 @@ def test_each_path_is_the_one_taken():
         patch.setattr(encoded, "compiled_kernel", lambda cells: None)
         fit_tree(ds, TreeParams(ccp_alpha=0.0))
         assert not calls
+
+
+def test_weighted_rows_do_not_split_past_the_last_threshold():
+    """Fractional weights leave a rounding after a node's last cell, which was taken for
+    rows on the right of a cut past the last threshold: an IndexError (found by a search
+    over generated tables; this one did)."""
+    ds = prepare_dataset(_table(1386, 11379, True), DataSpec(target="y", weights="w"))
+    nodes = fit_tree(ds, TreeParams(ccp_alpha=0.0)).nodes
+    split = nodes.feature >= 0
+    numeric = split & ~np.isnan(nodes.threshold)
+    assert numeric.any()
+    assert np.isposinf(nodes.threshold[numeric]).any()  # the cut after the last cell: present values left
