@@ -30,7 +30,6 @@ from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
 from rulecli.drift import drift_warnings
 from rulecli.engines import ENGINES, EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
-from rulecli.learners.forest import partial_dependence as _partial_dependence
 from rulecli.metrics import Gate, drift_failures, gate_failures, leaf_reports, rule_drift, rule_reports, violations
 from rulecli.model.compile import (
     DEFAULT_RULE,
@@ -319,7 +318,10 @@ def partial_dependence(
         if label not in model.classes:
             raise ParamError(f"--class '{label}' is not one of the classes: {', '.join(model.classes)}")
         class_index = model.classes.index(label)
-    grid, values = _partial_dependence(model, ds, feature, class_index, grid_points)
+    # the forest learner imports the tree grower and its tuning (30 ms): not on every command's path
+    from rulecli.learners.forest import partial_dependence as forest_partial_dependence
+
+    grid, values = forest_partial_dependence(model, ds, feature, class_index, grid_points)
     column = "mean_prediction" if model.regression else f"f_{model.classes[class_index or 0]}"
     return grid, column, values
 
