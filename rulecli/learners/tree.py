@@ -99,28 +99,43 @@ class TreeParams(TreeGrowth):
 
 
 def model_order(grown: GrownTree) -> list[int]:
-    """The grown nodes in the model's order: depth-first, left subtree first."""
-    order: list[int] = []
-    stack = [0]
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        if grown.feature[node] >= 0:
-            stack.extend((grown.right[node], grown.left[node]))
-    return order
+    """The grown nodes in the model's order: depth-first, left subtree first.
+
+    Level by level, not node by node (a forest has a million nodes): each subtree's size
+    from the deepest level up, then each node's place from the root down (a left child
+    right after its parent, a right child after the left subtree)."""
+    left, right, depth = (np.array(x, dtype=np.int64) for x in (grown.left, grown.right, grown.depth))
+    split = left >= 0
+    by_depth = [np.flatnonzero(split & (depth == d)) for d in range(int(depth.max()) + 1)]
+    size = np.ones(left.size, dtype=np.int64)
+    for nodes in reversed(by_depth):
+        size[nodes] += size[left[nodes]] + size[right[nodes]]
+    place = np.zeros(left.size, dtype=np.int64)
+    for nodes in by_depth:
+        place[left[nodes]] = place[nodes] + 1
+        place[right[nodes]] = place[nodes] + 1 + size[left[nodes]]
+    order = np.empty(left.size, dtype=np.int64)
+    order[place] = np.arange(left.size)
+    return order.tolist()
 
 
 def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) -> TreeNodes:
     """The grown nodes renumbered depth-first (left subtree first), as model arrays."""
-    order = model_order(grown)
-    new_id = {old: new for new, old in enumerate(order)}
-    feature = np.array([grown.feature[o] for o in order], dtype=np.int32)
+    order = np.array(model_order(grown), dtype=np.int64)
+    new_id = np.empty(order.size, dtype=np.int64)
+    new_id[order] = np.arange(order.size)
+    feature = np.array(grown.feature, dtype=np.int32)[order]
+    ordered = order.tolist()
 
     def levels(codes: list[tuple[int, ...]]) -> tuple[tuple[str, ...], ...]:
         # only a categorical split has codes: a forest's million other nodes skip the lookup
-        return tuple(tuple(data.levels[grown.feature[o]][c] for c in codes[o]) if codes[o] else () for o in order)
+        return tuple(tuple(data.levels[grown.feature[o]][c] for c in codes[o]) if codes[o] else () for o in ordered)
 
-    stats = np.stack([grown.stats[o] for o in order])
+    def children(ids: list[int]) -> np.ndarray:
+        old = np.array(ids, dtype=np.int64)[order]
+        return np.where(old >= 0, new_id[np.maximum(old, 0)], -1).astype(np.int32)
+
+    stats = np.stack(grown.stats)[order]
     if regression:
         weight = stats[:, 0]
         value = (stats[:, 1] / np.where(weight > 0, weight, 1.0) + centre)[:, None]
@@ -129,16 +144,16 @@ def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) 
         value = stats
     return TreeNodes(
         feature=feature,
-        threshold=np.array([grown.threshold[o] for o in order], dtype=np.float64),
+        threshold=np.array(grown.threshold, dtype=np.float64)[order],
         left_levels=levels(grown.left_codes),
         right_levels=levels(grown.right_codes),
-        missing_left=np.array([grown.missing_left[o] for o in order], dtype=bool),
-        left=np.array([new_id[grown.left[o]] if grown.left[o] >= 0 else -1 for o in order], dtype=np.int32),
-        right=np.array([new_id[grown.right[o]] if grown.right[o] >= 0 else -1 for o in order], dtype=np.int32),
+        missing_left=np.array(grown.missing_left, dtype=bool)[order],
+        left=children(grown.left),
+        right=children(grown.right),
         value=value,
         n_samples=weight.astype(np.float64),
-        impurity=np.array([grown.impurity[o] for o in order], dtype=np.float64),
-        improvement=np.array([grown.improvement[o] for o in order], dtype=np.float64),
+        impurity=np.array(grown.impurity, dtype=np.float64)[order],
+        improvement=np.array(grown.improvement, dtype=np.float64)[order],
     )
 
 
