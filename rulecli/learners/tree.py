@@ -23,7 +23,7 @@ from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import ModelInfo
-from rulecli.model.tree import Columns, Tree, TreeNodes, leaves_of, level_index, node_walker
+from rulecli.model.tree import Columns, Tree, TreeNodes, leaves_of, level_index, levels, node_walker
 from rulecli.params import Params, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
@@ -104,14 +104,13 @@ def model_order(grown: GrownTree) -> list[int]:
     Level by level, not node by node (a forest has a million nodes): each subtree's size
     from the deepest level up, then each node's place from the root down (a left child
     right after its parent, a right child after the left subtree)."""
-    left, right, depth = (np.array(x, dtype=np.int64) for x in (grown.left, grown.right, grown.depth))
-    split = left >= 0
-    by_depth = [np.flatnonzero(split & (depth == d)) for d in range(int(depth.max()) + 1)]
+    feature, left, right = (np.array(x, dtype=np.int64) for x in (grown.feature, grown.left, grown.right))
+    splits = [nodes[feature[nodes] >= 0] for nodes in levels(feature, left, right)]
     size = np.ones(left.size, dtype=np.int64)
-    for nodes in reversed(by_depth):
+    for nodes in reversed(splits):
         size[nodes] += size[left[nodes]] + size[right[nodes]]
     place = np.zeros(left.size, dtype=np.int64)
-    for nodes in by_depth:
+    for nodes in splits:
         place[left[nodes]] = place[nodes] + 1
         place[right[nodes]] = place[nodes] + 1 + size[left[nodes]]
     order = np.empty(left.size, dtype=np.int64)

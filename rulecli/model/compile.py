@@ -10,7 +10,6 @@ decision list's prediction chains its runs of one class, at most ``FAN_IN`` of t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -184,10 +183,15 @@ def _first_run(runs: list[tuple[str, list[Rule]]], default: str) -> pl.Expr:
     first does not change it. RIPPER's list is one run (every rule predicts the rarer
     class): one test of any rule instead of a first-match number per row, 0.76 s -> 0.64 s
     on 10M rows and 20 rules."""
-    out: Any = pl
-    for label, rules in runs:
-        out = out.when(_combine([rule_expr(r) for r in rules], pl.any_horizontal)).then(pl.lit(label, dtype=pl.String))
-    return pl.lit(default, dtype=pl.String) if out is pl else out.otherwise(pl.lit(default, dtype=pl.String))
+    otherwise = pl.lit(default, dtype=pl.String)
+    if not runs:
+        return otherwise
+    tests = [_combine([rule_expr(r) for r in rules], pl.any_horizontal) for _, rules in runs]
+    labels = [pl.lit(label, dtype=pl.String) for label, _ in runs]
+    chain = pl.when(tests[0]).then(labels[0])
+    for test, label in zip(tests[1:], labels[1:], strict=True):
+        chain = chain.when(test).then(label)
+    return chain.otherwise(otherwise)
 
 
 def fires_frame(model: Model, lf: pl.LazyFrame) -> tuple[pl.DataFrame, list[str]]:
