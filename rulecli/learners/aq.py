@@ -219,20 +219,24 @@ class _Star:
                 a[order] for a in (features, new, low, high, dropped, n_levels)
             )
         pos = is_pos[rows]
-        if self.enc.w is None:
-            # counts as one product in float32, exact below 2**24 rows and several times
-            # the speed of integer products
-            kind = np.float32 if rows.size < 2**24 else np.float64
-            by = np.stack([np.ones(rows.size, dtype=bool), pos, pos & ~self.covered[rows]]).astype(kind)
-            n_all, n_pos, fresh = (covers.astype(kind) @ by.T).astype(np.int64).T
-            n_neg = n_all - n_pos
-        else:  # rows counted by their weights, summed as a (rows, specialisations) product
-            # sums them: another layout adds in another order, and ties break otherwise
-            w = self.enc.w[rows]
-            by_row = covers.T.astype(np.float64, order="C")
-            n_pos = (w * pos) @ by_row
-            fresh = (w * (pos & ~self.covered[rows])) @ by_row
-            n_neg = w @ by_row - n_pos
+        # the products' inputs are 0/1 and finite weights; OpenBLAS can leave a floating-point
+        # 'invalid' flag set all the same (numpy#24067), which NumPy reports as a warning
+        # (seen once in CI on a 5-row table): the sums themselves are exact
+        with np.errstate(invalid="ignore"):
+            if self.enc.w is None:
+                # counts as one product in float32, exact below 2**24 rows and several times
+                # the speed of integer products
+                kind = np.float32 if rows.size < 2**24 else np.float64
+                by = np.stack([np.ones(rows.size, dtype=bool), pos, pos & ~self.covered[rows]]).astype(kind)
+                n_all, n_pos, fresh = (covers.astype(kind) @ by.T).astype(np.int64).T
+                n_neg = n_all - n_pos
+            else:  # rows counted by their weights, summed as a (rows, specialisations) product
+                # sums them: another layout adds in another order, and ties break otherwise
+                w = self.enc.w[rows]
+                by_row = covers.T.astype(np.float64, order="C")
+                n_pos = (w * pos) @ by_row
+                fresh = (w * (pos & ~self.covered[rows])) @ by_row
+                n_neg = w @ by_row - n_pos
         length = partial.length + new.astype(np.int64)
         return _Block(partial, rows, features, covers, low, high, dropped, n_levels, (fresh, n_pos, -n_neg, -length))
 
