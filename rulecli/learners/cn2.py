@@ -240,7 +240,7 @@ class _Search:
                 if key in seen:
                     continue
                 seen.add(key)
-                covered = parent.rows[enc.condition_mask(cond, parent.rows)]
+                covered = enc.rows_where(cond, parent.rows)
                 cpx = _Complex(conditions, covered, float(quality[i]), counts[row])
                 if len(beam) < params.beam_width:
                     beam.append(cpx)

@@ -40,7 +40,14 @@ from rulecli.model.simplify import simplify
 from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search import bits
-from rulecli.search.encoded import Encoded, across, categorical_candidates, label_counts, numeric_candidates
+from rulecli.search.encoded import (
+    Encoded,
+    across,
+    categorical_candidates,
+    compiled_kernel,
+    label_counts,
+    numeric_candidates,
+)
 from rulecli.search.engine_encoded import EngineEncoded
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import is_whole
@@ -274,18 +281,26 @@ class _ClassLearner:
 
     def split(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Stratified, shuffled split into grow ((folds-1)/folds) and prune (1/folds) rows."""
-        prune = np.zeros(rows.size, dtype=bool)
         labels = self.enc.y[rows]
+        folds, ordered = self.params.folds, self.w is not None
+        # counts of whole rows come out the same in any order, so unweighted rows stay
+        # ascending and every count over them reads memory in order; the permutation is
+        # drawn all the same, so that every later draw stays where it was
+        kernel = compiled_kernel(rows.size)
+        split = (
+            None
+            if kernel is None
+            else kernel.stratified_split(self.rng, rows, labels, self.enc.n_classes, folds, ordered)
+        )
+        if split is not None:
+            return split
+        prune = np.zeros(rows.size, dtype=bool)
         for c in np.flatnonzero(np.bincount(labels)):  # the classes present, ascending
             members = np.flatnonzero(labels == c)
             self.rng.shuffle(members)
-            prune[members[: members.size // self.params.folds]] = True
-        if self.w is None:
-            # counts of whole rows come out the same in any order, so the rows stay ascending
-            # and every count over them reads memory in order. The shuffle still draws what
-            # the permutation below would (Fisher-Yates draws the same for any item size),
-            # so every later draw stays where it was; shuffling bytes keeps it in cache
-            self.rng.shuffle(np.zeros(rows.size, dtype=np.uint8))
+            prune[members[: members.size // folds]] = True
+        if not ordered:
+            self.rng.shuffle(np.zeros(rows.size, dtype=np.uint8))  # Fisher-Yates draws the same for any item size
             return rows[~prune], rows[prune]
         order = self.rng.permutation(rows.size)
         grow_mask, prune_mask = ~prune[order], prune[order]
@@ -309,7 +324,7 @@ class _ClassLearner:
             rule.append(cond)
             if cond.op in (Op.EQ, Op.MISSING):
                 used.add(cond.column)
-            rows = rows[self.enc.condition_mask(cond, rows)]
+            rows = self.enc.rows_where(cond, rows)
             prior = rate
         return tuple(rule)
 
@@ -376,12 +391,20 @@ class _ClassLearner:
         total, positives = self.enc.total(rows), self.enc.total(rows, pos)
         best_worth, best_len = (positives + 1.0) / (total + 2.0), 0
         covered = np.ones(rows.size, dtype=bool)
+        kept = rows  # whole rows are counted among the rows still covered, which shrink
         for length, cond in enumerate(rule, 1):
-            covered &= self.enc.condition_mask(cond, rows)
-            p = self.enc.total(rows, covered & pos)
-            n = self.enc.total(rows, covered) - p
+            if self.w is None:
+                kept = self.enc.rows_where(cond, kept)
+                p = float(np.count_nonzero(self.pos[kept]))
+                n = kept.size - p
+                uncovered_negatives = total - positives - n
+            else:
+                covered &= self.enc.condition_mask(cond, rows)
+                p = self.enc.total(rows, covered & pos)
+                n = self.enc.total(rows, covered) - p
+                uncovered_negatives = self.enc.total(rows, ~covered & ~pos)
             if use_whole:
-                worth = (p + self.enc.total(rows, ~covered & ~pos)) / total
+                worth = (p + uncovered_negatives) / total
             elif self.params.prune_metric == "cohen":
                 worth = (p - n) / (p + n) if p + n > 0 else -1.0
             else:

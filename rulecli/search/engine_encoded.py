@@ -118,6 +118,9 @@ class EngineEncoded(Encoded):
     def condition_mask(self, cond: Condition, rows: np.ndarray | None = None) -> np.ndarray:
         return self._mask(self.condition_bits(cond), rows)
 
+    def rows_where(self, cond: Condition, rows: np.ndarray) -> np.ndarray:
+        return rows[self.condition_mask(cond, rows)]
+
     def rule_mask(self, conditions: tuple[Condition, ...], rows: np.ndarray | None = None) -> np.ndarray:
         packed = bits.pack(np.ones(self.n_rows, dtype=bool))
         for cond in conditions:

@@ -1,0 +1,137 @@
+"""The covering learners' compiled passes (RIPPER's seeded grow/prune split, rows kept by
+a comparison) must give what their NumPy paths give: the same rows, the same random
+draws after them, the same rule files."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.learners import ripper
+from rulecli.learners.cn2 import CN2Params, fit_cn2
+from rulecli.learners.ripper import RipperParams, fit_ripper
+from rulecli.model.core import Op
+from rulecli.model.serde import dumps
+from rulecli.search import encoded, kernel
+
+
+def _numpy_split(rng: np.random.Generator, rows: np.ndarray, labels: np.ndarray, folds: int, ordered: bool):
+    """The split as the NumPy calls draw it (the reference the kernel follows)."""
+    prune = np.zeros(rows.size, dtype=bool)
+    for c in np.flatnonzero(np.bincount(labels)):
+        members = np.flatnonzero(labels == c)
+        rng.shuffle(members)
+        prune[members[: members.size // folds]] = True
+    if ordered:
+        order = rng.permutation(rows.size)
+        return rows[order][~prune[order]], rows[order][prune[order]]
+    rng.shuffle(np.zeros(rows.size, dtype=np.uint8))
+    return rows[~prune], rows[prune]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(0, 700),
+    n_labels=st.integers(1, 4),
+    folds=st.integers(2, 5),
+    seed=st.integers(0, 2**32),
+    ordered=st.booleans(),
+    half_waiting=st.booleans(),
+)
+def test_the_split_draws_what_numpy_draws(n, n_labels, folds, seed, ordered, half_waiting):
+    data = np.random.default_rng(seed)
+    labels = data.integers(0, n_labels, n)
+    rows = np.sort(data.choice(3 * n + 1, n, replace=False))
+    by_numpy, by_kernel = np.random.default_rng(seed), np.random.default_rng(seed)
+    if half_waiting:  # a 32-bit draw leaves half of a 64-bit output for the next one
+        for rng in (by_numpy, by_kernel):
+            rng.integers(0, 7, dtype=np.uint32)
+    expected = _numpy_split(by_numpy, rows, labels, folds, ordered)
+    got = kernel.stratified_split(by_kernel, rows, labels, n_labels, folds, ordered)
+    assert got is not None
+    for a, b in zip(expected, got, strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert by_numpy.bit_generator.state == by_kernel.bit_generator.state
+
+
+def test_a_generator_other_than_pcg64_is_left_to_numpy():
+    rng = np.random.Generator(np.random.MT19937(1))
+    assert kernel.stratified_split(rng, np.arange(5), np.zeros(5, dtype=np.int64), 1, 3, False) is None
+
+
+@pytest.mark.parametrize("op", [Op.LE, Op.LT, Op.GE, Op.GT])
+def test_rows_kept_by_a_comparison_are_the_masks(op):
+    rng = np.random.default_rng(3)
+    column = rng.choice([np.nan, -np.inf, np.inf, -0.0, 0.0, 1.5, -2.0, 7.25], 5000)
+    rows = np.sort(rng.choice(5000, 3000, replace=False))
+    for value in (0.0, -0.0, 1.5, -np.inf, np.inf, np.nan, 3.0):
+        expected = rows[np.asarray(getattr(np.ndarray, f"__{op.name.lower()}__")(column[rows], value))]
+        np.testing.assert_array_equal(kernel.rows_compared(column, rows, encoded._COMPARED[op], value), expected)
+
+
+def _table(n: int, seed: int, weights: str | None) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n).round(1)
+    columns = {
+        "x": pl.Series(x).set(pl.Series(rng.random(n) < 0.1), None),
+        "c": rng.choice(["a", "b", "c", "d"], n),
+        "z": pl.Series(rng.integers(0, 40, n).astype(float)).set(pl.Series(rng.random(n) < 0.3), None),
+        "y": ["p", "q", *np.where(x[2:] + rng.normal(0, 0.5, n - 2) > 0, "p", rng.choice(["q", "r"], n - 2))],
+    }
+    if weights == "whole":
+        columns["w"] = rng.integers(1, 4, n)
+    elif weights == "fractional":
+        columns["w"] = rng.random(n) * 3 + 0.01
+    return pl.DataFrame(columns)
+
+
+def _both(fit) -> tuple[str, str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
+        patch.setattr(ripper, "compiled_kernel", lambda cells: None)
+        by_numpy = dumps(fit())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoded, "KERNEL_CELLS", 0)
+        patch.setattr(encoded, "COMPILED_ROWS", 0)
+        by_kernel = dumps(fit())
+    return by_numpy, by_kernel
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 400),
+    seed=st.integers(0, 2**16),
+    weights=st.sampled_from([None, "whole", "fractional"]),
+    learner=st.sampled_from(["ripper", "cn2"]),
+)
+def test_rules_are_learned_the_same_by_numpy_and_by_the_kernel(n, seed, weights, learner):
+    ds = prepare_dataset(_table(n, seed, weights), DataSpec(target="y", weights="w" if weights else None))
+    if learner == "ripper":
+        by_numpy, by_kernel = _both(lambda: fit_ripper(ds, RipperParams(seed=seed)))
+    else:
+        by_numpy, by_kernel = _both(lambda: fit_cn2(ds, CN2Params()))
+    assert by_numpy == by_kernel
+
+
+def test_each_path_is_the_one_taken():
+    """The comparison above means something only if ``_both`` really takes both paths."""
+    ds = prepare_dataset(_table(300, 1, None), DataSpec(target="y"))
+    calls = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("stratified_split", "rows_compared"):
+            original = getattr(kernel, name)
+            patch.setattr(kernel, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
+        patch.setattr(encoded, "KERNEL_CELLS", 0)
+        patch.setattr(encoded, "COMPILED_ROWS", 0)
+        fit_ripper(ds, RipperParams())
+        assert {"stratified_split", "rows_compared"} <= set(calls)
+        calls.clear()
+        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
+        patch.setattr(ripper, "compiled_kernel", lambda cells: None)
+        fit_ripper(ds, RipperParams())
+        assert not calls
