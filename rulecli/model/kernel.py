@@ -129,3 +129,52 @@ def summed(packed: Any, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
         out,
     )
     return out
+
+
+@numba.njit(cache=True)
+def pack(feature, threshold, missing_left, left, right, offsets, categorical_node, slot):
+    """The packed walk's nodes of trees laid end to end (tree t's nodes are
+    ``offsets[t]:offsets[t + 1]``, their ``left`` and ``right`` local to the tree): each
+    tree renumbered breadth-first, as :func:`rulecli.model.tree.levels` orders it, and
+    each node's word and test as :class:`rulecli.model.tree.Packed` describes them.
+    Returns the new order of the nodes, each tree's depth, the words and the tests."""
+    n = feature.size
+    order = np.empty(n, dtype=np.int64)
+    at = np.empty(n, dtype=np.int64)
+    depths = np.zeros(offsets.size - 1, dtype=np.int64)
+    for t in range(offsets.size - 1):
+        start = offsets[t]
+        order[start] = start
+        head, tail, level_end, depth = start, start + 1, start + 1, 0
+        while head < tail:  # a queue: children join in the order their parents left it
+            if head == level_end:
+                depth += 1
+                level_end = tail
+            node = order[head]
+            head += 1
+            if feature[node] >= 0:
+                order[tail] = left[node] + start
+                order[tail + 1] = right[node] + start
+                tail += 2
+        depths[t] = depth
+    for k in range(n):
+        at[order[k]] = k
+    meta = np.empty(n, dtype=np.int64)
+    test = np.empty(n, dtype=np.float64)
+    t = 0
+    for k in range(n):
+        while k >= offsets[t + 1]:
+            t += 1
+        node = order[k]
+        if feature[node] < 0:  # a leaf: its own left child, through a test every row passes
+            meta[k] = k | (np.int64(1) << 32)
+            test[k] = np.inf
+            continue
+        pair = at[left[node] + offsets[t]]
+        if categorical_node[node]:
+            meta[k] = pair | (np.int64(2 * feature[node]) << 32) | np.int64(-(2**63))
+            test[k] = slot[node]
+        else:
+            meta[k] = pair | (np.int64(2 * feature[node] + missing_left[node]) << 32)
+            test[k] = threshold[node]
+    return order, depths, meta, test

@@ -431,8 +431,11 @@ def test_the_compiled_walk_adds_up_exactly_what_the_numpy_walk_does(n: int, regr
         "x0": np.where(rng.random(n) < 0.15, np.nan, x0),
         "flag": np.where(rng.random(n) < 0.5, np.nan, 1.0),
         "c": rng.choice(["p", "q", "r", "s"], size=n),
+        # more levels than c, missing ones too: level tables of two widths in one forest
+        "d": [None if gone else v for gone, v in zip(rng.random(n) < 0.1, rng.choice(list("abcdefg"), n), strict=True)],
     }
     score = np.clip(np.nan_to_num(columns["x0"]), -3, 3) + np.isnan(columns["flag"]) + (columns["c"] == "p")
+    score = score + np.isin(np.array(columns["d"], dtype=object), ["a", "c", "e"])
     y = score + rng.normal(0, 0.5, n) if regression else np.where(score > 0.5, "yes", "no")
     df = pl.DataFrame(columns).with_columns(pl.col("x0", "flag").fill_nan(None), pl.Series("y", y))
     spec = DataSpec(target="y", numeric_target=True, target_type="regression" if regression else "classification")
@@ -441,7 +444,12 @@ def test_the_compiled_walk_adds_up_exactly_what_the_numpy_walk_does(n: int, regr
     forest = fit_forest(ds, ForestParams(trees=7, seed=seed % 1000, jobs=1))
     infinite = pl.Series(rng.choice([np.inf, -np.inf], n))
     scored = pl.concat(
-        [df, df.with_columns(c=pl.lit("never seen")), df.with_columns(x0=infinite, flag=infinite.abs())] * 3
+        [
+            df,
+            df.with_columns(c=pl.lit("never seen"), d=pl.lit(None, pl.String)),
+            df.with_columns(x0=infinite, flag=infinite.abs()),
+        ]
+        * 3
     )
     plans = {}
     for name, threshold in (("numpy", 1 << 62), ("kernel", 0)):
