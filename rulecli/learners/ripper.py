@@ -55,6 +55,23 @@ from rulecli.stats import is_whole
 PRUNE_METRICS = ("jrip", "cohen")
 
 
+@dataclass(frozen=True)
+class _Scored:
+    """Threshold candidates as :meth:`_ClassLearner._best_condition` scores them: per
+    candidate its values and the float counts of ``x <= v`` and ``x >= v``; the i-th
+    numeric feature's are ``bounds[i]:bounds[i + 1]``."""
+
+    values: np.ndarray
+    lows: np.ndarray
+    le_p: np.ndarray
+    le_t: np.ndarray
+    ge_p: np.ndarray
+    ge_t: np.ndarray
+    bounds: np.ndarray
+    position: dict[int, int]  # numeric feature -> i
+    missing: np.ndarray | None  # (2, n_numeric) counts of missing values (for missing-value tests)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RipperParams(Params):
     folds: int = param(3, "1/FOLDS of the rows prune, the rest grow (Weka -F).", ge=2)
@@ -335,10 +352,9 @@ class _ClassLearner:
         log_prior = math.log2(prior)
         row_labels = self.pos[rows]
         counts = label_counts(self.enc, rows, row_labels, 2)
-        thresholds = numeric_candidates(self.enc, counts)
+        thresholds = self._thresholds(counts, log_prior)
+        le_p, le_t, ge_p, ge_t = thresholds.le_p, thresholds.le_t, thresholds.ge_p, thresholds.ge_t
         # every threshold of every numeric feature scored at once, each feature's best below
-        le_p, le_t = thresholds.at_most[1].astype(np.float64), across(thresholds.at_most.T, np.add).astype(np.float64)
-        ge_p, ge_t = thresholds.at_least[1].astype(np.float64), across(thresholds.at_least.T, np.add).astype(np.float64)
         le_gain = le_p * (np.log2((le_p + 1.0) / (le_t + 1.0)) - log_prior)
         ge_gain = ge_p * (np.log2((ge_p + 1.0) / (ge_t + 1.0)) - log_prior)
         take_le = le_gain > ge_gain  # JRip prefers '>=' on ties
@@ -349,6 +365,7 @@ class _ClassLearner:
             table = categorical_candidates(self.enc, j, counts) if categorical and name not in used else None
             # a column a rule already bounds has no missing values among its rows: cover 0, no gain
             if self.params.missing_tests and name not in used:
+                assert thresholds.missing is not None  # counted where missing-value tests are asked for
                 missing = table[-1] if table is not None else thresholds.missing[:, thresholds.position[j]]
                 accu, cover = float(missing[1]), float(missing.sum())
                 gain = accu * (math.log2((accu + 1.0) / (cover + 1.0)) - log_prior) if cover else 0.0
@@ -382,6 +399,22 @@ class _ClassLearner:
                     cond = Condition(name, Op.GE, float(thresholds.lows[k]))
                     best = (cond, ge_p[k], (ge_p[k] + 1) / (ge_t[k] + 1))
         return best
+
+    def _thresholds(self, counts: np.ndarray, log_prior: float) -> _Scored:
+        """Every numeric feature's threshold candidates with their counts, or, where the
+        compiled kernel is loaded and no missing-value tests are asked for, only those
+        whose gain may be the feature's greatest (the others' gains need not be made:
+        scoring 112,000 candidates a search took a fifth of RIPPER's time on 700,000 rows)."""
+        kernel = compiled_kernel(0)
+        if kernel is not None and not self.params.missing_tests:
+            offsets = self.enc.slot_offsets[: len(self.enc.numeric_features) + 1]
+            slots, bounds, le_p, le_t, ge_p, ge_t = kernel.foil_candidates(counts, offsets, log_prior)
+            values, lows = self.enc.slot_values[slots], self.enc.slot_lows[slots]
+            return _Scored(values, lows, le_p, le_t, ge_p, ge_t, bounds, self.enc.slot_row, None)
+        t = numeric_candidates(self.enc, counts)
+        le_p, le_t = t.at_most[1].astype(np.float64), across(t.at_most.T, np.add).astype(np.float64)
+        ge_p, ge_t = t.at_least[1].astype(np.float64), across(t.at_least.T, np.add).astype(np.float64)
+        return _Scored(t.values, t.lows, le_p, le_t, ge_p, ge_t, t.bounds, t.position, t.missing)
 
     def prune(self, rule: Conds, rows: np.ndarray, use_whole: bool) -> Conds:
         """Keep the prefix of conditions with the best worth on ``rows`` (shorter on ties)."""

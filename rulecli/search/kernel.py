@@ -328,3 +328,80 @@ def stratified_split(
         "uinteger": int(st[5]),
     }
     return split
+
+
+@numba.njit(cache=True)
+def foil_candidates(counts, offsets, log_prior):
+    """RIPPER's threshold candidates (:func:`rulecli.search.encoded.numeric_candidates` of
+    positive/negative ``counts``) cut down, per feature, to the few whose FOIL gain may be
+    the feature's greatest: every other candidate's gain, computed here, falls short of
+    the greatest by far more than the rounding of a logarithm (Numba's ``log2`` and
+    NumPy's differ by up to an ulp, so the caller scores the survivors again with NumPy
+    and picks among them as it would among all). Returns each survivor's slot, where each
+    feature's survivors start, and their counts as the caller's ``float64`` arrays would
+    hold them: positives and all rows at or below the value, at or above it. Running counts
+    are taken as :func:`thresholds` takes them, so weighted counts agree to the bit."""
+    n_features = offsets.size - 1
+    size = offsets[-1]
+    slots = np.empty(size, dtype=np.int64)
+    le_p = np.empty(size)
+    le_t = np.empty(size)
+    ge_p = np.empty(size)
+    ge_t = np.empty(size)
+    bounds = np.empty(n_features + 1, dtype=np.int64)
+    widest = 1
+    for f in range(n_features):
+        widest = max(widest, offsets[f + 1] - offsets[f])
+    at0 = np.empty(widest, dtype=counts.dtype)
+    at1 = np.empty(widest, dtype=counts.dtype)
+    where = np.empty(widest, dtype=np.int64)
+    gain = np.empty(widest)
+    scale = np.empty(widest)
+    run0 = counts[0, 0] * 0
+    run1 = counts[1, 0] * 0
+    n = 0
+    for f in range(n_features):
+        bounds[f] = n
+        before0, before1 = run0, run1
+        m = 0
+        for s in range(offsets[f], offsets[f + 1] - 1):  # the last slot holds the missing values
+            c0, c1 = counts[0, s], counts[1, s]
+            if c0 + c1 != 0:
+                run0 += c0
+                run1 += c1
+                at0[m] = run0 - before0
+                at1[m] = run1 - before1
+                where[m] = s
+                m += 1
+        if m == 0:
+            continue
+        best = -np.inf
+        for q in range(m):
+            s = where[q]
+            least0 = at0[m - 1] - at0[q] + counts[0, s]
+            least1 = at1[m - 1] - at1[q] + counts[1, s]
+            lp, lt = np.float64(at1[q]), np.float64(at0[q] + at1[q])
+            gp, gt = np.float64(least1), np.float64(least0 + least1)
+            lr = np.log2((lp + 1.0) / (lt + 1.0))
+            gr = np.log2((gp + 1.0) / (gt + 1.0))
+            gain[q] = max(lp * (lr - log_prior), gp * (gr - log_prior))
+            scale[q] = max(lp * (abs(lr) + abs(log_prior) + 1.0), gp * (abs(gr) + abs(log_prior) + 1.0))
+            best = max(best, gain[q])
+        # a logarithm an ulp apart moves a gain by about 1e-16 of its scale
+        slack = 0.0
+        for q in range(m):
+            slack = max(slack, scale[q])
+        floor = best - 1e-9 * (slack + 1.0)
+        for q in range(m):
+            if gain[q] >= floor:
+                s = where[q]
+                least0 = at0[m - 1] - at0[q] + counts[0, s]
+                least1 = at1[m - 1] - at1[q] + counts[1, s]
+                slots[n] = s
+                le_p[n] = np.float64(at1[q])
+                le_t[n] = np.float64(at0[q] + at1[q])
+                ge_p[n] = np.float64(least1)
+                ge_t[n] = np.float64(least0 + least1)
+                n += 1
+    bounds[n_features] = n
+    return slots[:n], bounds, le_p[:n], le_t[:n], ge_p[:n], ge_t[:n]

@@ -4,6 +4,8 @@ draws after them, the same rule files."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import polars as pl
 import pytest
@@ -72,6 +74,55 @@ def test_rows_kept_by_a_comparison_are_the_masks(op):
     for value in (0.0, -0.0, 1.5, -np.inf, np.inf, np.nan, 3.0):
         expected = rows[np.asarray(getattr(np.ndarray, f"__{op.name.lower()}__")(column[rows], value))]
         np.testing.assert_array_equal(kernel.rows_compared(column, rows, encoded._COMPARED[op], value), expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    sizes=st.lists(st.integers(1, 60), min_size=1, max_size=5),
+    weighted=st.booleans(),
+    prior=st.floats(0.01, 0.99),
+    ties=st.booleans(),
+)
+def test_the_threshold_survivors_hold_each_features_best_gain(seed, sizes, weighted, prior, ties):
+    """What RIPPER picks among the survivors is what it picks among all candidates, with
+    their counts to the bit."""
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate(([0], np.cumsum(np.array(sizes) + 1))).astype(np.int64)  # + the missing slot
+    counts = rng.integers(0, 3 if ties else 40, (2, int(offsets[-1]))) * (rng.random((2, int(offsets[-1]))) < 0.7)
+    if weighted:
+        counts = counts * rng.random((2, int(offsets[-1]))) * 3
+    log_prior = float(np.log2(prior))
+    values = np.arange(offsets[-1], dtype=np.float64)  # a slot's value: its number
+    enc = SimpleNamespace(slot_offsets=offsets, numeric_features=tuple(range(len(sizes))), slot_values=values)
+    enc.slot_lows = values
+    enc.slot_row = {j: j for j in range(len(sizes))}
+    full = encoded.numeric_candidates(enc, counts)
+    slots, bounds, le_p, le_t, ge_p, ge_t = kernel.foil_candidates(counts, offsets, log_prior)
+
+    def picks(v, lp, lt, gp, gt, b):
+        le = lp * (np.log2((lp + 1.0) / (lt + 1.0)) - log_prior)
+        ge = gp * (np.log2((gp + 1.0) / (gt + 1.0)) - log_prior)
+        gain = np.where(le > ge, le, ge)
+        out = []
+        for i in range(len(sizes)):
+            if b[i + 1] > b[i]:
+                k = b[i] + int(np.argmax(gain[b[i] : b[i + 1]]))
+                out.append((v[k], le[k] > ge[k], gain[k], lp[k], lt[k], gp[k], gt[k]))
+            else:
+                out.append(None)
+        return out
+
+    at_most, at_least = full.at_most, full.at_least
+    expected = picks(
+        full.values,
+        at_most[1].astype(np.float64),
+        (at_most[0] + at_most[1]).astype(np.float64),
+        at_least[1].astype(np.float64),
+        (at_least[0] + at_least[1]).astype(np.float64),
+        full.bounds,
+    )
+    assert picks(values[slots], le_p, le_t, ge_p, ge_t, bounds) == expected
 
 
 def _table(n: int, seed: int, weights: str | None) -> pl.DataFrame:
