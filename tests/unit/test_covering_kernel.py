@@ -19,6 +19,7 @@ from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.model.core import Op
 from rulecli.model.serde import dumps
 from rulecli.search import encoded, kernel
+from tests.unit._tables import features
 
 
 def _numpy_split(rng: np.random.Generator, rows: np.ndarray, labels: np.ndarray, folds: int, ordered: bool):
@@ -126,14 +127,8 @@ def test_the_threshold_survivors_hold_each_features_best_gain(seed, sizes, weigh
 
 
 def _table(n: int, seed: int, weights: str | None) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=n).round(1)
-    columns = {
-        "x": pl.Series(x).set(pl.Series(rng.random(n) < 0.1), None),
-        "c": rng.choice(["a", "b", "c", "d"], n),
-        "z": pl.Series(rng.integers(0, 40, n).astype(float)).set(pl.Series(rng.random(n) < 0.3), None),
-        "y": ["p", "q", *np.where(x[2:] + rng.normal(0, 0.5, n - 2) > 0, "p", rng.choice(["q", "r"], n - 2))],
-    }
+    rng, x, columns = features(n, seed)
+    columns["y"] = ["p", "q", *np.where(x[2:] + rng.normal(0, 0.5, n - 2) > 0, "p", rng.choice(["q", "r"], n - 2))]
     if weights == "whole":
         columns["w"] = rng.integers(1, 4, n)
     elif weights == "fractional":

@@ -14,17 +14,12 @@ from rulecli.learners.forest import ForestParams, fit_forest
 from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.model.serde import dumps
 from rulecli.search import encoded
+from tests.unit._tables import features
 
 
 def _table(n: int, seed: int, weighted: bool) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=n).round(1)
-    columns = {
-        "x": pl.Series(x).set(pl.Series(rng.random(n) < 0.1), None),
-        "c": rng.choice(["a", "b", "c", "d"], n),
-        "z": pl.Series(rng.integers(0, 40, n).astype(float)).set(pl.Series(rng.random(n) < 0.3), None),
-        "y": ["p", "q", *rng.choice(["p", "q", "r"], n - 2)],
-    }
+    rng, _, columns = features(n, seed)
+    columns["y"] = ["p", "q", *rng.choice(["p", "q", "r"], n - 2)]
     if weighted:  # fractional weights, some 0: sums that depend on their order
         columns["w"] = np.where((rng.random(n) < 0.1) & (np.arange(n) > 1), 0.0, rng.random(n) * 3 + 0.01)
     return pl.DataFrame(columns)
