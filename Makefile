@@ -11,13 +11,13 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	$(MAKE) --no-print-directory bytecode
+	$(BIN)/python -m compileall -q rulecli
 	touch $(STAMP)
 
 # an editable install leaves rulecli's bytecode to the first import, which keeps none where
 # PYTHONDONTWRITEBYTECODE is set: every command then compiled its modules again (0.09 s of a
 # 0.5 s start-up); a module edited since is compiled in memory, as without this
-bytecode:
+bytecode: $(STAMP)
 	$(BIN)/python -m compileall -q rulecli
 
 ## demo: learn OneR rules on the bundled data, show them, predict and evaluate
