@@ -126,7 +126,7 @@ def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) 
     feature = np.array(grown.feature, dtype=np.int32)[order]
     ordered = order.tolist()
 
-    def levels(codes: list[tuple[int, ...]]) -> tuple[tuple[str, ...], ...]:
+    def level_names(codes: list[tuple[int, ...]]) -> tuple[tuple[str, ...], ...]:
         # only a categorical split has codes: a forest's million other nodes skip the lookup
         return tuple(tuple(data.levels[grown.feature[o]][c] for c in codes[o]) if codes[o] else () for o in ordered)
 
@@ -144,8 +144,8 @@ def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) 
     return TreeNodes(
         feature=feature,
         threshold=np.array(grown.threshold, dtype=np.float64)[order],
-        left_levels=levels(grown.left_codes),
-        right_levels=levels(grown.right_codes),
+        left_levels=level_names(grown.left_codes),
+        right_levels=level_names(grown.right_codes),
         missing_left=np.array(grown.missing_left, dtype=bool)[order],
         left=children(grown.left),
         right=children(grown.right),

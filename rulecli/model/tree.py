@@ -390,7 +390,7 @@ class Walkers:
         row = rows_before[cat_tree] + np.arange(cat_nodes.size) - cats_before[cat_tree]
         slot = np.zeros(categorical_node.size, dtype=np.int64)
         slot[cat_nodes] = row
-        width = max((len(levels) for levels in self.codes_of), default=0) + 1
+        width = max((len(index) for index in self.codes_of), default=0) + 1
         directions = np.zeros((int(rows_before[-1]), width), dtype=np.int8)  # a tree's row when it has none
         # a forest repeats few splits of a feature's levels: each row is made once
         made: dict[tuple[int, tuple[str, ...], tuple[str, ...], int], int] = {}

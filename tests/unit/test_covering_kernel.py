@@ -143,7 +143,6 @@ def _both(fit) -> tuple[str, str]:
         by_numpy = dumps(fit())
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(encoded, "KERNEL_CELLS", 0)
-        patch.setattr(encoded, "COMPILED_ROWS", 0)
         by_kernel = dumps(fit())
     return by_numpy, by_kernel
 
@@ -173,7 +172,6 @@ def test_each_path_is_the_one_taken():
             original = getattr(kernel, name)
             patch.setattr(kernel, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
         patch.setattr(encoded, "KERNEL_CELLS", 0)
-        patch.setattr(encoded, "COMPILED_ROWS", 0)
         fit_ripper(ds, RipperParams())
         assert {"stratified_split", "rows_compared"} <= set(calls)
         calls.clear()
