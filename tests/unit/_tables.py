@@ -1,9 +1,18 @@
-"""Small generated tables for the tests that hold a compiled path to its NumPy one."""
+"""Small generated tables, and a fit by both paths, for the tests that hold a compiled path
+to its NumPy one."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 import polars as pl
+import pytest
+
+from rulecli.model.serde import dumps
+from rulecli.search import encoded
 
 
 def features(n: int, seed: int) -> tuple[np.random.Generator, np.ndarray, dict[str, object]]:
@@ -17,3 +26,16 @@ def features(n: int, seed: int) -> tuple[np.random.Generator, np.ndarray, dict[s
         "z": pl.Series(rng.integers(0, 40, n).astype(float)).set(pl.Series(rng.random(n) < 0.3), None),
     }
     return rng, x, columns
+
+
+def by_numpy_and_by_kernel(fit: Callable[[], Any], *also: ModuleType) -> tuple[str, str]:
+    """The model file ``fit`` makes with every compiled kernel off (``also``: modules that
+    hold their own reference to ``compiled_kernel``), and with them on at any size."""
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (encoded, *also):
+            patch.setattr(module, "compiled_kernel", lambda cells: None)
+        by_numpy = dumps(fit())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoded, "KERNEL_CELLS", 0)
+        by_kernel = dumps(fit())
+    return by_numpy, by_kernel

@@ -17,9 +17,8 @@ from rulecli.learners import ripper
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.model.core import Op
-from rulecli.model.serde import dumps
 from rulecli.search import encoded, kernel
-from tests.unit._tables import features
+from tests.unit._tables import by_numpy_and_by_kernel, features
 
 
 def _numpy_split(rng: np.random.Generator, rows: np.ndarray, labels: np.ndarray, folds: int, ordered: bool):
@@ -136,17 +135,6 @@ def _table(n: int, seed: int, weights: str | None) -> pl.DataFrame:
     return pl.DataFrame(columns)
 
 
-def _both(fit) -> tuple[str, str]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
-        patch.setattr(ripper, "compiled_kernel", lambda cells: None)
-        by_numpy = dumps(fit())
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(encoded, "KERNEL_CELLS", 0)
-        by_kernel = dumps(fit())
-    return by_numpy, by_kernel
-
-
 @settings(max_examples=25, deadline=None)
 @given(
     n=st.integers(2, 400),
@@ -157,14 +145,14 @@ def _both(fit) -> tuple[str, str]:
 def test_rules_are_learned_the_same_by_numpy_and_by_the_kernel(n, seed, weights, learner):
     ds = prepare_dataset(_table(n, seed, weights), DataSpec(target="y", weights="w" if weights else None))
     if learner == "ripper":
-        by_numpy, by_kernel = _both(lambda: fit_ripper(ds, RipperParams(seed=seed)))
+        by_numpy, by_kernel = by_numpy_and_by_kernel(lambda: fit_ripper(ds, RipperParams(seed=seed)), ripper)
     else:
-        by_numpy, by_kernel = _both(lambda: fit_cn2(ds, CN2Params()))
+        by_numpy, by_kernel = by_numpy_and_by_kernel(lambda: fit_cn2(ds, CN2Params()), ripper)
     assert by_numpy == by_kernel
 
 
 def test_each_path_is_the_one_taken():
-    """The comparison above means something only if ``_both`` really takes both paths."""
+    """The comparison above means something only if ``by_numpy_and_by_kernel`` really takes both paths."""
     ds = prepare_dataset(_table(300, 1, None), DataSpec(target="y"))
     calls = []
     with pytest.MonkeyPatch.context() as patch:

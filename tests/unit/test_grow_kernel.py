@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners.forest import ForestParams, fit_forest
 from rulecli.learners.tree import TreeParams, fit_tree
-from rulecli.model.serde import dumps
 from rulecli.search import encoded
-from tests.unit._tables import features
+from tests.unit._tables import by_numpy_and_by_kernel, features
 
 
 def _table(n: int, seed: int, weighted: bool) -> pl.DataFrame:
@@ -25,21 +24,11 @@ def _table(n: int, seed: int, weighted: bool) -> pl.DataFrame:
     return pl.DataFrame(columns)
 
 
-def _both(fit) -> tuple[str, str]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
-        by_numpy = dumps(fit())
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(encoded, "KERNEL_CELLS", 0)
-        by_kernel = dumps(fit())
-    return by_numpy, by_kernel
-
-
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(2, 400), seed=st.integers(0, 2**16), weighted=st.booleans(), depth=st.sampled_from([None, 3]))
 def test_a_tree_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int, weighted: bool, depth: int | None):
     ds = prepare_dataset(_table(n, seed, weighted), DataSpec(target="y", weights="w" if weighted else None))
-    by_numpy, by_kernel = _both(lambda: fit_tree(ds, TreeParams(ccp_alpha=0.0, max_depth=depth)))
+    by_numpy, by_kernel = by_numpy_and_by_kernel(lambda: fit_tree(ds, TreeParams(ccp_alpha=0.0, max_depth=depth)))
     assert by_numpy == by_kernel
 
 
@@ -47,12 +36,12 @@ def test_a_tree_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int, wei
 @given(n=st.integers(2, 300), seed=st.integers(0, 2**16))
 def test_a_forest_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int):
     ds = prepare_dataset(_table(n, seed, False), DataSpec(target="y"))
-    by_numpy, by_kernel = _both(lambda: fit_forest(ds, ForestParams(trees=4, jobs=1, seed=seed)))
+    by_numpy, by_kernel = by_numpy_and_by_kernel(lambda: fit_forest(ds, ForestParams(trees=4, jobs=1, seed=seed)))
     assert by_numpy == by_kernel
 
 
 def test_each_path_is_the_one_taken():
-    """The comparisons above mean something only if ``_both`` really takes both paths."""
+    """The comparisons above mean something only if ``by_numpy_and_by_kernel`` really takes both paths."""
     from rulecli.search import kernel
 
     ds = prepare_dataset(_table(200, 1, True), DataSpec(target="y", weights="w"))
