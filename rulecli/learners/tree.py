@@ -28,7 +28,7 @@ from rulecli.params import Params, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import CRITERIA, CountedGrower, Grower, GrownTree, GrowParams
-from rulecli.search.tuning import CHOSEN_BY, cv_splits, one_se_choice
+from rulecli.search.tuning import one_se_choice, pruning_splits
 from rulecli.stats import is_whole
 from rulecli.words import counted
 
@@ -314,9 +314,9 @@ def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progres
     if alpha is None:
         # one weakest-link sequence gives the alphas to try and the chosen tree
         sequence = PruningSequence(grown) if grown.n_nodes > 1 else None
-        alpha = 0.0 if sequence is None else _tuned_alpha(ds, params, sequence.path)
+        alpha, chosen_by = (0.0, None) if sequence is None else _tuned_alpha(ds, params, sequence.path)
         nodes = grown if sequence is None or alpha <= 0 else sequence.at(alpha)
-        training |= {"ccp_alpha": alpha, "ccp_alpha_chosen_by": CHOSEN_BY}
+        training |= {"ccp_alpha": alpha} | ({"ccp_alpha_chosen_by": chosen_by} if chosen_by else {})
     else:
         nodes = prune(grown, alpha)
     info = ModelInfo(
@@ -336,13 +336,16 @@ def _grow(ds: Dataset | EngineTable, params: TreeParams) -> TreeNodes:
     return grow_tree(data, ds, params.grow_params(ds), ds.weights)
 
 
-def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[float, ...]) -> float:
+def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[float, ...]) -> tuple[float, str | None]:
     """CART's own choice of the pruned tree (Breiman et al. 1984, ch. 3.4): alphas between the
-    full tree's weakest links (geometric means of neighbours), each scored on held-out folds
+    full tree's weakest links (geometric means of neighbours), each scored on held-out rows
     by trees grown and pruned without them, and the smallest tree within one standard error of
-    the best (:mod:`rulecli.search.tuning`; whole weights are copies, as the folds are drawn)."""
+    the best; and how the held-out rows were drawn (None when nothing could be chosen: the
+    tree is kept whole). The rows are the table's own, not a sample's: an alpha chosen on a
+    few thousand rows prunes a long table's tree to a few leaves
+    (:func:`rulecli.search.tuning.pruning_splits`; whole weights are copies, as the folds are drawn)."""
     if not path:
-        return 0.0
+        return 0.0, None
     # the subtree pruned at the k-th weakest link is the best for alphas in [g_k, g_k+1)
     middles = (math.sqrt(a * b) if a > 0 else b / 2 for a, b in itertools.pairwise(path))
     # a link that gains nothing (a split that moves no row to another class) can come out a
@@ -356,10 +359,10 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         weak = alphas[:-top]
         alphas = [weak[round(i)] for i in np.linspace(0, len(weak) - 1, MAX_ALPHAS - top)] + alphas[-top:]
     whole = ds.weights is not None and is_whole(ds.weights)
-    cv = cv_splits(ds.as_copies("tree") if whole else ds, params.seed)
-    if cv is None:
-        return 0.0
-    splits, n = cv
+    drawn = pruning_splits(ds.as_copies("tree") if whole else ds, params.seed)
+    if drawn is None:
+        return 0.0, None
+    (splits, n), chosen_by = drawn
     scores: dict[float, tuple[float, int]] = {}
     for train, test in splits:
         nodes = _grow(train, params)
@@ -382,7 +385,7 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
             scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + n_leaves)
     chosen = one_se_choice(scores, n)
     assert isinstance(chosen, float)
-    return chosen
+    return chosen, chosen_by
 
 
 def _summary(model: Tree) -> str:

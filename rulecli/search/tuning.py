@@ -5,6 +5,12 @@ mostly votes wrong elsewhere; AQ15 dropped such light rules ("truncation"). How 
 too light depends on the table's noise, so the share is chosen by a 3-fold CV on (at most
 2,000 of) the training rows, with CART's one-standard-error rule: among the settings whose
 held-out accuracy is within one standard error of the best, the one with the fewest rules.
+A share of a class's rows means the same on a sample as on the whole table.
+
+A tree's pruning strength does not carry over that way: the alpha right for 2,000 rows
+prunes a million rows' tree to a few leaves. It is chosen at the table's own scale
+(:func:`pruning_splits`): a 3-fold CV on every row up to ``TREE_CV_ROWS``, a held-out
+quarter of the rows beyond.
 """
 
 from __future__ import annotations
@@ -25,32 +31,50 @@ from rulecli.search.stats import engine_default_rule, set_default_rule
 from rulecli.stats import hash_sampled
 
 CHOSEN_BY = "3-fold cross-validation"
+HELD_OUT_BY = "a held-out quarter of the rows"
 TUNE_ROWS = 2000  # rows settings are chosen on: enough to see the noise, cheap on long tables
+# a tree's pruning is chosen by a CV on every row up to this many (three growths of two
+# thirds of the table), and on a held-out quarter beyond (one growth of three quarters):
+# 30,000 rows keep either choice's standard error under a point
+TREE_CV_ROWS = 30_000
+HOLD_OUT = 0.25
 TUNE_MIN_ROWS = 30  # below this a 3-fold CV is all chance: the defaults are kept
 SHARE_GRID = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3)  # share of its class a rule must cover
 
 
-def tuning_sample(ids: np.ndarray, n_rows: int, seed: int) -> np.ndarray:
-    """The rows settings are chosen on, from a hash of their numbers in the table: about
-    ``TUNE_ROWS`` of them, the same rows whichever engine holds the table."""
-    return hash_sampled(ids, seed, TUNE_ROWS / n_rows)
+Splits = tuple[list[tuple[Dataset, Dataset]], float]
 
 
-def cv_splits(ds: Dataset | EngineTable, seed: int) -> tuple[list[tuple[Dataset, Dataset]], float] | None:
-    """Stratified 3-fold (train, test) pairs on at most about ``TUNE_ROWS`` rows, and their
+def cv_splits(ds: Dataset | EngineTable, seed: int, rows: int = TUNE_ROWS) -> Splits | None:
+    """Stratified 3-fold (train, test) pairs on at most about ``rows`` rows, and their
     number (counted by weight); None when the table is too small to choose anything on. An
     engine's table gives the same rows as its sample."""
     if ds.n_rows < TUNE_MIN_ROWS:
         return None
     if is_engine_table(ds):
-        sample = ds.sample(seed, min(1.0, TUNE_ROWS / ds.n_rows))
-    elif ds.n_rows <= TUNE_ROWS:
+        sample = ds.sample(seed, min(1.0, rows / ds.n_rows))
+    elif ds.n_rows <= rows:
         sample = ds
     else:
-        sample = ds.subset(np.flatnonzero(tuning_sample(ds.ids, ds.n_rows, seed)))
+        sample = ds.subset(np.flatnonzero(hash_sampled(ds.ids, seed, rows / ds.n_rows)))
     folds = stratified_folds(sample.y, 3, seed)
     splits = [(sample.subset(np.flatnonzero(folds != k)), sample.subset(np.flatnonzero(folds == k))) for k in range(3)]
     return splits, float(sample.total_weight)
+
+
+def pruning_splits(ds: Dataset | EngineTable, seed: int) -> tuple[Splits, str] | None:
+    """The (train, test) pairs a tree's pruning is chosen on, the rows they score (by weight)
+    and how they were drawn: a 3-fold CV on every row up to ``TREE_CV_ROWS``; beyond, one
+    split holding out a hashed quarter of the rows, so that the strength is chosen on a tree
+    grown from three quarters of the table, close to the whole table's. An engine's table,
+    whose rows cannot be grown from in part, is cross-validated on a sample of
+    ``TREE_CV_ROWS`` rows."""
+    if is_engine_table(ds) or ds.n_rows <= TREE_CV_ROWS:
+        cv = cv_splits(ds, seed, TREE_CV_ROWS)
+        return None if cv is None else (cv, CHOSEN_BY)
+    held = hash_sampled(ds.ids, seed, HOLD_OUT)
+    test = ds.subset(np.flatnonzero(held))
+    return ([(ds.subset(np.flatnonzero(~held)), test)], float(test.total_weight)), HELD_OUT_BY
 
 
 def held_out_right(model: RuleSet, test: Dataset, fires: pl.DataFrame, column: dict[int, str]) -> float:
