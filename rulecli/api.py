@@ -38,7 +38,7 @@ from rulecli.model.compile import (
     prediction_frame,
     read_dtypes_for,
 )
-from rulecli.model.core import DecisionList, RuleSet
+from rulecli.model.core import DecisionList, RuleSet, dated_rule, schema_units
 from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
 from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
@@ -65,6 +65,7 @@ DATA_KEYS = (
     "target_type",
     "weights",
     "class_weight",
+    "use",
 )
 READ_KEYS = ("input_format", "null_values", "layout")
 
@@ -113,6 +114,7 @@ def prepare(
     target_type: str | None = None,
     weights: str | None = None,
     class_weight: str | None = None,
+    use: Sequence[str] = (),
     input_format: str | None = None,
     null_values: Sequence[str] = (),
     numeric_target: bool = False,
@@ -125,7 +127,11 @@ def prepare(
     target, or integers with more than 50 distinct values, is a number (for the learners
     that predict numbers: tree, forest) and any other target holds classes. ``weights``
     names a column of row weights (a weight k counts the row k times, 0 leaves it out);
-    ``class_weight`` multiplies them per class: ``"balanced"`` or ``"a=2,b=1"``.
+    ``class_weight`` multiplies them per class: ``"balanced"`` or ``"a=2,b=1"``. Columns
+    that identify rows (text differing on nearly every row, whole numbers counting the rows)
+    and text of more than 50 values are left out (``schema.left_out`` says which), unless
+    named in ``use`` or ``features``. Date and date-and-time columns (ISO text, or Date
+    and Datetime columns) are ordered features: rules compare them as dates.
 
     ``engine="duckdb"`` (or :class:`~rulecli.engines.EngineOptions`) leaves the rows of a
     Parquet file, glob or DuckDB table in DuckDB: the result holds the schema and counts
@@ -143,6 +149,7 @@ def prepare(
         target_type=target_type,
         weights=weights,
         class_weight=class_weight,
+        use=tuple(use),
     )
     options = EngineOptions(engine) if isinstance(engine, str) else engine
     if options is not None and options.name != "memory":
@@ -208,7 +215,7 @@ def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress:
     (``training.sample`` says so)."""
     spec = learners.get(learner)
     if not is_engine_table(ds) or (ds.engine in spec.engines and ds.sample_rows is None):
-        return with_weighting(spec.fit(ds, params, progress=progress), ds)
+        return with_data_record(spec.fit(ds, params, progress=progress), ds)
     seed = getattr(params, "seed", 0)
     rows = engines.SAMPLE_ROWS if ds.sample_rows is None else ds.sample_rows
     sample = ds.sample(seed, min(1.0, rows / ds.n_rows))
@@ -220,7 +227,7 @@ def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress:
         model = recounted(model, ds)
         note["statistics"] = "recounted on every row"
     training = {**model.info.training, "sample": note}
-    return dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
+    return with_data_record(dataclasses.replace(model, info=dataclasses.replace(model.info, training=training)), ds)
 
 
 def release(data: object) -> None:
@@ -251,12 +258,25 @@ def fit(learner: str, data: Data, *, progress: Progress | None = None, **options
             release(ds)
 
 
-def with_weighting(model: Predictor, ds: Dataset) -> Predictor:
-    """The model with a record of the weights it learned with (rows counted by weight)."""
-    if ds.weighting is None:
-        return model
-    training = {**model.info.training, "weights": ds.weighting, "rows": ds.total_weight}
-    return dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
+def with_data_record(model: Predictor, ds: Dataset | EngineTable) -> Predictor:
+    """The model with a record of the weights it learned with (rows counted by weight) and
+    of the columns the typing left out."""
+    info = model.info
+    units = schema_units(ds.schema)
+    if (ds.schema.left_out or units) and info.schema is not None:
+        # a learner's own schema (discretised features) keeps which columns hold dates
+        features = tuple(dataclasses.replace(f, unit=units.get(f.name)) for f in info.schema.features)
+        info = dataclasses.replace(
+            info, schema=dataclasses.replace(info.schema, features=features, left_out=ds.schema.left_out)
+        )
+    if ds.weighting is not None:
+        info = dataclasses.replace(info, training={**info.training, "weights": ds.weighting, "rows": ds.total_weight})
+    if info is not model.info:
+        model = dataclasses.replace(model, info=info)
+    if units and isinstance(model, DecisionList | RuleSet):
+        default = None if model.default is None else dated_rule(model.default, units)
+        model = dataclasses.replace(model, rules=tuple(dated_rule(r, units) for r in model.rules), default=default)
+    return model
 
 
 @dataclass

@@ -10,7 +10,8 @@ import dataclasses
 import difflib
 import functools
 import math
-from collections.abc import Callable, Sequence
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,9 +25,12 @@ from rulecli.schema import (
     Schema,
     Target,
     categorical_expr,
+    feature_expr,
     infer_kind,
     is_numeric_dtype,
     numeric_expr,
+    temporal_expr,
+    temporal_unit,
 )
 from rulecli.stats import tallies, tally
 from rulecli.words import counted
@@ -35,6 +39,12 @@ MAX_NUMERIC_CLASSES = 50
 REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308
 TARGET_TYPES = (None, "classification", "regression")
 ID_LIKE_MIN_ROWS = 20
+# a text column whose values differ on at least this share of the rows holding one
+# identifies rows (an ID, a free-text note): a rule on it fits single rows
+ID_SHARE = 0.95
+ID_NUMBERS_MIN_ROWS = 100  # whole numbers all different: a row number only on longer tables
+# a text feature with more values gives conditions no one can read, each level on a few rows
+MAX_TEXT_LEVELS = 50
 MAX_COPIES = 20_000_000  # rows a learner that copies weighted rows may make
 
 
@@ -55,6 +65,8 @@ class DataSpec:
     # a column of row weights (not a feature) and per-class weights: "balanced" or "a=2,b=1"
     weights: str | None = None
     class_weight: str | None = None
+    # columns used even where they look like IDs or free text (also any named with --features)
+    use: tuple[str, ...] = ()
 
 
 class TargetView:
@@ -277,6 +289,7 @@ def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -
     check_columns(df.columns, spec.exclude, source, "--exclude")
     check_columns(df.columns, spec.categorical, source, "--categorical")
     check_columns(df.columns, spec.numeric, source, "--numeric")
+    check_columns(df.columns, spec.use, source, "--use")
     both = set(spec.categorical) & set(spec.numeric)
     if both:
         raise ParamError(f"column '{sorted(both)[0]}' is given with both --categorical and --numeric")
@@ -306,8 +319,12 @@ def _to_numeric(df: pl.DataFrame, name: str, source: str) -> pl.Series:
     return converted.fill_nan(None)
 
 
-def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>") -> Dataset:
-    """Select, type and label the columns of a raw table for learning."""
+def prepare_dataset(
+    df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>", profile: Mapping[str, tuple[int, int]] | None = None
+) -> Dataset:
+    """Select, type and label the columns of a raw table for learning. ``profile`` gives
+    columns' (distinct values, values present) on the whole table where ``df`` holds only
+    some of its values (an engine's profile)."""
     if df.width == 0 or df.height == 0:
         raise InputError(f"{source}: no data rows")
     if len(set(df.columns)) != len(df.columns):
@@ -335,9 +352,11 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
         )
     notes: list[tuple[str, str, str]] = []
     prepared = [
-        _prepare_feature(df, name, spec, source, notes) for name in _feature_names(df, target_name, spec, source)
+        _prepare_feature(df, name, spec, source, notes, (profile or {}).get(name))
+        for name in _feature_names(df, target_name, spec, source)
     ]
     warnings.extend(_summarised(notes, source))
+    left_out = tuple((name, LEFT_OUT[kind]) for kind, name, _ in notes if kind in LEFT_OUT)
     kept = [p for p in prepared if p is not None]
     if not kept:
         hint = ""
@@ -355,7 +374,7 @@ def prepare_dataset(df: pl.DataFrame, spec: DataSpec, *, source: str = "<data>")
             raise ParamError("--class-weight weighs classes, but this target is a number")
         per_class = _class_weights(spec.class_weight, target.classes, codes, weights)
     frame = pl.DataFrame([*(series for series, _ in kept), labels.alias(target_name)])
-    schema = Schema(tuple(feature for _, feature in kept), target)
+    schema = Schema(tuple(feature for _, feature in kept), target, left_out)
     return Dataset(
         frame, schema, codes, source, tuple(warnings), weights, per_class, _weighting(spec), spec.weights, ids
     )
@@ -456,18 +475,27 @@ def _drop_missing_target(
 
 
 def _prepare_feature(
-    df: pl.DataFrame, name: str, spec: DataSpec, source: str, notes: list[tuple[str, str, str]]
+    df: pl.DataFrame,
+    name: str,
+    spec: DataSpec,
+    source: str,
+    notes: list[tuple[str, str, str]],
+    counted: tuple[int, int] | None = None,
 ) -> tuple[pl.Series, Feature] | None:
     """A feature column typed for learning, or None (with a note: kind, column, message)
-    when it is of no use."""
+    when it is of no use. ``counted``: the column's (distinct values, values present) on
+    the whole table, where ``df`` holds only some of its values."""
     kind = infer_kind(df.schema[name])
+    unit = None if name in spec.categorical else temporal_unit(df.get_column(name))
     if name in spec.categorical:
         kind = Kind.CATEGORICAL
-    elif name in spec.numeric:
+    elif name in spec.numeric or unit is not None:
         kind = Kind.NUMERIC
-    if kind == Kind.NUMERIC:
+    levels: tuple[str, ...] = ()
+    if unit is not None:  # dates are ordered: compared as the days (or seconds) they count
+        series = df.select(temporal_expr(name, unit)).to_series().alias(name)
+    elif kind == Kind.NUMERIC:
         series = _to_numeric(df, name, source).alias(name)
-        levels: tuple[str, ...] = ()
     else:
         series = df.select(categorical_expr(name)).to_series()
         levels = _sorted_labels(df.get_column(name))
@@ -478,32 +506,64 @@ def _prepare_feature(
                     "stray",
                     f"{name} ({stray!r})",
                     f"column '{name}' looks numeric but holds {stray!r}; it is read as categorical (pass "
-                    f"--numeric {name} to refuse such values, or --null-values {stray} if it marks a missing one)",
+                    f"--numeric {quoted(name)} to refuse such values, or --null-values {quoted(stray)} if it marks a "
+                    "missing one)",
                 )
             )
     n_distinct = series.drop_nulls().n_unique()
-    if n_distinct == 0:
+    distinct, present = counted or (n_distinct, series.len() - series.null_count())
+    if distinct == 0:
         notes.append(("empty", name, f"column '{name}' has no values; skipped"))
         return None
     if n_distinct == 1 and series.null_count() == 0:
         notes.append(("constant", name, f"column '{name}' is constant; skipped"))
         return None
-    if kind == Kind.CATEGORICAL and n_distinct == series.len() and series.len() >= ID_LIKE_MIN_ROWS:
-        notes.append(
-            (
-                "id",
-                name,
-                f"column '{name}' has a different value on every row (an ID?); "
-                f"rules on it will overfit — consider --exclude {name}",
-            )
-        )
-    return series, Feature(name, kind, levels)
+    # numbers with a stray word are measurements, never IDs (though they may hold too many values)
+    numbers = bool(notes) and notes[-1][0] == "stray" and notes[-1][1].startswith(f"{name} (")
+    reason = None if name in spec.use or name in spec.features else _left_out(df, name, kind, distinct, present)
+    if reason == "id" and numbers:
+        reason = "levels" if distinct > MAX_TEXT_LEVELS else None
+    if reason is not None:
+        notes.append((reason, name, LEFT_OUT_MESSAGE[reason].format(name=name, distinct=distinct, use=quoted(name))))
+        return None
+    return series, Feature(name, kind, levels, unit=unit)
 
 
+def quoted(name: str) -> str:
+    """A column name as a shell word: pasted after an option, it names that column."""
+    return shlex.quote(name)
+
+
+def _left_out(df: pl.DataFrame, name: str, kind: Kind, distinct: int, present: int) -> str | None:
+    """Why a usable column is no feature ("id", "levels"), or None: text that differs on
+    (nearly) every row, whole numbers that number the rows, text of too many values."""
+    if kind == Kind.CATEGORICAL:
+        if present >= ID_LIKE_MIN_ROWS and distinct >= ID_SHARE * present:
+            return "id"
+        return "levels" if distinct > MAX_TEXT_LEVELS else None
+    dtype = df.schema[name]
+    if not dtype.is_integer() or present < ID_NUMBERS_MIN_ROWS or distinct < ID_SHARE * present:
+        return None
+    # (nearly) every value different and spread over no more than twice as many numbers as
+    # rows: counted out, as IDs are (a measurement as varied is spread far wider)
+    low, high = df.get_column(name).min(), df.get_column(name).max()
+    return "id" if int(high) - int(low) < 2 * present else None  # type: ignore[arg-type]
+
+
+LEFT_OUT = {"id": "identifies rows", "levels": "too many levels"}
+LEFT_OUT_MESSAGE = {
+    "id": "column '{name}' has a different value on (nearly) every row (an ID or free text?): left out "
+    "(--use {use} uses it)",
+    "levels": "column '{name}' has {distinct:,} distinct values, too many for readable rules: left out "
+    f"(at most {MAX_TEXT_LEVELS}; --use {{use}} uses it)",
+}
 SUMMARY = {
     "empty": "{count} columns have no values; skipped: {names}",
     "constant": "{count} columns are constant; skipped: {names}",
-    "id": "{count} columns have a different value on every row (IDs?); rules on them will overfit: {names}",
+    "id": "{count} columns have a different value on (nearly) every row (IDs or free text?): left out "
+    "(--use NAME uses one): {names}",
+    "levels": f"{{count}} columns have more than {MAX_TEXT_LEVELS} distinct values: left out (--use NAME uses one): "
+    "{names}",
     "stray": "{count} columns look numeric but hold text; read as categorical (see --numeric, --null-values): {names}",
 }
 NAMED = 3  # a summary names this many columns, then counts the rest
@@ -564,10 +624,7 @@ def dataset_with_schema(
     """Rows of a table already typed once (an engine's sample or grouped counts) as a
     Dataset under that ``schema``: features read as training reads them, the target as its
     class codes, the levels and classes those of the whole table."""
-    columns = [
-        df.select(numeric_expr(f.name) if f.kind == Kind.NUMERIC else categorical_expr(f.name)).to_series()
-        for f in schema.features
-    ]
+    columns = [df.select(feature_expr(f)).to_series() for f in schema.features]
     labels = df.select(categorical_expr(schema.target.name)).to_series()
     codes = labels.cast(pl.Enum(list(schema.target.classes))).to_physical().to_numpy().astype(np.int64)
     frame = pl.DataFrame([*columns, labels])

@@ -13,7 +13,7 @@ import difflib
 
 import polars as pl
 
-from rulecli.model.compile import Predictor, column_kinds, rule_expr
+from rulecli.model.compile import Predictor, column_kinds, model_input, rule_expr
 from rulecli.model.core import DecisionList, Op, RuleSet
 from rulecli.model.text import one_line, render_condition
 from rulecli.schema import categorical_expr
@@ -29,7 +29,7 @@ def drift_warnings(model: Predictor, lf: pl.LazyFrame, label: str, *, truth: str
     kinds = column_kinds(model)
     categorical = [c for c, numeric in kinds.items() if not numeric]
     columns = [*categorical, *([truth] if truth is not None and truth not in categorical else [])]
-    sample = lf.head(SAMPLE_ROWS)
+    sample = model_input(model, lf.head(SAMPLE_ROWS))
     frame = sample.select([categorical_expr(c).alias(c) for c in columns]).collect() if columns else None
     n = frame.height if frame is not None else sample.select(pl.len()).collect().item()
     if n == 0:

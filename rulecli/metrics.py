@@ -26,16 +26,17 @@ from rulecli.model.compile import (
     Predictor,
     decided_expr,
     first_match_expr,
+    model_input,
     predict_expr,
     prediction_frame,
     rule_expr,
     rule_id_expr,
     walk_expr,
 )
-from rulecli.model.core import DecisionList, Model
+from rulecli.model.core import DecisionList, Model, column_units
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
-from rulecli.schema import col, normalize_missing
+from rulecli.schema import col
 from rulecli.stats import tally
 
 TRUTH = "truth"
@@ -55,7 +56,7 @@ def _weighted_sum(mask: pl.Expr, weight: pl.Expr | None) -> pl.Expr:
 def scored_frame(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> pl.LazyFrame:
     """Truth, prediction, whether a non-default rule decided, the deciding rule and the
     row's weight."""
-    lf = normalize_missing(lf)
+    lf = model_input(model, lf)
     if isinstance(model, Tree | Forest):
         explain = isinstance(model, Tree)
         return lf.with_columns(truth.alias(TRUTH), walk_expr(model, explain=explain), _weight(weight)).select(
@@ -179,7 +180,7 @@ class RuleReport:
 
 def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> list[RuleReport]:
     """Per-rule n_a, n_ab and n_b on this data (rows counted by ``weight``), one pass over it."""
-    lf = normalize_missing(lf).filter(truth.is_not_null())
+    lf = model_input(model, lf).filter(truth.is_not_null())
     rules = list(model.rules)
     names = [str(i) for i in range(1, len(rules) + 1)]
     w = None if weight is None else pl.col(WEIGHT)
@@ -302,13 +303,14 @@ def violations(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFra
     if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
         raise ParamError("--violations needs rules with classes: a rule list, rule set or classification tree")
     columns = lf.collect_schema().names()
-    lf = normalize_missing(lf).with_columns(truth.alias(TRUTH))
+    lf = model_input(model, lf).with_columns(truth.alias(TRUTH))
     if isinstance(model, Tree):
         scored = lf.with_columns(walk_expr(model, explain=True)).with_columns(
             pl.col(WALK).struct.field(PREDICTION), pl.col(WALK).struct.field(RULE).alias(VIOLATED)
         )
         wrong = pl.col(PREDICTION) != pl.col(TRUTH)
-        texts = dict(enumerate((render_conditions(c) for _, c in leaf_rules(model.nodes, model.features)), 1))
+        leaves = leaf_rules(model.nodes, model.features, column_units(model))
+        texts = dict(enumerate((render_conditions(c) for _, c in leaves), 1))
     elif isinstance(model, DecisionList):
         index = first_match_expr(model)
         scored = lf.with_columns(index.alias(FIRST_MATCH)).with_columns(

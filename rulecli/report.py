@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rulecli.model.core import schema_units
 from rulecli.model.text import render_condition
 from rulecli.model.tree import Forest, Tree, single_test
 
@@ -137,6 +138,7 @@ def line_chart(curve: Curve) -> str:
 def tree_drawing(tree: Tree) -> str:
     """The tree's first levels as boxes and edges, leaves left to right in depth-first order."""
     nodes = tree.nodes
+    units = schema_units(tree.info.schema)
     box_w, box_h, gap_x, gap_y = 150, 40, 12, 34
     slots: dict[int, float] = {}
     depth: dict[int, int] = {}
@@ -169,7 +171,7 @@ def tree_drawing(tree: Tree) -> str:
             for child, to_left in ((int(nodes.left[node]), True), (int(nodes.right[node]), False)):
                 cx, cy = xy(child)
                 column = tree.features[int(nodes.feature[node])]
-                test = render_condition(single_test(nodes, node, column, to_left=to_left))
+                test = render_condition(single_test(nodes, node, column, to_left=to_left, units=units))
                 parts.append(
                     f'<line x1="{x + box_w / 2}" y1="{y + box_h}" x2="{cx + box_w / 2}" y2="{cy}" stroke="#999"/>'
                 )

@@ -34,12 +34,22 @@ class Cuts:
     method: str = ""
 
 
+class Unit(StrEnum):
+    """What a numeric feature's numbers count: days since 1970-01-01 (a date column), or
+    seconds since 1970-01-01 00:00:00 (a date and time column). Rules compare the numbers;
+    text and exports show them as dates."""
+
+    DATE = "date"
+    DATETIME = "datetime"
+
+
 @dataclass(frozen=True, slots=True)
 class Feature:
     name: str
     kind: Kind
     levels: tuple[str, ...] = ()
     cuts: Cuts | None = None
+    unit: Unit | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +74,9 @@ class Target:
 class Schema:
     features: tuple[Feature, ...]
     target: Target
+    # columns of the table not learned from, and why ("id", "levels"): what typing decided
+    # on its own, recorded in the model (columns the user excluded are not listed)
+    left_out: tuple[tuple[str, str], ...] = ()
 
     def feature(self, name: str) -> Feature:
         for feature in self.features:
@@ -108,3 +121,89 @@ def categorical_expr(column: str) -> pl.Expr:
 def normalize_missing(lf: pl.LazyFrame) -> pl.LazyFrame:
     """Read NaN in float columns as missing, so every stage sees one kind of missing value."""
     return lf.with_columns(cs.float().fill_nan(None))
+
+
+# the unambiguous written forms a date or date-and-time column is recognised in (ISO 8601
+# and year-first with slashes); "%.f" takes an optional fraction of a second
+DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d")
+DATETIME_FORMATS = (
+    "%Y-%m-%d %H:%M:%S%.f",
+    "%Y-%m-%dT%H:%M:%S%.f",
+    "%Y-%m-%dT%H:%M:%S%.fZ",
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%dT%H:%M",
+    "%Y/%m/%d %H:%M:%S%.f",
+)
+SECONDS_PER_DAY = 86_400
+
+
+def _as_text(column: str) -> pl.Expr:
+    # a Date or Datetime column written out reads as one of the forms above
+    return col(column).cast(pl.String).str.strip_chars()
+
+
+def _dates(text: pl.Expr) -> pl.Expr:
+    return pl.coalesce([text.str.to_date(f, strict=False) for f in DATE_FORMATS])
+
+
+def _moments(text: pl.Expr) -> pl.Expr:
+    parsed = [text.str.to_datetime(f, strict=False, time_unit="us") for f in DATETIME_FORMATS]
+    return pl.coalesce([*parsed, _dates(text).cast(pl.Datetime("us"))])
+
+
+def temporal_expr(column: str, unit: Unit | str) -> pl.Expr:
+    """A date or date-and-time column (as text, Date or Datetime) as the numbers its rules
+    compare: days or seconds since 1970-01-01. A value in no known form is missing."""
+    moment = _moments(_as_text(column))
+    if unit == Unit.DATE:
+        return moment.dt.date().cast(pl.Int32).cast(pl.Float64)
+    return moment.dt.epoch("s").cast(pl.Float64)
+
+
+def temporal_source(column: str, unit: Unit | str) -> str:
+    """:func:`temporal_expr` as Polars source, for an export (``column``: the source of the
+    column expression): the same forms, the same numbers."""
+    text = f"{column}.cast(pl.String).str.strip_chars()"
+    dates = ", ".join(f"{text}.str.to_date({f!r}, strict=False)" for f in DATE_FORMATS)
+    times = ", ".join(f"{text}.str.to_datetime({f!r}, strict=False, time_unit='us')" for f in DATETIME_FORMATS)
+    moment = f"pl.coalesce([{times}, pl.coalesce([{dates}]).cast(pl.Datetime('us'))])"
+    if unit == Unit.DATE:
+        return f"{moment}.dt.date().cast(pl.Int32).cast(pl.Float64)"
+    return f"{moment}.dt.epoch('s').cast(pl.Float64)"
+
+
+def temporal_unit(series: pl.Series) -> Unit | None:
+    """The unit of a column that holds dates (every value a date) or dates and times, or None."""
+    if series.dtype == pl.Date:
+        return Unit.DATE
+    if isinstance(series.dtype, pl.Datetime):
+        return Unit.DATETIME
+    if series.dtype != pl.String:
+        return None
+    text = series.drop_nulls().str.strip_chars()
+    if text.len() == 0 or not text.str.contains(r"^[12]\d{3}[-/]\d").all():
+        return None  # years 1000 to 2999: a quick refusal of most text columns
+    frame = text.to_frame("v")
+    if frame.select(_dates(pl.col("v")).is_not_null().all()).item():
+        return Unit.DATE
+    if frame.select(_moments(pl.col("v")).is_not_null().all()).item():
+        return Unit.DATETIME
+    return None
+
+
+def render_moment(value: float, unit: Unit | str) -> str:
+    """A date feature's number as the date (or date and time) it counts."""
+    import datetime as dt
+
+    epoch = dt.datetime(1970, 1, 1)
+    if unit == Unit.DATE:
+        return (epoch + dt.timedelta(days=value)).date().isoformat()
+    moment = epoch + dt.timedelta(seconds=value)
+    return moment.isoformat(sep=" ", timespec="seconds")
+
+
+def feature_expr(feature: Feature) -> pl.Expr:
+    """A feature's column as learning reads it: numbers (dates counted in their unit) or text."""
+    if feature.unit is not None:
+        return temporal_expr(feature.name, feature.unit)
+    return numeric_expr(feature.name) if feature.kind == Kind.NUMERIC else categorical_expr(feature.name)

@@ -77,6 +77,15 @@ Features = Annotated[
     typer.Option("--features", help="Use only these feature columns (repeat or comma-separate).", rich_help_panel=DATA),
 ]
 Exclude = Annotated[list[str] | None, typer.Option("--exclude", help="Leave these columns out.", rich_help_panel=DATA)]
+Use = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--use",
+        metavar="COLUMN",
+        help="Use these columns even where they look like IDs or free text (left out by default).",
+        rich_help_panel=DATA,
+    ),
+]
 Categorical = Annotated[
     list[str] | None, typer.Option("--categorical", help="Treat these columns as categorical.", rich_help_panel=DATA)
 ]
@@ -236,6 +245,7 @@ class DataOptions:
     skip_lines: int = 0
     weights: str | None = None
     class_weight: str | None = None
+    use: list[str] | None = None
 
     @property
     def layout(self) -> io.CsvOptions:
@@ -275,6 +285,7 @@ def load_dataset(
         target_type=None if opts.regression is None else ("regression" if opts.regression else "classification"),
         weights=opts.weights,
         class_weight=opts.class_weight,
+        use=split_list(opts.use),
         input_format=opts.input_format,
         null_values=split_list(opts.null_values),
         layout=opts.layout,

@@ -51,6 +51,7 @@ DATA_OPTIONS = (
     ("skip_lines", common.SkipLines, 0),
     ("weights", common.Weights, None),
     ("class_weight", common.ClassWeight, None),
+    ("use", common.Use, None),
 )
 # where rows are counted (a learner that counts in memory only says so when asked for more)
 ENGINE_OPTIONS = (

@@ -18,8 +18,9 @@ from rulecli.stats import HASH_PRIME, HASH_STEPS, POISSON_CUTS, hash_seed
 
 
 def column(dialect: str, feature: Feature) -> str:
-    """A feature as rulecli reads it: a double with NaN as NULL, or text."""
-    return sql_text(dialect).column(feature.name, feature.kind == Kind.NUMERIC)
+    """A feature as rulecli reads it: a double with NaN as NULL (a date as its days or
+    seconds since 1970-01-01), or text."""
+    return sql_text(dialect).column(feature.name, feature.unit or feature.kind == Kind.NUMERIC)
 
 
 def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:

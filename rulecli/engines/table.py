@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from rulecli.dataset import (
+    MAX_TEXT_LEVELS,
     Dataset,
     DataSpec,
     TargetView,
@@ -26,12 +27,13 @@ from rulecli.dataset import (
     dataset_with_schema,
     missing_target_warning,
     prepare_dataset,
+    quoted,
 )
 from rulecli.discretize import cut_between
 from rulecli.engines import Bins, EngineOptions, Frontier, Histogram, sql
 from rulecli.errors import InputError, ParamError
-from rulecli.model.export import sql_text
-from rulecli.schema import Feature, Kind, Schema, is_numeric_dtype
+from rulecli.model.export import SqlText, sql_text
+from rulecli.schema import Feature, Kind, Schema, is_numeric_dtype, temporal_unit
 from rulecli.stats import hash_threshold, tallies
 from rulecli.words import counted
 
@@ -564,15 +566,23 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     distinct = {n: int(first.item(0, f"d{i}")) for i, n in enumerate(names)}
     present = {n: int(first.item(0, f"p{i}")) for i, n in enumerate(names)}
     used = [n for n in names if n in {target, *(spec.features or names)} - set(spec.exclude)]
+    kept = {target, *spec.use, *spec.features, *spec.numeric}
+    # text of many values is left out unless kept (prepare_dataset says so from the counts
+    # below): its values are not listed
+    free_text = {
+        n
+        for n in used
+        if n not in numeric | kept and distinct[n] > 2 * MAX_TEXT_LEVELS and not _dates(run, raw, q, n, columns)
+    }
     for n in used:
-        if n not in numeric and distinct[n] > MAX_LEVELS and n != target and n not in spec.numeric:
+        if n not in numeric | free_text | {target, *spec.numeric} and distinct[n] > MAX_LEVELS:
             raise InputError(
                 f"{source}: column '{n}' has about {distinct[n]:,} distinct values; with --engine "
-                f"{backend.name} a categorical feature may have at most {MAX_LEVELS:,} (--exclude {n}, or "
-                f"--numeric {n})"
+                f"{backend.name} a categorical feature may have at most {MAX_LEVELS:,} (--exclude {quoted(n)}, "
+                f"or --numeric {quoted(n)})"
             )
     # every value of the columns with few, in one pass: a grouping set per column
-    listed = [n for n in used if distinct[n] <= EXACT_DISTINCT or n not in numeric]
+    listed = [n for n in used if n not in free_text and (distinct[n] <= EXACT_DISTINCT or n not in numeric)]
     found: dict[str, pl.DataFrame] = {}
     if listed:
         views = ", ".join(f"{view(n)} AS v{i}" for i, n in enumerate(listed))
@@ -591,6 +601,8 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
         dtype = columns[n]
         if n in found:
             series = found[n].get_column("v")
+        elif n in free_text:  # the counts below leave it out
+            series = pl.Series("v", [None], dtype=dtype)
         elif n in used:  # many numbers: their range (and a missing value, if any) types them
             series = first.select(pl.col(f"lo{i}").alias("v"), pl.col(f"hi{i}").alias("v2")).row(0)
             series = pl.Series("v", [*series, *([None] if present[n] < n_all else [])], dtype=first.schema[f"lo{i}"])
@@ -606,7 +618,14 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     representative = pl.DataFrame(
         [_padded(values[n].filter(values[n].is_not_null()) if n == target else values[n], length) for n in names]
     )
-    prepared = prepare_dataset(representative, spec, source=source)
+    # what the listed values do not show: how many rows hold a value, and the distinct
+    # values of the columns not listed
+    profile = {
+        n: (found[n].get_column("v").drop_nulls().len() if n in found else distinct[n], present[n])
+        for n in used
+        if n != target
+    }
+    prepared = prepare_dataset(representative, spec, source=source, profile=profile)
     view_target = view(target)
     labels = found[target].filter(pl.col("v").is_not_null()) if target in found else pl.DataFrame({"v": [], "n": []})
     by_class = dict(
@@ -628,6 +647,19 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     return SqlTable(
         source, schema, n_rows, tuple(warnings), relation, counts, backend, known_values=known, dense_ids=dense
     )
+
+
+def _dates(run: Callable[[str], pl.DataFrame], raw: str, q: SqlText, name: str, columns: pl.Schema) -> bool:
+    """Whether a column of many values may hold dates (a date type, or text whose first
+    thousand distinct values are dates): its values are then listed, and typed as memory
+    types them."""
+    if columns[name].is_temporal():
+        return True
+    if columns[name] != pl.String:
+        return False
+    x = q.ident(name)
+    some = run(f"SELECT DISTINCT {x} AS v FROM {raw} WHERE {x} IS NOT NULL LIMIT 1000").get_column("v")
+    return temporal_unit(some) is not None
 
 
 def _padded(series: pl.Series, length: int) -> pl.Series:

@@ -16,7 +16,7 @@ import polars as pl
 
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.model import ops
-from rulecli.model.core import Closed, Condition, DecisionList, Model, Rule, RuleSet, Vote
+from rulecli.model.core import Closed, Condition, DecisionList, Model, Rule, RuleSet, Vote, column_units
 from rulecli.model.ops import OPS, Shape, class_votes, is_numeric, rule_support, tie_order
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import (
@@ -31,7 +31,7 @@ from rulecli.model.tree import (
     level_index,
     walkers,
 )
-from rulecli.schema import categorical_expr, col, normalize_missing
+from rulecli.schema import categorical_expr, col, normalize_missing, temporal_expr
 
 Predictor = Model | TreeModel
 
@@ -201,7 +201,7 @@ def fires_frame(model: Model, lf: pl.LazyFrame) -> tuple[pl.DataFrame, list[str]
     the rules again."""
     names = [f"{FIRES}{i}" for i in range(len(model.rules))]
     tests = [rule_expr(r).alias(name) for r, name in zip(model.rules, names, strict=True)]
-    return normalize_missing(lf).with_columns(tests).collect(), names
+    return model_input(model, lf).with_columns(tests).collect(), names
 
 
 def _per_class(
@@ -358,7 +358,7 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
     explained = explain and isinstance(model, Tree)
     if explained:
         assert isinstance(model, Tree)
-        rules = leaf_rules(model.nodes, model.features)
+        rules = leaf_rules(model.nodes, model.features, column_units(model))
         leaf_ids = np.array([leaf for leaf, _ in rules])
         rule_texts = pl.Series([render_conditions(c) for _, c in rules], dtype=pl.String)
         fields |= {RULE: pl.String(), RULE_TEXT: pl.String()}
@@ -417,7 +417,10 @@ def prediction_frame(
     explain: bool = False,
 ) -> pl.LazyFrame:
     """The lazy plan of ``predict``: kept columns, prediction, probabilities, explanation."""
-    lf = normalize_missing(lf)
+    # a kept date column is written as read, not as the number the model compares
+    raw = {name: RAW + name for name in keep if name in column_units(model)}
+    lf = model_input(model, lf.with_columns(col(name).alias(copy) for name, copy in raw.items()))
+    kept = [col(raw[name]).alias(name) if name in raw else col(name) for name in keep]
     if isinstance(model, Tree | Forest):
         if proba and model.regression:
             raise ParamError("--proba needs classes; this model predicts a number")
@@ -426,7 +429,7 @@ def prediction_frame(
         fields = [PREDICTION, *([f"proba_{c}" for c in model.classes] if proba else [])]
         fields += [RULE, RULE_TEXT] if explain else []
         scored = lf.with_columns(walk_expr(model, explain))
-        return scored.select([*map(col, keep), *(pl.col(WALK).struct.field(f) for f in fields)])
+        return scored.select([*kept, *(pl.col(WALK).struct.field(f) for f in fields)])
     index = None
     if isinstance(model, DecisionList) and (proba or explain):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
@@ -438,7 +441,27 @@ def prediction_frame(
         exprs.extend([rule_id_expr(model, index), rule_text_expr(model, index)])
     names = [e.meta.output_name() for e in exprs]
     # with_columns broadcasts a model without rules (a literal) to every row; select would not
-    return lf.with_columns(exprs).select([*map(col, keep), *names])
+    return lf.with_columns(exprs).select([*kept, *names])
+
+
+RAW = "\x00raw "  # a kept date column's copy as read (no column of a file is named so)
+
+
+def model_input(model: Predictor, lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The rows as the model compares them: NaN read as missing, and date columns (text,
+    Date or Datetime) as the days or seconds their rules count; a column already numbers
+    (a training table's) is left as it is."""
+    lf = normalize_missing(lf)
+    units = column_units(model)
+    if not units:
+        return lf
+    schema = lf.collect_schema()
+    dated = [
+        temporal_expr(name, unit).alias(name)
+        for name, unit in units.items()
+        if name in schema and not schema[name].is_numeric()
+    ]
+    return lf.with_columns(dated) if dated else lf
 
 
 def column_kinds(model: Predictor) -> dict[str, bool]:
@@ -453,7 +476,11 @@ def read_dtypes_for(model: Predictor) -> dict[str, pl.DataType]:
 
     The target is left to inference, exactly as training read it.
     """
-    return {name: pl.Float64() if numeric else pl.String() for name, numeric in column_kinds(model).items()}
+    dates = column_units(model)
+    return {
+        name: pl.Float64() if numeric and name not in dates else pl.String()
+        for name, numeric in column_kinds(model).items()
+    }
 
 
 def check_data(model: Predictor, columns: Mapping[str, pl.DataType], source: str) -> None:
@@ -465,8 +492,11 @@ def check_data(model: Predictor, columns: Mapping[str, pl.DataType], source: str
             f"{source}: column '{missing[0]}' is needed by the model but missing from the data "
             f"(data has: {', '.join(columns)})"
         )
+    dates = column_units(model)
     for name, numeric in kinds.items():
         dtype = columns[name]
+        if name in dates and (dtype.is_temporal() or dtype == pl.String):
+            continue  # read as dates: a value in no date form is missing
         if numeric and not (dtype.is_numeric() or dtype == pl.Null):
             raise InputError(
                 f"{source}: column '{name}' must be numeric (the model compares it with numbers) but is {dtype}"

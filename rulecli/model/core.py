@@ -8,12 +8,14 @@ every matching rule vote. Models are immutable; learners build new ones.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from rulecli.errors import ParamError
-from rulecli.schema import Cuts, Schema
+from rulecli.schema import Cuts, Schema, Unit
 
 Scalar = str | float
 Value = Scalar | tuple[Scalar, ...] | None
@@ -43,6 +45,59 @@ class Closed(StrEnum):
 
 
 NUMERIC_OPS = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.INTERVAL})
+
+
+class Moment(float):
+    """A date's number (days since 1970-01-01) or a date and time's (seconds since then):
+    compared as the float it is, written as the date. A condition on a date column holds
+    its bounds as moments, so every text form shows dates without knowing the schema."""
+
+    unit: Unit
+
+    def __new__(cls, value: float, unit: Unit) -> Moment:
+        moment = super().__new__(cls, value)
+        moment.unit = unit
+        return moment
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Moment, (float(self), self.unit))
+
+
+def dated(cond: Condition, units: Mapping[str, Unit]) -> Condition:
+    """``cond`` with its numbers as moments where its column holds dates (else itself)."""
+    unit = units.get(cond.column)
+    if unit is None or cond.value is None or isinstance(cond.value, str):
+        return cond
+    if isinstance(cond.value, tuple):
+        if not all(isinstance(v, float) for v in cond.value):
+            return cond
+        value: Value = tuple(Moment(float(v), unit) for v in cond.value)
+    else:
+        value = Moment(float(cond.value), unit)
+    return dataclasses.replace(cond, value=value)
+
+
+def dated_rule(rule: Rule, units: Mapping[str, Unit]) -> Rule:
+    if not units or not any(c.column in units for c in rule.conditions):
+        return rule
+    return dataclasses.replace(rule, conditions=tuple(dated(c, units) for c in rule.conditions))
+
+
+def schema_units(schema: Schema | None) -> dict[str, Unit]:
+    """The date columns a schema describes, with their units."""
+    return {} if schema is None else {f.name: f.unit for f in schema.features if f.unit is not None}
+
+
+def column_units(model: object) -> dict[str, Unit]:
+    """The date columns a model reads (from its schema, or from its rules' moments for a
+    model read from text) with their units: what turns an input column into numbers."""
+    info = getattr(model, "info", None)
+    units = schema_units(None if info is None else info.schema)
+    for rule in getattr(model, "rules", ()):
+        for cond in rule.conditions:
+            values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
+            units.update((cond.column, v.unit) for v in values if isinstance(v, Moment))
+    return units
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.model.core import Condition, DecisionList, Rule, RuleSet
+from rulecli.model.core import Condition, DecisionList, Rule, RuleSet, column_units
 from rulecli.model.text import render_number
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 
@@ -74,7 +74,7 @@ def rules_of(model: Predictor) -> tuple[list[Rule], Rule | None, bool]:
         if model.regression:
             rules = [
                 Rule(conds, render_number(float(model.nodes.value[leaf, 0])))
-                for leaf, conds in leaf_rules(model.nodes, model.features)
+                for leaf, conds in leaf_rules(model.nodes, model.features, column_units(model))
             ]
             return rules, None, False
         return list(decision_list(model).rules), None, False

@@ -14,6 +14,7 @@ hold the means). PMML is written by :mod:`rulecli.model.pmml`.
 from __future__ import annotations
 
 import keyword
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,9 +22,20 @@ import numpy as np
 
 from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
-from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_keys, tie_order
+from rulecli.model.ops import (
+    OPS,
+    Kinds,
+    Shape,
+    class_votes,
+    column_kinds,
+    dated_kinds,
+    ends,
+    rule_support,
+    tie_keys,
+    tie_order,
+)
 from rulecli.model.tree import Forest, Tree, TreeNodes, decision_list, feature_kinds, leaf_rules, leaf_shares
-from rulecli.schema import is_pattern
+from rulecli.schema import Unit, is_pattern, temporal_source
 
 DIALECTS = ("duckdb", "postgres", "spark")
 TARGETS = ("sql", "python", "polars", "pmml")
@@ -38,7 +50,7 @@ class _Plan:
     vote: Vote | None  # None: a decision list
     classes: tuple[str, ...]
     weights: list[list[float]]  # rule sets: per rule, its score for each class
-    numeric: dict[str, bool]
+    numeric: Kinds
     supports: list[float] = field(default_factory=list)  # rule sets: per rule, its training support
     order: list[int] = field(default_factory=list)  # rule sets: classes by preference on a tie
 
@@ -49,9 +61,9 @@ def plan(model: Model | Tree) -> _Plan:
         if not model.regression:
             return plan(decision_list(model))
         pairs = [(c, float(model.nodes.value[leaf, 0])) for leaf, c in leaf_rules(model.nodes, model.features)]
-        kinds = column_kinds(c for conds, _ in pairs for c in conds)
+        kinds = dated_kinds(column_kinds(c for conds, _ in pairs for c in conds), model)
         return _Plan(pairs, None, None, (), [], kinds)
-    kinds = column_kinds(c for r in model.rules for c in r.conditions)
+    kinds = dated_kinds(column_kinds(c for r in model.rules for c in r.conditions), model)
     default = model.default.prediction if model.default is not None else None
     if isinstance(model, DecisionList):
         return _Plan([(r.conditions, r.prediction) for r in model.rules], default, None, model.classes, [], kinds)
@@ -126,11 +138,31 @@ class _Sql:
     def text(self) -> str:
         return {"duckdb": "VARCHAR", "postgres": "TEXT", "spark": "STRING"}[self.dialect]
 
-    def column(self, name: str, numeric: bool) -> str:
+    def column(self, name: str, numeric: bool | Unit) -> str:
+        if isinstance(numeric, Unit):
+            return self._moment(self.ident(name), numeric)
         if numeric:
             # NaN is missing, as in rulecli (SQL engines order NaN above every number)
             return f"NULLIF(CAST({self.ident(name)} AS {self.double}), CAST('NaN' AS {self.double}))"
         return f"CAST({self.ident(name)} AS {self.text})"
+
+    def _moment(self, x: str, unit: Unit) -> str:
+        """A date column (text or a date type) as the days, or seconds, since 1970-01-01
+        its rules compare; a value that is no date is missing (TRY_CAST; PostgreSQL fails)."""
+        if unit == Unit.DATE:
+            if self.dialect == "spark":
+                return f"CAST(datediff(TRY_CAST({x} AS DATE), DATE '1970-01-01') AS DOUBLE)"
+            cast = "CAST" if self.dialect == "postgres" else "TRY_CAST"
+            return f"CAST({cast}({x} AS DATE) - DATE '1970-01-01' AS {self.double})"
+        if self.dialect == "duckdb":
+            return f"CAST(floor(epoch(TRY_CAST({x} AS TIMESTAMP))) AS DOUBLE)"
+        if self.dialect == "postgres":
+            return f"CAST(floor(EXTRACT(EPOCH FROM CAST({x} AS TIMESTAMP))) AS DOUBLE PRECISION)"
+        # Spark's timestamps are in the session's time zone: a difference of two is in none
+        return (
+            f"CAST(unix_timestamp(TRY_CAST({x} AS TIMESTAMP)) - unix_timestamp(TIMESTAMP '1970-01-01 00:00:00') "
+            "AS DOUBLE)"
+        )
 
     def literal(self, value: str | float) -> str:
         if isinstance(value, str):
@@ -251,7 +283,7 @@ def _sql_forest(sql: _Sql, model: Forest, table: str | None) -> str:
     first class with the largest mean: a query, so each class's mean is written once."""
     if table is None:
         raise ParamError("a forest exports as a query over a table (its class means are columns): pass --table TABLE")
-    kinds = feature_kinds(model)
+    kinds = dated_kinds(feature_kinds(model), model)
     columns = {name: sql.column(name, kinds[name]) for name in kinds}
     outputs = [(0, "prediction")] if model.regression else list(enumerate(f"proba_{c}" for c in model.classes))
     means = []
@@ -351,6 +383,44 @@ _PYTHON_READERS = [
     "        return None if value is None else str(value)",
     "",
 ]
+# a date (text as 2022-07-15 or 2022-07-15 13:45:00, or a date object) as days since
+# 1970-01-01, or seconds with ``per_day`` false (the civil-calendar count of H. Hinnant)
+_PYTHON_MOMENT = [
+    "    def moment(value, per_day):",
+    "        if value is None or value == '':",
+    "            return None",
+    "        if hasattr(value, 'year'):",
+    "            y, m, d = value.year, value.month, value.day",
+    "            clock = [getattr(value, 'hour', 0), getattr(value, 'minute', 0), getattr(value, 'second', 0)]",
+    "        else:",
+    "            text = str(value).strip().removesuffix('Z')",
+    "            if len(text) > 10 and text[10] not in ' T':",
+    "                return None",
+    "            try:",
+    "                y, m, d = (int(part) for part in text[:10].replace('/', '-').split('-'))",
+    "                clock = [float(part) for part in text[11:].split(':')] if len(text) > 10 else []",
+    "            except ValueError:",
+    "                return None",
+    "        y -= m <= 2",
+    "        era = y // 400",
+    "        year = y - era * 400",
+    "        day = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1",
+    "        days = era * 146097 + year * 365 + year // 4 - year // 100 + day - 719468",
+    "        seconds = int(sum(part * size for part, size in zip(clock, (3600, 60, 1))))",
+    "        return float(days) if per_day else float(days * 86400 + seconds)",
+    "",
+]
+
+
+def _python_reader(kind: bool | Unit) -> str:
+    """The reader of one column in an exported function, called on ``row.get(...)``."""
+    if isinstance(kind, Unit):
+        return f"moment(%s, per_day={kind == Unit.DATE})"
+    return "number(%s)" if kind else "text(%s)"
+
+
+def _python_readers(kinds: Iterable[bool | Unit]) -> list[str]:
+    return _PYTHON_READERS + (_PYTHON_MOMENT if any(isinstance(k, Unit) for k in kinds) else [])
 
 
 def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
@@ -362,10 +432,10 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
     p = plan(model)
     columns = sorted({c.column for conds, _ in p.rules for c in conds})
     var = {c: f"v{i}" for i, c in enumerate(columns)}
-    lines = [f"def {name}(row):", *_PYTHON_READERS]
+    lines = [f"def {name}(row):", *_python_readers(p.numeric.get(c, False) for c in columns)]
     for column in columns:
-        reader = "number" if p.numeric.get(column, False) else "text"
-        lines.append(f"    {var[column]} = {reader}(row.get({column!r}))")
+        reader = _python_reader(p.numeric.get(column, False))
+        lines.append(f"    {var[column]} = {reader % f'row.get({column!r})'}")
 
     def test(conds: tuple[Condition, ...]) -> str:
         return " and ".join(_source(PYTHON, c, var[c.column]) for c in conds) if conds else "True"
@@ -402,7 +472,9 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
 # -------------------------------------------------------------------------- Polars
 
 
-def _pl_column(name: str, numeric: bool) -> str:
+def _pl_column(name: str, numeric: bool | Unit) -> str:
+    if isinstance(numeric, Unit):
+        return temporal_source(_pl_col(name), numeric)
     if numeric:
         return f"{_pl_col(name)}.cast(pl.Float64).fill_nan(None)"
     return f"{_pl_col(name)}.cast(pl.String)"
@@ -447,7 +519,7 @@ _INF = _Source("1e999")
 def _python_forest(model: Forest, name: str) -> str:
     """The trees as node tables (module constants beside the function) walked row by row;
     leaf shares summed tree by tree as rulecli sums them, then the first largest mean."""
-    kinds = feature_kinds(model)
+    kinds = dated_kinds(feature_kinds(model), model)
     trees = []
     for nodes in model.trees:
         shares = leaf_shares(nodes)
@@ -466,9 +538,7 @@ def _python_forest(model: Forest, name: str) -> str:
         )
         trees.append(repr(table))
     constant = f"_{name.upper()}_TREES"
-    readers = ", ".join(
-        f"{'number' if kinds[f] else 'text'}(row.get({f!r}))" if f in kinds else "None" for f in model.features
-    )
+    readers = ", ".join(_python_reader(kinds[f]) % f"row.get({f!r})" if f in kinds else "None" for f in model.features)
     k = 1 if model.regression else len(model.classes)
     answer = "totals[0] / len(trees)" if model.regression else f"{model.classes!r}[means.index(max(means))]"
     lines = [
@@ -478,7 +548,7 @@ def _python_forest(model: Forest, name: str) -> str:
         "",
         "",
         f"def {name}(row):",
-        *_PYTHON_READERS,
+        *_python_readers(kinds.values()),
         f"    x = ({readers},)",
         f"    trees = {constant}",
         f"    totals = [0.0] * {k}",
@@ -563,7 +633,7 @@ def to_polars(model: Model | Tree | Forest) -> str:
 def _polars_forest(model: Forest) -> str:
     """Each class's mean share as a sum of nested when/then per tree, then the first
     largest (``list.arg_max``); a regression forest's mean of leaf means."""
-    kinds = feature_kinds(model)
+    kinds = dated_kinds(feature_kinds(model), model)
     columns = {f: _pl_column(f, kinds[f]) for f in kinds}
 
     def walk(nodes: TreeNodes, leaf: np.ndarray, i: int) -> str:

@@ -16,7 +16,8 @@ from enum import StrEnum
 from typing import Any
 
 from rulecli.errors import ModelFormatError
-from rulecli.model.core import NUMERIC_OPS, Closed, Condition, Op, Rule, Vote
+from rulecli.model.core import NUMERIC_OPS, Closed, Condition, Op, Rule, Vote, column_units
+from rulecli.schema import Unit
 
 
 class Shape(StrEnum):
@@ -80,6 +81,16 @@ def column_kinds(conditions: Iterable[Condition]) -> dict[str, bool]:
         numeric = OPS[cond.op].shape != Shape.MISSING and is_numeric(cond)
         kinds[cond.column] = kinds.get(cond.column, False) or numeric
     return kinds
+
+
+Kinds = dict[str, bool | Unit]  # each column read: a number (True, or the unit of a date) or text
+
+
+def dated_kinds(kinds: dict[str, bool], model: object) -> Kinds:
+    """The model's column kinds with its date columns' units in place of True: what turns
+    an input column (a date as text, or a date type) into the number the model compares."""
+    units = column_units(model)
+    return {name: units.get(name, True) if numeric else False for name, numeric in kinds.items()}
 
 
 def rule_weight(rule: Rule, vote: Vote) -> float:

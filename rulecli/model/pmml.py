@@ -33,8 +33,19 @@ from rulecli import __version__
 from rulecli.errors import ParamError
 from rulecli.model.compile import class_prior, rule_shares
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
-from rulecli.model.ops import OPS, Shape, class_votes, column_kinds, ends, rule_support, tie_keys, tie_order
+from rulecli.model.ops import (
+    OPS,
+    Shape,
+    class_votes,
+    column_kinds,
+    dated_kinds,
+    ends,
+    rule_support,
+    tie_keys,
+    tie_order,
+)
 from rulecli.model.tree import Forest, Tree, TreeNodes, feature_kinds, leaf_shares
+from rulecli.schema import Unit
 
 NAMESPACE = "http://www.dmg.org/PMML-4_4"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -58,9 +69,9 @@ def to_pmml(model: Model | Tree | Forest) -> str:
     ET.SubElement(header, "Application", {"name": "rulecli", "version": __version__})
     if isinstance(model, Tree | Forest):
         used = feature_kinds(model)
-        fields = {name: used[name] for name in model.features if name in used}
+        fields = dated_kinds({name: used[name] for name in model.features if name in used}, model)
     else:
-        fields = column_kinds(c for r in model.rules for c in r.conditions)
+        fields = dated_kinds(column_kinds(c for r in model.rules for c in r.conditions), model)
     _data_dictionary(root, model, fields)
     if isinstance(model, Forest):
         _forest(root, model, fields)
@@ -102,7 +113,14 @@ def _data_dictionary(root: ET.Element, model: Model | Tree | Forest, fields: dic
         ET.SubElement(target, "Value", {"value": _text(cls, "class")})
 
 
-def _field_type(name: str, numeric: bool) -> dict[str, str]:
+# PMML's own counts of days (seconds) since 1970: an evaluator reads the date given and
+# compares its count with the rules' numbers
+_DATE_TYPES = {Unit.DATE: "dateDaysSince[1970]", Unit.DATETIME: "dateTimeSecondsSince[1970]"}
+
+
+def _field_type(name: str, numeric: bool | Unit) -> dict[str, str]:
+    if isinstance(numeric, Unit):
+        return {"name": name, "optype": "continuous", "dataType": _DATE_TYPES[numeric]}
     if numeric:
         return {"name": name, "optype": "continuous", "dataType": "double"}
     return {"name": name, "optype": "categorical", "dataType": "string"}

@@ -26,10 +26,12 @@ from rulecli.model.core import (
     RuleStats,
     Scalar,
     Vote,
+    dated_rule,
+    schema_units,
 )
 from rulecli.model.ops import MAX_EXACT
 from rulecli.model.tree import Forest, Tree, TreeModel, TreeNodes
-from rulecli.schema import Cuts, Feature, Kind, Schema, Target
+from rulecli.schema import Cuts, Feature, Kind, Schema, Target, Unit
 
 FORMAT = "rulecli-model"
 FORMAT_VERSION = 1
@@ -77,6 +79,7 @@ def _schema_to_json(schema: Schema | None) -> dict[str, Any] | None:
                 "levels": list(f.levels),
                 "cuts": _cuts_to_json(f.cuts),
             }
+            | ({"unit": f.unit.value} if f.unit is not None else {})
             for f in schema.features
         ],
         "target": {
@@ -84,7 +87,7 @@ def _schema_to_json(schema: Schema | None) -> dict[str, Any] | None:
             "classes": list(schema.target.classes),
             "bins": _cuts_to_json(schema.target.bins),
         },
-    }
+    } | ({"left_out": dict(schema.left_out)} if schema.left_out else {})
 
 
 def _condition_to_json(cond: Condition) -> dict[str, Any]:
@@ -336,12 +339,16 @@ def _read_schema(r: _Reader, obj: Any) -> Schema | None:
         levels = r.get(f, "levels", where, (list,))
         if not all(isinstance(v, str) for v in levels):
             raise r.fail(f"{where}.levels", "levels must be text")
+        unit = r.get(f, "unit", where, (str,), optional=True)
+        if unit is not None and (unit not in {u.value for u in Unit} or kind != Kind.NUMERIC.value):
+            raise r.fail(f"{where}.unit", f"unknown unit '{unit}' (date or datetime, of a numeric feature)")
         features.append(
             Feature(
                 r.get(f, "name", where, (str,)),
                 Kind(kind),
                 tuple(levels),
                 _read_cuts(r, f.get("cuts"), f"{where}.cuts"),
+                None if unit is None else Unit(unit),
             )
         )
     target_obj = r.get(obj, "target", "schema", (dict,))
@@ -351,7 +358,10 @@ def _read_schema(r: _Reader, obj: Any) -> Schema | None:
         tuple(str(c) for c in classes),
         _read_cuts(r, target_obj.get("bins"), "schema.target.bins"),
     )
-    return Schema(tuple(features), target)
+    left_out = r.get(obj, "left_out", "schema", (dict,), optional=True) or {}
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in left_out.items()):
+        raise r.fail("schema.left_out", "column names and reasons must be text")
+    return Schema(tuple(features), target, tuple(left_out.items()))
 
 
 def _read_condition(r: _Reader, obj: Any, where: str) -> Condition:
@@ -469,6 +479,9 @@ def _loads(text: str, source: str) -> Model | TreeModel:
         training=training,
     )
     target = r.get(obj, "target", "model", (str,))
+    # a date column's bounds are written as numbers: the schema says which are dates
+    units = schema_units(info.schema)
+    rules = tuple(dated_rule(rule, units) for rule in rules)
     if kind == DecisionList.kind:
         if default is None:
             raise r.fail("default", "a decision list needs a default rule")

@@ -15,7 +15,9 @@ Grammar (one rule per line; ``#`` starts a comment)::
            | column in (low, high]   (brackets say which ends belong)
            | column is missing | column is not missing | TRUE
            | (any of the comparisons and sets above, then "or missing")
-    value := 'single-quoted text' ('' for a quote) | number
+    value := 'single-quoted text' ('' for a quote) | number | date
+    date  := 2022-07-15 | 2022-07-15T13:45:00   (a date column's value; compared as the
+                                               days, or seconds, since 1970-01-01)
     column:= name of letters, digits, _ . - (not starting with a digit) | `any name`
 
 Strings are compared with categorical columns, numbers with numeric ones.
@@ -35,15 +37,18 @@ from rulecli.model.core import (
     DecisionList,
     Model,
     ModelInfo,
+    Moment,
     Op,
     Rule,
     RuleSet,
     RuleStats,
     Scalar,
     Vote,
+    schema_units,
 )
-from rulecli.model.ops import MAX_EXACT, OPS, Shape
+from rulecli.model.ops import MAX_EXACT, OPS, Shape, ends
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
+from rulecli.schema import Unit, render_moment
 from rulecli.stats import tally
 from rulecli.words import counted
 
@@ -87,7 +92,13 @@ def render_count(value: int | float) -> str:
     return str(value) if isinstance(value, int) else render_number(value)
 
 
-def render_value(value: Scalar) -> str:
+def render_value(value: Scalar, up: bool = False) -> str:
+    """A value as written in rules; a moment as its date (rounded ``up`` to the next whole
+    day or second, else down: a date column's values are whole, so ``< 19188.5`` is
+    ``< 2022-07-16`` and ``<= 19188.5`` is ``<= 2022-07-15``)."""
+    if isinstance(value, Moment):
+        whole = math.ceil(value) if up else math.floor(value)
+        return render_moment(whole, value.unit).replace(" ", "T")
     if isinstance(value, float):
         return render_number(value)
     return _escape(value, "'")
@@ -120,10 +131,11 @@ def _render_test(cond: Condition) -> str:
         low, high = cond.value
         assert isinstance(low, float) and isinstance(high, float)
         closed = Closed(cond.closed)
-        bounds = f"{render_number(low)}, {render_number(high)}"
+        with_low, with_high = ends(closed)
+        bounds = f"{render_value(low, up=with_low)}, {render_value(high, up=not with_high)}"
         return f"{name} {spec.text} {_OPEN[closed]}{bounds}{_CLOSE[closed]}"
     assert isinstance(cond.value, str | float)
-    return f"{name} {spec.text} {render_value(cond.value)}"
+    return f"{name} {spec.text} {render_value(cond.value, up=cond.op in (Op.LT, Op.GE))}"
 
 
 def render_conditions(conditions: tuple[Condition, ...]) -> str:
@@ -200,6 +212,7 @@ _TOKEN = re.compile(
   | (?P<comment>\#.*)
   | (?P<string>'(?:[^'\\]|''|\\[\\nr])*')
   | (?P<quoted>`(?:[^`\\]|``|\\[\\nr])*`)
+  | (?P<moment>\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2})?(?![\w:.\-]))
   | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_]))
   | (?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)
   | (?P<op><=|>=|!=|=|<|>)
@@ -303,12 +316,30 @@ def _parse_value(line: _Line) -> Scalar:
         return _unquote(token)
     if token.kind == "number":
         return float(token.text)
+    if token.kind == "moment":
+        return _moment(line, token)
     line.fail(token.column, f"expected a value ('text' or a number), found {token.text!r}")
     raise AssertionError
 
 
+def _moment(line: _Line, token: _Token) -> Moment:
+    """A date (days since 1970-01-01) or a date and time (seconds since then)."""
+    import datetime as dt
+
+    try:
+        if "T" in token.text:
+            moment = dt.datetime.fromisoformat(token.text) - dt.datetime(1970, 1, 1)
+            return Moment(moment.total_seconds(), Unit.DATETIME)
+        return Moment(float((dt.date.fromisoformat(token.text) - dt.date(1970, 1, 1)).days), Unit.DATE)
+    except ValueError:
+        line.fail(token.column, f"{token.text!r} is no date")
+        raise AssertionError from None
+
+
 def _parse_number(line: _Line) -> float:
     token = line.next("a number")
+    if token.kind == "moment":
+        return _moment(line, token)
     if token.kind != "number":
         line.fail(token.column, f"expected a number, found {token.text!r}")
     return float(token.text)
@@ -602,6 +633,7 @@ def render_tree(tree: Tree, prefix: str = "") -> str:
     Every line starts with ``prefix`` (``"# "`` makes it a comment of the rule format).
     """
     nodes = tree.nodes
+    units = schema_units(tree.info.schema)
     rule_of = {leaf: i for i, (leaf, _) in enumerate(leaf_rules(nodes, tree.features), 1)}
     classes = f"P over {', '.join(one_line(c) for c in tree.classes)}" if tree.classes else "leaf means"
     lines = [
@@ -618,8 +650,8 @@ def render_tree(tree: Tree, prefix: str = "") -> str:
             lines.append(f"{prefix}{inner}|--- {_leaf_text(tree, node)}  [rule {rule_of[node]}]")
             continue
         column = tree.features[int(nodes.feature[node])]
-        left = render_condition(single_test(nodes, node, column, to_left=True))
-        right = render_condition(single_test(nodes, node, column, to_left=False))
+        left = render_condition(single_test(nodes, node, column, to_left=True, units=units))
+        right = render_condition(single_test(nodes, node, column, to_left=False, units=units))
         stack.append((int(nodes.right[node]), depth + 1, right))
         stack.append((int(nodes.left[node]), depth + 1, left))
     return "\n".join(lines) + "\n"

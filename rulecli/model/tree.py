@@ -18,13 +18,14 @@ over depth, not rows — and averaging leaf distributions (or values).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from rulecli.model.core import Closed, Condition, DecisionList, ModelInfo, Op, Rule, RuleStats
-from rulecli.schema import Kind, Schema
+from rulecli.model.core import Closed, Condition, DecisionList, ModelInfo, Op, Rule, RuleStats, dated, schema_units
+from rulecli.schema import Kind, Schema, Unit
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,22 +160,28 @@ def _follow(span: _Span, nodes: TreeNodes, node: int, to_left: bool) -> None:
         span.include = set(mine) if span.include is None else span.include & set(mine)
 
 
-def single_test(nodes: TreeNodes, node: int, column: str, *, to_left: bool) -> Condition:
-    """The test a row passes to go from ``node`` to its left (or right) child."""
+def single_test(
+    nodes: TreeNodes, node: int, column: str, *, to_left: bool, units: Mapping[str, Unit] | None = None
+) -> Condition:
+    """The test a row passes to go from ``node`` to its left (or right) child (its bounds
+    moments where ``units`` says the column holds dates)."""
     span = _Span(numeric=not np.isnan(nodes.threshold[node]))
     _follow(span, nodes, node, to_left)
-    return span.condition(column)
+    return dated(span.condition(column), units or {})
 
 
-def leaf_rules(nodes: TreeNodes, features: tuple[str, ...]) -> list[tuple[int, tuple[Condition, ...]]]:
-    """Each leaf (depth-first order) with the conditions of its path."""
+def leaf_rules(
+    nodes: TreeNodes, features: tuple[str, ...], units: Mapping[str, Unit] | None = None
+) -> list[tuple[int, tuple[Condition, ...]]]:
+    """Each leaf (depth-first order) with the conditions of its path (bounds on the date
+    columns of ``units`` as moments)."""
     out: list[tuple[int, tuple[Condition, ...]]] = []
     stack: list[tuple[int, dict[int, _Span]]] = [(0, {})]
     while stack:
         node, spans = stack.pop()
         j = int(nodes.feature[node])
         if j < 0:
-            out.append((node, tuple(span.condition(features[f]) for f, span in spans.items())))
+            out.append((node, tuple(dated(span.condition(features[f]), units or {}) for f, span in spans.items())))
             continue
         for to_left in (False, True):  # push right first so the left subtree comes out first
             child = int(nodes.left[node] if to_left else nodes.right[node])
@@ -204,7 +211,7 @@ def decision_list(tree: Tree) -> DecisionList:
     assert not tree.regression
     nodes = tree.nodes
     rules = []
-    for leaf, conditions in leaf_rules(nodes, tree.features):
+    for leaf, conditions in leaf_rules(nodes, tree.features, schema_units(tree.info.schema)):
         counts = _class_counts(nodes.value[leaf])
         k = int(np.argmax(nodes.value[leaf]))
         rules.append(Rule(conditions, tree.classes[k], RuleStats(sum(counts), counts[k], counts)))

@@ -95,7 +95,7 @@ def test_validation_fraction_chooses_on_held_out_rows():
             "cls": cls.astype(str),
         }
     )
-    ds = prepare_dataset(df, DataSpec())
+    ds = prepare_dataset(df, DataSpec(use=("row_id",)))  # an ID is left out unless asked for
     assert fit_oner(ds, OneRParams()).info.training["feature"] == "row_id"
     held = fit_oner(ds, OneRParams(validation_fraction=0.3, seed=3))
     assert held.info.training["feature"] == "signal"

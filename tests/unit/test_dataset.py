@@ -71,10 +71,17 @@ def test_unusable_data_is_refused_with_the_reason(df, spec, message):
         prepare_dataset(df, spec, source="d.csv")
 
 
-def test_id_like_column_warns_of_overfitting():
-    df = pl.DataFrame({"id": [f"r{i}" for i in range(30)], "cls": ["a", "b"] * 15})
+def test_id_like_columns_are_left_out_and_said_so():
+    df = pl.DataFrame(
+        {"id": [f"r{i}" for i in range(30)], "x": [1.0, 2.0] * 15, "n": list(range(30)), "cls": ["a", "b"] * 15}
+    )
     ds = prepare_dataset(df, DataSpec())
-    assert any("different value on every row" in w for w in ds.warnings)
+    assert any("column 'id' has a different value on (nearly) every row" in w for w in ds.warnings)
+    assert ds.schema.feature_names == ("x", "n") and ds.schema.left_out == (("id", "identifies rows"),)
+    # whole numbers counting the rows identify them too, on a longer table
+    long = pl.DataFrame({"n": list(range(200)), "x": [1.0, 2.0] * 100, "cls": ["a", "b"] * 100})
+    assert prepare_dataset(long, DataSpec()).schema.left_out == (("n", "identifies rows"),)
+    assert prepare_dataset(long, DataSpec(use=("n",))).schema.feature_names == ("n", "x")
 
 
 def test_target_bins_use_quantiles_in_the_seeds_notation():

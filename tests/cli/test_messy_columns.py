@@ -1,0 +1,192 @@
+"""Tables as users bring them: dates are ordered features (learned, shown, parsed back and
+exported as dates), ID and free-text columns are left out and said so, shell-quoted."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from tests.conftest import run_cli
+
+LEARNERS = ["oner", "ripper", "cn2", "aq", "brl", "reduct", "tree", "forest"]
+
+
+def _customers(n: int = 600, seed: int = 0) -> pl.DataFrame:
+    """A churn flag decided by the signup date (after 2021-06-30) and support tickets, an ID,
+    free-text notes, and missing dates."""
+    rng = np.random.default_rng(seed)
+    days = rng.integers(0, 4 * 365, n)
+    signup = [(date(2019, 1, 1) + timedelta(days=int(d))).isoformat() for d in days]
+    tickets = rng.integers(0, 6, n)
+    late = days > (date(2021, 6, 30) - date(2019, 1, 1)).days
+    churn = np.where(late & (tickets >= 2), "yes", "no")
+    churn = np.where(rng.random(n) < 0.03, np.where(churn == "yes", "no", "yes"), churn)
+    words = np.array(["billing", "refund", "late", "upgrade", "call"])
+    return pl.DataFrame(
+        {
+            "Customer ID": [f"C{100_000 + i}" for i in rng.permutation(n)],
+            "signup_date": pl.Series(signup).scatter(np.flatnonzero(rng.random(n) < 0.05), None),
+            "tickets": tickets,
+            "notes": [f"{' '.join(rng.choice(words, 3))} #{i}" for i in range(n)],
+            "churn": churn,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("messy")
+    _customers().write_csv(root / "customers.csv")
+    return root
+
+
+def _fit(table: Path, learner: str, *extra: str) -> dict:
+    out = table / f"{learner}.json"
+    result = run_cli(learner, "customers.csv", "-y", "churn", "-o", out.name, *extra, cwd=table)
+    assert result.code == 0, result.stderr
+    return {"model": json.loads(out.read_text()), "stderr": result.stderr, "path": out}
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_every_learner_leaves_out_the_id_and_notes_and_reads_dates_as_dates(table: Path, learner: str):
+    fitted = _fit(table, learner)
+    # said once each, with the option that keeps the column written to paste into a shell
+    assert fitted["stderr"].count("column 'Customer ID'") == 1 and "--use 'Customer ID'" in fitted["stderr"]
+    assert fitted["stderr"].count("column 'notes'") == 1
+    schema = fitted["model"]["schema"]
+    assert schema["left_out"] == {"Customer ID": "identifies rows", "notes": "identifies rows"}
+    dates = [f for f in schema["features"] if f["name"] == "signup_date"]
+    assert dates and dates[0]["unit"] == "date", schema["features"]
+    shown = run_cli("show", str(fitted["path"])).stdout
+    assert "Customer ID" not in shown and "notes" not in shown and "'20" not in shown  # no date as text
+    if learner not in ("forest", "reduct"):  # a forest shows no rules; reduct keeps only the default here
+        assert "signup_date" in shown, shown  # the date decides the class
+
+
+def test_a_date_condition_reads_as_a_date_and_splits_where_the_rule_does(table: Path):
+    shown = run_cli("show", str(_fit(table, "ripper", "-q")["path"])).stdout
+    # the planted boundary is 2021-06-30: ripper's bound is a date next to it
+    bounds = re.findall(r"signup_date >=? (\d{4}-\d\d-\d\d)", shown)
+    assert bounds, shown
+    assert all(abs((date.fromisoformat(b) - date(2021, 7, 1)).days) <= 10 for b in bounds), bounds
+
+
+@pytest.mark.parametrize("learner", ["ripper", "tree", "forest"])
+def test_dates_predict_and_export_alike_from_text_and_date_columns(table: Path, learner: str, tmp_path: Path):
+    model = _fit(table, learner, "-q")["path"]
+    frame = pl.read_csv(table / "customers.csv")
+    # the same rows with a real Date column, as Parquet holds one
+    frame.with_columns(pl.col("signup_date").str.to_date()).write_parquet(tmp_path / "typed.parquet")
+    expected = pl.read_csv(run_cli("predict", str(model), str(table / "customers.csv")).stdout.encode())
+    typed = pl.read_csv(run_cli("predict", str(model), str(tmp_path / "typed.parquet")).stdout.encode())
+    assert typed["prediction"].to_list() == expected["prediction"].to_list()
+    exported = {
+        to: run_cli("export", str(model), "--to", to, *(["--table", "t"] if to == "sql" else [])).stdout
+        for to in ("python", "polars", "sql")
+    }
+    namespace: dict = {}
+    exec(exported["python"], namespace)
+    python = [namespace["predict"](row) for row in frame.iter_rows(named=True)]
+    polars = frame.select(eval(exported["polars"], {"pl": pl}).alias("p"))["p"].to_list()
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.register("t", frame.to_arrow())
+    sql = con.sql(exported["sql"]).pl()["prediction"].to_list()
+    typed_frame = pl.read_parquet(tmp_path / "typed.parquet")
+    con.register("t", typed_frame.to_arrow())
+    sql_typed = con.sql(exported["sql"]).pl()["prediction"].to_list()
+    python_typed = [namespace["predict"](row) for row in typed_frame.iter_rows(named=True)]
+    for got in (python, polars, sql, sql_typed, python_typed):
+        assert got == expected["prediction"].to_list()
+
+
+def test_a_text_model_with_dates_parses_back_to_the_same_predictions(table: Path, tmp_path: Path):
+    model = _fit(table, "ripper", "-q")["path"]
+    text = tmp_path / "rules.txt"
+    text.write_text(run_cli("show", str(model)).stdout)
+    assert "signup_date >= 20" in text.read_text()
+    data = str(table / "customers.csv")
+    assert run_cli("predict", str(text), data).stdout == run_cli("predict", str(model), data).stdout
+
+
+def test_datetimes_are_seconds_shown_as_date_and_time(tmp_path: Path):
+    rng = np.random.default_rng(2)
+    n = 400
+    seconds = rng.integers(0, 10 * 86_400, n)
+    start = pl.datetime(2024, 3, 1)
+    frame = pl.DataFrame({"s": seconds}).select(
+        (start + pl.duration(seconds=pl.col("s"))).dt.strftime("%Y-%m-%dT%H:%M:%S").alias("seen_at"),
+        pl.when(pl.col("s") > 5 * 86_400 + 3600).then(pl.lit("late")).otherwise(pl.lit("early")).alias("when"),
+    )
+    frame.write_csv(tmp_path / "events.csv")
+    fitted = run_cli("tree", "events.csv", "-y", "when", "-q", "-o", "m.json", cwd=tmp_path)
+    assert fitted.code == 0, fitted.stderr
+    shown = run_cli("show", "m.json", cwd=tmp_path).stdout
+    # the classes change at 2024-03-06T01:00:00; the split falls between the nearest rows
+    assert re.search(r"seen_at < 2024-03-06T0[01]:\d\d:\d\d", shown), shown
+    predicted = pl.read_csv(run_cli("predict", "m.json", "events.csv", cwd=tmp_path).stdout.encode())
+    assert (predicted["prediction"] == frame["when"]).mean() >= 0.99
+    # the same moments as Datetime values, and through the exports
+    typed = frame.with_columns(pl.col("seen_at").str.to_datetime())
+    typed.write_parquet(tmp_path / "events.parquet")
+    again = pl.read_csv(run_cli("predict", "m.json", "events.parquet", cwd=tmp_path).stdout.encode())
+    assert again["prediction"].to_list() == predicted["prediction"].to_list()
+    namespace: dict = {}
+    exec(run_cli("export", "m.json", "--to", "python", cwd=tmp_path).stdout, namespace)
+    for rows in (frame, typed):
+        assert [namespace["predict"](r) for r in rows.iter_rows(named=True)] == predicted["prediction"].to_list()
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.register("t", typed.to_arrow())
+    sql = run_cli("export", "m.json", "--to", "sql", "--table", "t", cwd=tmp_path).stdout
+    assert con.sql(sql).pl()["prediction"].to_list() == predicted["prediction"].to_list()
+
+
+def test_ids_and_many_levels_are_used_when_asked(tmp_path: Path):
+    frame = _customers(300).with_columns(
+        pl.Series("city", [f"city{i % 80}" for i in range(300)]), pl.Series("row", range(300))
+    )
+    frame.write_csv(tmp_path / "c.csv")
+    left = run_cli("oner", "c.csv", "-y", "churn", "-o", "m.json", cwd=tmp_path)
+    assert "column 'city' has 80 distinct values" in left.stderr and "--use city" in left.stderr
+    assert "column 'row' has a different value" in left.stderr  # whole numbers counting the rows
+    recorded = json.loads((tmp_path / "m.json").read_text())["schema"]["left_out"]
+    assert recorded == {
+        "Customer ID": "identifies rows",
+        "notes": "identifies rows",
+        "city": "too many levels",
+        "row": "identifies rows",
+    }
+    used = run_cli(
+        "oner", "c.csv", "-y", "churn", "-q", "--use", "city", "--use", "Customer ID", "-o", "u.json", cwd=tmp_path
+    )
+    assert used.code == 0, used.stderr
+    names = [f["name"] for f in json.loads((tmp_path / "u.json").read_text())["schema"]["features"]]
+    assert "city" in names and "Customer ID" in names
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["text", "Date"])
+def test_duckdb_types_dates_ids_and_notes_as_memory_does(tmp_path: Path, typed: bool):
+    pytest.importorskip("duckdb")
+    # 200 signup days (exact bins on both engines), an ID, notes of many values
+    frame = _customers(2000, seed=3).with_columns(
+        (pl.lit(date(2021, 1, 1)) + pl.duration(days=pl.int_range(pl.len()) % 200))
+        .dt.strftime("%Y-%m-%d")
+        .alias("signup_date")
+    )
+    if typed:
+        frame = frame.with_columns(pl.col("signup_date").str.to_date())
+    frame.write_parquet(tmp_path / "c.parquet")
+    for learner in ("tree", "ripper"):
+        memory = run_cli(learner, "c.parquet", "-y", "churn", "-q", "-o", "m.json", cwd=tmp_path)
+        duck = run_cli(learner, "c.parquet", "-y", "churn", "-q", "-o", "d.json", "--engine", "duckdb", cwd=tmp_path)
+        assert memory.code == duck.code == 0, (memory.stderr, duck.stderr)
+        model = json.loads((tmp_path / "m.json").read_text())
+        assert model["schema"]["left_out"] == {"Customer ID": "identifies rows", "notes": "identifies rows"}
+        assert (tmp_path / "m.json").read_bytes() == (tmp_path / "d.json").read_bytes()
