@@ -53,6 +53,7 @@ from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
 from rulecli.search.stats import recounted
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
+from rulecli.words import counted
 
 Data = str | Path | pl.DataFrame | Dataset
 DATA_KEYS = (
@@ -285,6 +286,8 @@ class Training:
 
     model: Predictor
     report: dict[str, Any] = field(default_factory=dict)
+    # what a person should hear of the result (a model of one class, rare classes missed)
+    warnings: list[str] = field(default_factory=list)
 
 
 def train(
@@ -313,7 +316,55 @@ def train(
         # test rows count by the training's weight column when the test table has it
         weights = ds.weight_column if ds.weight_column in lf.collect_schema() else None
         report["test"] = evaluate(model, lf, per_rule=False, weights=weights)
-    return Training(model, report)
+    return Training(model, report, imbalance_warnings(model, ds, report))
+
+
+BALANCE_GAP = 0.15  # accuracy this far above balanced accuracy: the rare classes are mostly missed
+HINT = "--class-weight balanced weighs every class the same in total"
+
+
+def imbalance_warnings(model: Predictor, ds: Dataset | EngineTable, report: dict[str, Any]) -> list[str]:
+    """A model that predicts one class of several, and measured accuracy far above balanced
+    accuracy, each with the way out (unless the classes are weighted already)."""
+    if ds.regression or getattr(ds, "class_weights", None) is not None:
+        return []
+    out = []
+    predicted = predicted_classes(model)
+    if predicted is not None and len(predicted) == 1:
+        (only,) = predicted
+        share = float(ds.class_counts()[ds.classes.index(only)]) / float(ds.total_weight)
+        out.append(
+            f"the model predicts only '{only}' ({share:.0%} of the training rows), never the other "
+            f"{counted(len(ds.classes) - 1, 'class')}; {HINT}"
+        )
+    for where in ("cv", "test"):
+        measured = report.get(where, {})
+        figures = measured.get("summary", measured)
+        accuracy, balanced = (_mean(figures.get(k)) for k in ("accuracy", "balanced_accuracy"))
+        if accuracy is not None and balanced is not None and accuracy - balanced > BALANCE_GAP:
+            label = "--cv" if where == "cv" else "--test"
+            out.append(
+                f"{label}: balanced accuracy {balanced:.2f} is far below accuracy {accuracy:.2f} (the rare "
+                f"classes are mostly missed); {HINT}"
+            )
+    return out
+
+
+def _mean(figure: object) -> float | None:
+    """A metric as a number: itself, or a cross-validation summary's mean."""
+    if isinstance(figure, dict):
+        figure = figure.get("mean")
+    return float(figure) if isinstance(figure, int | float) else None
+
+
+def predicted_classes(model: Predictor) -> set[str] | None:
+    """The classes a model can predict, or None where that is not read off its parts (a forest)."""
+    if isinstance(model, DecisionList | RuleSet):
+        return {r.prediction for r in (*model.rules, *((model.default,) if model.default else ()))}
+    if isinstance(model, Tree):
+        leaves = model.nodes.leaves
+        return {model.classes[int(k)] for k in model.nodes.value[leaves].argmax(axis=1)}
+    return None
 
 
 def target_note(ds: Dataset, predicts_numbers: bool) -> str | None:

@@ -176,6 +176,9 @@ def _learn(
             )
         # the live progress line is gone (cleared) before anything else prints
         _report(training.report, run)
+        if not run.quiet:
+            for message in training.warnings:
+                console.warn(message)
         model = training.model
         common.emit_model(
             model, output=run.output, as_json=run.json_out, quiet=run.quiet or not extra.shows_model(params)

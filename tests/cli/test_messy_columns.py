@@ -190,3 +190,25 @@ def test_duckdb_types_dates_ids_and_notes_as_memory_does(tmp_path: Path, typed: 
         model = json.loads((tmp_path / "m.json").read_text())
         assert model["schema"]["left_out"] == {"Customer ID": "identifies rows", "notes": "identifies rows"}
         assert (tmp_path / "m.json").read_bytes() == (tmp_path / "d.json").read_bytes()
+
+
+def _imbalanced(n: int = 1500, seed: int = 5) -> pl.DataFrame:
+    """81 % 'low'; 'high' and 'medium' only weakly told apart from it."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y = np.where(x + rng.normal(0, 1.2, n) > 2.0, "high", np.where(rng.random(n) < 0.12, "medium", "low"))
+    return pl.DataFrame({"x": x.round(3), "z": rng.normal(size=n).round(3), "y": y})
+
+
+def test_a_model_of_one_class_and_missed_rare_classes_point_to_class_weights(tmp_path: Path):
+    _imbalanced().write_csv(tmp_path / "i.csv")
+    one = run_cli("tree", "i.csv", "-y", "y", "--max-depth", "0", "-o", "m.json", cwd=tmp_path)
+    assert one.code == 0 and "the model predicts only 'low'" in one.stderr, one.stderr
+    assert "--class-weight balanced" in one.stderr
+    gap = run_cli("ripper", "i.csv", "-y", "y", "--cv", "3", "-o", "r.json", cwd=tmp_path)
+    assert "--cv: balanced accuracy" in gap.stderr and "--class-weight balanced" in gap.stderr, gap.stderr
+    weighted = run_cli(
+        "ripper", "i.csv", "-y", "y", "--cv", "3", "--class-weight", "balanced", "-o", "w.json", cwd=tmp_path
+    )
+    assert weighted.code == 0 and "--class-weight balanced" not in weighted.stderr
+    assert "predicts only" not in run_cli("tree", "i.csv", "-y", "y", "-q", "-o", "q.json", cwd=tmp_path).stderr
