@@ -84,7 +84,7 @@ class AQParams(Params):
         "one", "one (rule, vote) or support (weighted by the training rows a rule gets right).", choices=tuple(VOTES)
     )
     default: str = param("majority", "Rows no rule matches: majority class, or none (unclassified).", choices=DEFAULTS)
-    max_rules: int | None = max_rules_param()
+    max_rules: int | None = max_rules_param(help="Search at most this many rules (the rows left go to the default).")
     max_rule_length: int | None = max_rule_length_param()
     jobs: int | None = jobs_param()
     seed: int = seed_param()
@@ -412,7 +412,10 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
 def _truncated(model: RuleSet, ds: Dataset, cut: Cut, params: AQParams) -> RuleSet:
     """The rule set without its light rules (:func:`rulecli.search.tuning.truncated`)."""
     kept = truncated(model, ds, *cut)
-    info = dataclasses.replace(model.info, params=params.record(), training=training_summary(ds, kept.rules))
+    searched = {k: v for k, v in model.info.training.items() if k == "search_cut"}
+    info = dataclasses.replace(
+        model.info, params=params.record(), training=training_summary(ds, kept.rules) | searched
+    )
     return dataclasses.replace(kept, info=info)
 
 
@@ -499,10 +502,12 @@ def _fit(ds: Dataset, enc: Encoded, matrix: _Matrix, params: AQParams, progress:
     covered = np.zeros(enc.n_rows, dtype=bool)
     cuts: dict[tuple[float, float], float] = {}
     raw: list[Rule] = []
+    cut = False
     for seed in order:
         if covered[seed]:
             continue
         if params.max_rules is not None and len(raw) >= params.max_rules:
+            cut = True  # rows no rule covers yet are left to the default
             break
         best = _Star(enc, matrix, params, order_rank, covered, cuts).search(int(seed))
         covered[seed] = True  # a seed nothing separates from a counterexample is not retried
@@ -519,9 +524,12 @@ def _fit(ds: Dataset, enc: Encoded, matrix: _Matrix, params: AQParams, progress:
         algorithm="aq",
         params=params.record(),
         schema=ds.schema,
-        training=training_summary(ds, rules),
+        training=training_summary(ds, rules) | ({"search_cut": SEARCH_CUT.format(len(raw))} if cut else {}),
     )
     return RuleSet(ds.target, ds.classes, tuple(rules), default, VOTES[params.vote], info)
+
+
+SEARCH_CUT = "stopped after {} rules with rows left uncovered (--max-rules)"
 
 
 LEARNER = Learner(
