@@ -135,9 +135,8 @@ def evaluate(
 
 
 def _show(payload: dict[str, Any], label: str) -> None:
-    # tables are for a person at a terminal; in a pipe stdout carries data only (--json)
-    if not console.stdout_is_tty():
-        return
+    # the tables go to stdout at a terminal and in a pipe alike (plain text there: no colour,
+    # 200 columns), so a CI log or `> metrics.txt` holds them; --json is for machines
     out = console.out
     out.print(console.metrics_table(f"{label}", payload))
     if "rmse" in payload:
