@@ -580,7 +580,7 @@ def evaluate(
     )
     failures = gate_failures(metrics, list(gates)) if gates else []
     if baseline:
-        drift = rule_drift(model, [r for r in rules if r.rule != DEFAULT_RULE], metrics["rows"])
+        drift = rule_drift(model, rules, metrics["rows"])
         payload["baseline"] = drift
         failures += drift_failures(drift, max_rule_drift, min_rule_coverage)
     if gates or max_rule_drift is not None or min_rule_coverage is not None:

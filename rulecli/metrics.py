@@ -200,12 +200,23 @@ def rule_reports(model: Model, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr
         source = fired
     else:
         aggs = []
+        tests = []
         for name, rule in zip(names, rules, strict=True):
             # the empty rule's literal True would sum to 1, not to the row count
             fires = rule_expr(rule) if rule.conditions else pl.repeat(True, pl.len())
+            tests.append(fires)
             aggs += [
                 _weighted_sum(fires, weight).alias(f"a{name}"),
                 _weighted_sum(fires & (truth == rule.prediction), weight).alias(f"ab{name}"),
+            ]
+        if model.default is not None:
+            # a rule set's default decides the rows no rule matches
+            rules.append(model.default)
+            names.append(DEFAULT_RULE)
+            left = ~pl.any_horizontal(tests) if tests else pl.repeat(True, pl.len())
+            aggs += [
+                _weighted_sum(left, weight).alias(f"a{DEFAULT_RULE}"),
+                _weighted_sum(left & (truth == model.default.prediction), weight).alias(f"ab{DEFAULT_RULE}"),
             ]
         source = lf
     predictions = sorted({r.prediction for r in rules})
@@ -417,6 +428,9 @@ def training_rows(model: Predictor) -> int | None:
     rows = model.info.training.get("rows") if isinstance(model.info.training, dict) else None
     if isinstance(rows, int):
         return rows
+    counts = model.info.training.get("class_counts")  # a rule file's PRIOR line
+    if isinstance(counts, list) and all(isinstance(c, int) for c in counts):
+        return sum(counts)
     if isinstance(model, DecisionList) and model.default.stats is not None and all(r.stats for r in model.rules):
         return sum(r.stats.covered for r in model.rules if r.stats) + model.default.stats.covered
     return None
@@ -427,6 +441,9 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
     coverage and accuracy on this data, with a two-proportion z-test of each change; the
     p-values are Holm-adjusted over all the tests made (coverage and accuracy of every rule)."""
     rules = list(decision_list(model).rules) if isinstance(model, Tree) else list(model.rules)  # type: ignore[union-attr]
+    if reports and reports[-1].rule == DEFAULT_RULE:
+        # the rows no rule covers, with the statistics training recorded for them
+        rules.append(model.default)  # type: ignore[union-attr]
     n_train = training_rows(model)
     if n_train is None or any(r.stats is None for r in rules):
         raise ParamError(
@@ -471,7 +488,11 @@ def drift_failures(drift: dict[str, Any], max_drift: float | None, min_coverage:
     times its training share (a rule that no longer fires has none)."""
     failures = []
     for entry in drift["rules"]:
-        label = f"rule {entry['rule']} (IF {entry['conditions']} THEN {entry['prediction']})"
+        label = (
+            f"the default rule (the rows no rule covers, THEN {entry['prediction']})"
+            if entry["rule"] == DEFAULT_RULE
+            else f"rule {entry['rule']} (IF {entry['conditions']} THEN {entry['prediction']})"
+        )
         acc_p, cov_p = entry["accuracy_p"], entry["coverage_p"]
         significant_acc = acc_p is not None and acc_p < drift["alpha"]
         significant_cov = cov_p is not None and cov_p < drift["alpha"]

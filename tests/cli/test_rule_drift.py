@@ -14,7 +14,7 @@ from tests.conftest import SAMPLE, run_cli
 MODEL = """\
 IF x < 0.3 THEN y = 'lo'  (covers 300, correct 294)
 IF x >= 0.7 THEN y = 'hi'  (covers 300, correct 291)
-ELSE y = 'mid'  (covers 400, correct 388)
+ELSE y = 'mid'  (covers 400, correct 400)
 """
 
 
@@ -43,13 +43,15 @@ def test_only_the_rule_that_drifted_is_flagged_and_gated(tmp_path: Path):
     steady = run_cli("evaluate", model, _today(tmp_path), "--baseline", "--json")
     assert steady.code == 0, steady.stderr
     drift = json.loads(steady.stdout)["baseline"]
-    assert drift["correction"] == "holm" and drift["tests"] == 4 and drift["training_rows"] == 1000
-    assert [r["drifted"] for r in drift["rules"]] == [False, False]
+    # the default rule is tested too: the rows no rule covers
+    assert drift["correction"] == "holm" and drift["tests"] == 6 and drift["training_rows"] == 1000
+    assert [r["rule"] for r in drift["rules"]] == ["1", "2", "default"]
+    assert [r["drifted"] for r in drift["rules"]] == [False, False, False]
     assert run_cli("evaluate", model, _today(tmp_path), "--max-rule-drift", "0.1").code == 0
 
     drifted = run_cli("evaluate", model, _today(tmp_path, drift_hi=True), "--baseline", "--json")
     rules = json.loads(drifted.stdout)["baseline"]["rules"]
-    assert [r["drifted"] for r in rules] == [False, True]
+    assert [r["drifted"] for r in rules] == [False, True, False]
     assert rules[1]["accuracy"] < 0.6 and rules[1]["accuracy_p"] < 1e-6
     gated = run_cli("evaluate", model, _today(tmp_path, drift_hi=True), "--max-rule-drift", "0.1")
     assert gated.code == 1
@@ -58,6 +60,26 @@ def test_only_the_rule_that_drifted_is_flagged_and_gated(tmp_path: Path):
     assert "(--max-rule-drift; adjusted p = " in lines[0]
     # a generous bound lets the same drift pass
     assert run_cli("evaluate", model, _today(tmp_path, drift_hi=True), "--max-rule-drift", "0.6").code == 0
+
+
+def test_the_default_rule_drifting_fails_the_gate(tmp_path: Path):
+    # 30 % of the rows the ELSE rule decides are relabelled: only it drifted
+    rng = np.random.default_rng(4)
+    x = rng.random(1000)
+    y = np.where(x < 0.3, "lo", np.where(x >= 0.7, "hi", "mid"))
+    y = np.where((y == "mid") & (rng.random(1000) < 0.3), "hi", y)
+    path = tmp_path / "else.csv"
+    pl.DataFrame({"x": x.round(4), "y": y}).write_csv(path)
+    gated = run_cli("evaluate", _model(tmp_path), str(path), "--max-rule-drift", "0.1")
+    assert gated.code == 1, gated.stderr
+    lines = gated.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "rule drift gate failed: the default rule (the rows no rule covers, THEN mid): accuracy 1.0000 -> "
+    )
+    # a rule set's default (the rows no rule matches) is tested too
+    rule_set = tmp_path / "set.txt"
+    rule_set.write_text("RULESET VOTE one\nPRIOR 300, 300, 400\n" + MODEL)
+    assert "the default rule" in run_cli("evaluate", str(rule_set), str(path), "--max-rule-drift", "0.1").stderr
 
 
 def test_a_rule_that_no_longer_fires_fails_min_rule_coverage(tmp_path: Path):
