@@ -237,10 +237,13 @@ def render(
         f"<h1>{_e(model_label)} on {_e(data_label)}</h1>",
         f"<p>A {_e(kind)} ({_e(algorithm)}) for <b>{_e(model.target)}</b>; {payload['rows']} rows scored.</p>",
     ]
+    parts.append(f"<h2>On {_e(data_label)}</h2>")
     if "rmse" in payload:
         parts.append(_metrics_table(payload, ("rows", "mae", "rmse", "r2", "mean_truth")))
     else:
         parts.append(_metrics_table(payload, ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage")))
+    if isinstance(model, Forest):
+        parts.append(_out_of_bag(model))
     if payload.get("rules"):
         parts.append("<h2>Rules on this data</h2>" + _rules_table(payload["rules"]))
     if "rmse" not in payload:
@@ -262,6 +265,23 @@ def render(
         parts.append("<h2>Rules against their training statistics</h2>" + _drift_table(payload["baseline"]))
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _out_of_bag(model: Forest) -> str:
+    """The forest's own estimate on unseen rows: each training row scored by the trees whose
+    bootstrap left it out. On the training table the figures above are training figures,
+    which a forest of deep trees fits almost perfectly."""
+    training = model.info.training
+    error = training.get("oob_mse" if model.regression else "oob_error")
+    if not isinstance(error, int | float):
+        return "<p>No out-of-bag estimate is recorded in this model.</p>"
+    rows = training.get("oob_rows")
+    what = f"mean squared error {error:.4f}" if model.regression else f"accuracy {1 - error:.4f} (error {error:.4f})"
+    return (
+        f"<h2>Out of bag</h2><p>Out-of-bag {what} over {_e(rows)} training rows, each scored by the trees "
+        "whose bootstrap left it out: the forest's estimate on rows it has not seen. On the training table "
+        "the figures above are training figures.</p>"
+    )
 
 
 def _metrics_table(payload: dict[str, Any], keys: Sequence[str]) -> str:

@@ -46,7 +46,11 @@ def _page(
         ("ripper", (), ['id="rules"', "Rules against their training statistics", "Confusion matrix"]),
         ("aq", (), ['id="rules"', "Per class"]),
         ("tree", ("--max-depth", "3"), ['id="rules"', "The tree (first 5 levels)", 'aria-label="the tree"']),
-        ("forest", ("-B", "5"), ["Feature importance", "Partial dependence", "P(Adelie) by bill_length_mm"]),
+        (
+            "forest",
+            ("-B", "5"),
+            ["Feature importance", "Partial dependence", "P(Adelie) by bill_length_mm", "Out-of-bag accuracy 0.9"],
+        ),
     ],
 )
 def test_every_kind_of_model_gets_a_page(tmp_path: Path, learner: str, options: tuple[str, ...], expect: list[str]):
