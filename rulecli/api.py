@@ -533,6 +533,7 @@ def evaluate(
     baseline: bool = False,
     max_rule_drift: float | None = None,
     min_rule_coverage: float | None = None,
+    max_coverage_ratio: float | None = None,
     weights: str | None = None,
     **read: Any,
 ) -> dict[str, Any]:
@@ -550,10 +551,13 @@ def evaluate(
     regression = is_regression(model)
     _check_gates(gates, regression)
     has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
-    baseline = baseline or max_rule_drift is not None or min_rule_coverage is not None
+    drift_gates = (max_rule_drift, min_rule_coverage, max_coverage_ratio)
+    baseline = baseline or any(bound is not None for bound in drift_gates)
     for option, bound in (("--max-rule-drift", max_rule_drift), ("--min-rule-coverage", min_rule_coverage)):
         if bound is not None and not (math.isfinite(bound) and bound >= 0):
             raise ParamError(f"{option} must be a number of at least 0, got {bound}")
+    if max_coverage_ratio is not None and not (math.isfinite(max_coverage_ratio) and max_coverage_ratio > 1):
+        raise ParamError(f"--max-coverage-ratio must be a number above 1, got {max_coverage_ratio}")
     if baseline and not has_rules:
         kind = "a forest" if isinstance(model, Forest) else "a regression tree"
         raise ParamError(f"--baseline compares rules with their training statistics; {kind} has no such rules")
@@ -582,8 +586,8 @@ def evaluate(
     if baseline:
         drift = rule_drift(model, rules, metrics["rows"])
         payload["baseline"] = drift
-        failures += drift_failures(drift, max_rule_drift, min_rule_coverage)
-    if gates or max_rule_drift is not None or min_rule_coverage is not None:
+        failures += drift_failures(drift, max_rule_drift, min_rule_coverage, max_coverage_ratio)
+    if gates or any(bound is not None for bound in drift_gates):
         payload["gates"] = {"passed": not failures, "failures": failures}
     return payload
 

@@ -482,10 +482,14 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
     return {"alpha": DRIFT_ALPHA, "correction": "holm", "tests": len(tests), "training_rows": n_train, "rules": rows}
 
 
-def drift_failures(drift: dict[str, Any], max_drift: float | None, min_coverage: float | None) -> list[str]:
+def drift_failures(
+    drift: dict[str, Any], max_drift: float | None, min_coverage: float | None, max_ratio: float | None = None
+) -> list[str]:
     """One message per rule whose change is significant and beyond a bound: an accuracy
-    drop or a coverage change larger than ``max_drift``, or coverage below ``min_coverage``
-    times its training share (a rule that no longer fires has none)."""
+    drop or a coverage change larger than ``max_drift``, coverage below ``min_coverage``
+    times its training share (a rule that no longer fires has none), or coverage grown or
+    shrunk by more than the factor ``max_ratio`` (a bound that means the same for a rule of
+    2 % of the rows as for one of 60 %)."""
     failures = []
     for entry in drift["rules"]:
         label = (
@@ -509,6 +513,14 @@ def drift_failures(drift: dict[str, Any], max_drift: float | None, min_coverage:
                     f"rule drift gate failed: {label}: coverage {entry['train_coverage']:.4f} -> "
                     f"{entry['coverage']:.4f}, a change of {change:+.4f} beyond ±{max_drift:.4f} "
                     f"(--max-rule-drift; adjusted p = {cov_p:.2g})"
+                )
+        before, now = entry["train_coverage"], entry["coverage"]
+        if max_ratio is not None and significant_cov and before > 0:
+            ratio = now / before
+            if ratio > max_ratio or ratio * max_ratio < 1:
+                failures.append(
+                    f"rule drift gate failed: {label}: coverage {before:.4f} -> {now:.4f}, {ratio:.2f} times its "
+                    f"training share, beyond {max_ratio:g}x either way (--max-coverage-ratio; adjusted p = {cov_p:.2g})"
                 )
         if min_coverage is not None and significant_cov and entry["coverage"] < min_coverage * entry["train_coverage"]:
             what = "no longer fires" if entry["covered"] == 0 else f"covers {entry['coverage']:.4f}"

@@ -39,6 +39,12 @@ MinRuleCoverage = _gate(
     "fires; a change beyond chance; implies --baseline).",
     min=0,
 )
+MaxCoverageRatio = _gate(
+    "--max-coverage-ratio",
+    "Exit 1 if a rule's coverage grew or shrank by more than this factor since training (e.g. 2: doubled or "
+    "halved; a change beyond chance; implies --baseline).",
+    min=1,
+)
 Baseline = Annotated[
     bool,
     typer.Option(
@@ -70,6 +76,7 @@ def evaluate(
     min_r2: MinR2 = None,
     max_rule_drift: MaxRuleDrift = None,
     min_rule_coverage: MinRuleCoverage = None,
+    max_coverage_ratio: MaxCoverageRatio = None,
     baseline: Baseline = False,
     weights: common.Weights = None,
     per_rule: PerRule = True,
@@ -119,6 +126,7 @@ def evaluate(
         baseline=baseline,
         max_rule_drift=max_rule_drift,
         min_rule_coverage=min_rule_coverage,
+        max_coverage_ratio=max_coverage_ratio,
         weights=weights,
     )
     failures = payload["gates"]["failures"]

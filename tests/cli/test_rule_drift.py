@@ -116,3 +116,20 @@ def test_learned_models_and_what_has_no_baseline(tmp_path: Path):
 def test_bad_bounds(tmp_path: Path, bound: str):
     result = run_cli("evaluate", _model(tmp_path), _today(tmp_path), "--max-rule-drift", bound)
     assert result.code == 2 and "--max-rule-drift" in result.stderr
+
+
+def test_a_rare_rule_tripling_its_coverage_fails_a_relative_bound(tmp_path: Path):
+    # 2.4 % of the training rows: tripled, it moves 0.048 in share, under an absolute 0.1
+    model = tmp_path / "rare.txt"
+    model.write_text("IF x >= 0.976 THEN y = 'hi'  (covers 24, correct 24)\nELSE y = 'lo'  (covers 976, correct 976)\n")
+    rng = np.random.default_rng(8)
+    x = np.where(rng.random(2000) < 0.072, 0.976 + 0.024 * rng.random(2000), 0.976 * rng.random(2000))
+    path = tmp_path / "today.csv"
+    pl.DataFrame({"x": x.round(5), "y": np.where(x >= 0.976, "hi", "lo")}).write_csv(path)
+    assert run_cli("evaluate", str(model), str(path), "--max-rule-drift", "0.1").code == 0
+    gated = run_cli("evaluate", str(model), str(path), "--max-coverage-ratio", "2")
+    assert gated.code == 1, gated.stderr
+    assert gated.stderr.startswith("rule drift gate failed: rule 1 (IF x >= 0.976 THEN hi): coverage 0.0240 -> 0.0680, 2.83 times")
+    assert "times its training share, beyond 2x either way (--max-coverage-ratio" in gated.stderr
+    assert run_cli("evaluate", str(model), str(path), "--max-coverage-ratio", "4").code == 0
+    assert run_cli("evaluate", str(model), str(path), "--max-coverage-ratio", "1").code == 2
