@@ -30,7 +30,16 @@ from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
 from rulecli.drift import drift_warnings
 from rulecli.engines import ENGINES, EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
-from rulecli.metrics import Gate, drift_failures, gate_failures, leaf_reports, rule_drift, rule_reports, violations
+from rulecli.metrics import (
+    GATE_ON,
+    Gate,
+    drift_failures,
+    gate_failures,
+    leaf_reports,
+    rule_drift,
+    rule_reports,
+    violations,
+)
 from rulecli.model.compile import (
     DEFAULT_RULE,
     Predictor,
@@ -534,6 +543,7 @@ def evaluate(
     max_rule_drift: float | None = None,
     min_rule_coverage: float | None = None,
     max_coverage_ratio: float | None = None,
+    gate_on: str = "point",
     weights: str | None = None,
     **read: Any,
 ) -> dict[str, Any]:
@@ -548,6 +558,8 @@ def evaluate(
     if target_name not in lf.collect_schema():
         raise InputError(f"{label}: target column '{target_name}' is not in the data (pass -y COLUMN)")
     truth = truth_expr(model, target)
+    if gate_on not in GATE_ON:
+        raise ParamError(f"--gate-on must be one of {', '.join(GATE_ON)}, got '{gate_on}'")
     regression = is_regression(model)
     _check_gates(gates, regression)
     has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
@@ -582,7 +594,7 @@ def evaluate(
     payload = (
         {**metrics, "rules": [r.as_dict(metrics["rows"]) for r in rules]} if with_rules and per_rule else dict(metrics)
     )
-    failures = gate_failures(metrics, list(gates)) if gates else []
+    failures = gate_failures(metrics, list(gates), gate_on) if gates else []
     if baseline:
         drift = rule_drift(model, rules, metrics["rows"])
         payload["baseline"] = drift

@@ -37,7 +37,7 @@ from rulecli.model.core import DecisionList, Model, column_units
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import col
-from rulecli.stats import tally
+from rulecli.stats import tally, wilson
 
 TRUTH = "truth"
 DECIDED = "decided"
@@ -142,6 +142,8 @@ def classification_metrics(report: ClassificationReport) -> dict[str, Any]:
     return {
         "rows": tally(n),
         "accuracy": accuracy,
+        "accuracy_interval": wilson(float(tp.sum()), float(n)),
+        "coverage_interval": wilson(float(report.n_decided), float(n)),
         "balanced_accuracy": float(recall[actual > 0].mean()) if (actual > 0).any() else 0.0,
         "macro_f1": float(f1[present].mean()) if present.any() else 0.0,
         "kappa": float(kappa),
@@ -175,6 +177,7 @@ class RuleReport:
             "coverage": self.n_covered / n_rows if n_rows else 0.0,
             "class_support": self.n_correct / self.n_class if self.n_class else 0.0,
             "accuracy": self.n_correct / self.n_covered if self.n_covered else 0.0,
+            "accuracy_interval": wilson(self.n_correct, self.n_covered),
         }
 
 
@@ -364,8 +367,13 @@ class Gate:
     upper: bool = False
 
 
-def gate_failures(metrics: dict[str, Any], gates: list[Gate]) -> list[str]:
-    """One message per gate the metrics fail, saying by how much.
+GATE_ON = ("point", "lower")
+
+
+def gate_failures(metrics: dict[str, Any], gates: list[Gate], bound: str = "point") -> list[str]:
+    """One message per gate the metrics fail, saying by how much. With ``bound="lower"`` a
+    minimum is held against the lower end of the metric's 95 % interval (where it has one:
+    accuracy, coverage), so a pass means the figure is above the threshold beyond chance.
 
     Examples
     --------
@@ -376,17 +384,24 @@ def gate_failures(metrics: dict[str, Any], gates: list[Gate]) -> list[str]:
     for gate in gates:
         if gate.threshold is None:
             continue
-        value = metrics[gate.metric]
+        value, name = metrics[gate.metric], gate.metric
+        interval = metrics.get(f"{gate.metric}_interval")
+        if bound == "lower" and interval is not None:
+            # beyond chance: the side of the 95 % interval nearer the threshold must pass
+            value, name = (
+                interval[1 if gate.upper else 0],
+                f"{gate.metric} ({'upper' if gate.upper else 'lower'} bound)",
+            )
         if gate.upper:
             if value > gate.threshold:
                 failures.append(
-                    f"quality gate failed: {gate.metric} {value:.4f} > {gate.threshold:.4f} ({gate.option}), "
+                    f"quality gate failed: {name} {value:.4f} > {gate.threshold:.4f} ({gate.option}), "
                     f"over by {value - gate.threshold:.4f}"
                 )
             continue
         if value < gate.threshold:
             failures.append(
-                f"quality gate failed: {gate.metric} {value:.4f} < {gate.threshold:.4f} ({gate.option}), "
+                f"quality gate failed: {name} {value:.4f} < {gate.threshold:.4f} ({gate.option}), "
                 f"short by {gate.threshold - value:.4f}"
             )
     return failures

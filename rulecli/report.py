@@ -285,10 +285,14 @@ def _out_of_bag(model: Forest) -> str:
 
 
 def _metrics_table(payload: dict[str, Any], keys: Sequence[str]) -> str:
+    def interval(k: str) -> str:
+        bounds = payload.get(f"{k}_interval")
+        return f"<td class=num>95 % interval {bounds[0]:.4f} – {bounds[1]:.4f}</td>" if bounds else "<td></td>"
+
     rows = "".join(
-        f"<tr><th>{_e(k.replace('_', ' '))}</th><td class=num>{payload[k]:.4f}</td></tr>"
+        f"<tr><th>{_e(k.replace('_', ' '))}</th><td class=num>{payload[k]:.4f}</td>{interval(k)}</tr>"
         if isinstance(payload[k], float)
-        else f"<tr><th>{_e(k)}</th><td class=num>{_e(payload[k])}</td></tr>"
+        else f"<tr><th>{_e(k)}</th><td class=num>{_e(payload[k])}</td><td></td></tr>"
         for k in keys
         if k in payload
     )

@@ -99,6 +99,40 @@ def chi2_critical(alpha: float, dof: int) -> float:
     return high
 
 
+Z95 = 1.959963984540054  # the standard normal's 97.5 % point: two-sided 95 % intervals
+# Student's t 97.5 % points for 1..30 degrees of freedom (beyond: the normal's)
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def wilson(successes: float, n: float) -> list[float] | None:
+    """The 95 % Wilson score interval of a share ``successes / n`` (Wilson 1927): inside
+    [0, 1] and sound for shares near 0 or 1 and for small ``n``; None when ``n`` is 0.
+
+    >>> [round(v, 4) for v in wilson(180, 200)]
+    [0.8506, 0.9346]
+    """
+    if n <= 0:
+        return None
+    share = successes / n
+    z2 = Z95 * Z95
+    centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [max(0.0, centre - half), min(1.0, centre + half)]
+
+
+def mean_interval(mean: float, sd: float, k: int) -> list[float] | None:
+    """The 95 % t interval of a mean of ``k`` values (cross-validation folds); None for one."""
+    if k < 2:
+        return None
+    t = _T975[k - 2] if k - 1 <= len(_T975) else Z95
+    half = t * sd / math.sqrt(k)
+    return [mean - half, mean + half]
+
+
 def tally(x: float) -> int | float:
     """A weighted count: an integer when it is whole (so unweighted models stay integers)."""
     return int(x) if float(x).is_integer() else float(x)

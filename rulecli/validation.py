@@ -16,6 +16,7 @@ from rulecli.metrics import WEIGHT, classification_metrics, confusion_report, re
 from rulecli.model.compile import Predictor
 from rulecli.model.tree import Forest, Tree
 from rulecli.schema import col, numeric_expr
+from rulecli.stats import mean_interval
 
 SUMMARY_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage")
 REGRESSION_KEYS = ("mae", "rmse", "r2")
@@ -61,13 +62,15 @@ class CrossValidation:
     def keys(self) -> tuple[str, ...]:
         return REGRESSION_KEYS if self.folds and "rmse" in self.folds[0] else SUMMARY_KEYS
 
-    def summary(self) -> dict[str, dict[str, float]]:
-        """Mean and sample standard deviation of each headline metric over folds."""
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Mean, sample standard deviation and 95 % t interval of each headline metric over folds."""
         out = {}
         for key in self.keys:
             values = np.array([fold[key] for fold in self.folds], dtype=np.float64)
             sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
-            out[key] = {"mean": float(values.mean()), "sd": sd}
+            mean = float(values.mean())
+            # the t interval of the mean over folds (the folds share training rows: a guide, not a test)
+            out[key] = {"mean": mean, "sd": sd, "interval": mean_interval(mean, sd, values.size)}
         return out
 
     def as_dict(self) -> dict[str, Any]:

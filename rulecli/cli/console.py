@@ -133,14 +133,16 @@ def metrics_table(title: str, metrics: dict[str, Any]) -> Table:
     table = DataTable(title)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    table.add_column("95 % interval", justify="right")
     keys = (
         ("rows", "mae", "rmse", "r2")
         if "rmse" in metrics
         else ("rows", "accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage", "unclassified")
     )
     for key in keys:
-        value = metrics[key]
-        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+        value, interval = metrics[key], metrics.get(f"{key}_interval")
+        shown = f"{interval[0]:.4f} – {interval[1]:.4f}" if interval else ""
+        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value), shown)
     return table
 
 

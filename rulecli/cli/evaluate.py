@@ -45,6 +45,15 @@ MaxCoverageRatio = _gate(
     "halved; a change beyond chance; implies --baseline).",
     min=1,
 )
+GateOn = Annotated[
+    str,
+    typer.Option(
+        "--gate-on",
+        help="point: a gate tests the figure; lower: a --min-* gate tests its 95 % interval's lower bound "
+        "(accuracy, coverage), so it passes only beyond chance.",
+        rich_help_panel="Gates (exit 1)",
+    ),
+]
 Baseline = Annotated[
     bool,
     typer.Option(
@@ -77,6 +86,7 @@ def evaluate(
     max_rule_drift: MaxRuleDrift = None,
     min_rule_coverage: MinRuleCoverage = None,
     max_coverage_ratio: MaxCoverageRatio = None,
+    gate_on: GateOn = "point",
     baseline: Baseline = False,
     weights: common.Weights = None,
     per_rule: PerRule = True,
@@ -127,6 +137,7 @@ def evaluate(
         max_rule_drift=max_rule_drift,
         min_rule_coverage=min_rule_coverage,
         max_coverage_ratio=max_coverage_ratio,
+        gate_on=gate_on,
         weights=weights,
     )
     failures = payload["gates"]["failures"]
@@ -169,7 +180,9 @@ def _show(payload: dict[str, Any], label: str) -> None:
         matrix.add_row(cls, *(str(v) for v in row), *extra)
     out.print(matrix)
     if payload.get("rules"):
-        rules = console.DataTable("per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a)")
+        rules = console.DataTable(
+            "per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a with its 95 % Wilson interval)"
+        )
         for name in ("rule", "IF", "THEN", "covered", "correct", "coverage", "class support", "accuracy"):
             rules.add_column(name, justify="left" if name in ("IF", "THEN") else "right")
         for r in payload["rules"]:
@@ -181,7 +194,7 @@ def _show(payload: dict[str, Any], label: str) -> None:
                 str(r["correct"]),
                 f"{r['coverage']:.3f}",
                 f"{r['class_support']:.3f}",
-                f"{r['accuracy']:.3f}",
+                f"{r['accuracy']:.3f}" + _interval(r.get("accuracy_interval")),
             )
         out.print(rules)
     if payload.get("baseline"):
@@ -202,6 +215,10 @@ def _show(payload: dict[str, Any], label: str) -> None:
                 "yes" if r["drifted"] else "",
             )
         out.print(table)
+
+
+def _interval(interval: list[float] | None) -> str:
+    return "" if not interval else f" ({interval[0]:.3f}–{interval[1]:.3f})"
 
 
 def _p(value: float | None) -> str:

@@ -372,4 +372,7 @@ def _cv_table(cv: dict[str, Any], k: int) -> console.DataTable:
         table.add_row(str(fold["fold"]), *(f"{fold[k]:.4f}" for k in keys), str(fold["rules"]))
     summary = cv["summary"]
     table.add_row("mean ± sd", *(f"{summary[k]['mean']:.4f} ± {summary[k]['sd']:.4f}" for k in keys), "")
+    intervals = [summary[k].get("interval") for k in keys]
+    if all(intervals):
+        table.add_row("95 % of mean", *(f"{low:.4f} – {high:.4f}" for low, high in intervals), "")  # type: ignore[misc]
     return table

@@ -413,9 +413,7 @@ def _truncated(model: RuleSet, ds: Dataset, cut: Cut, params: AQParams) -> RuleS
     """The rule set without its light rules (:func:`rulecli.search.tuning.truncated`)."""
     kept = truncated(model, ds, *cut)
     searched = {k: v for k, v in model.info.training.items() if k == "search_cut"}
-    info = dataclasses.replace(
-        model.info, params=params.record(), training=training_summary(ds, kept.rules) | searched
-    )
+    info = dataclasses.replace(model.info, params=params.record(), training=training_summary(ds, kept.rules) | searched)
     return dataclasses.replace(kept, info=info)
 
 

@@ -129,7 +129,40 @@ def test_a_rare_rule_tripling_its_coverage_fails_a_relative_bound(tmp_path: Path
     assert run_cli("evaluate", str(model), str(path), "--max-rule-drift", "0.1").code == 0
     gated = run_cli("evaluate", str(model), str(path), "--max-coverage-ratio", "2")
     assert gated.code == 1, gated.stderr
-    assert gated.stderr.startswith("rule drift gate failed: rule 1 (IF x >= 0.976 THEN hi): coverage 0.0240 -> 0.0680, 2.83 times")
+    assert gated.stderr.startswith(
+        "rule drift gate failed: rule 1 (IF x >= 0.976 THEN hi): coverage 0.0240 -> 0.0680, 2.83 times"
+    )
     assert "times its training share, beyond 2x either way (--max-coverage-ratio" in gated.stderr
     assert run_cli("evaluate", str(model), str(path), "--max-coverage-ratio", "4").code == 0
     assert run_cli("evaluate", str(model), str(path), "--max-coverage-ratio", "1").code == 2
+
+
+def test_figures_carry_95_percent_intervals_and_a_gate_can_test_the_lower_bound(tmp_path: Path):
+    model, today = _model(tmp_path), _today(tmp_path)
+    metrics = json.loads(run_cli("evaluate", model, today, "--json").stdout)
+    low, high = metrics["accuracy_interval"]
+    assert low < metrics["accuracy"] < high and high - low < 0.05  # 1,000 rows
+    assert all(low <= r["accuracy"] <= high for r in metrics["rules"] for low, high in [r["accuracy_interval"]])
+    assert "95 % interval" in run_cli("evaluate", model, today).stdout
+    # a threshold between the lower bound and the figure: the point passes, the bound does not
+    threshold = f"{(low + metrics['accuracy']) / 2:.4f}"
+    assert run_cli("evaluate", model, today, "--min-accuracy", threshold, "-q").code == 0
+    bounded = run_cli("evaluate", model, today, "--min-accuracy", threshold, "--gate-on", "lower", "-q")
+    assert bounded.code == 1 and "accuracy (lower bound)" in bounded.stderr
+    assert run_cli("evaluate", model, today, "--gate-on", "upper").code == 2
+    learned = run_cli(
+        "ripper",
+        str(SAMPLE / "penguins.csv"),
+        "-y",
+        "species",
+        "--cv",
+        "5",
+        "-q",
+        "--metrics-out",
+        str(tmp_path / "cv.json"),
+        "-o",
+        str(tmp_path / "p.json"),
+    )
+    assert learned.code == 0
+    summary = json.loads((tmp_path / "cv.json").read_text())["cv"]["summary"]["accuracy"]
+    assert summary["interval"][0] < summary["mean"] < summary["interval"][1]
