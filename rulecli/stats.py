@@ -113,7 +113,7 @@ def wilson(successes: float, n: float) -> list[float] | None:
     [0, 1] and sound for shares near 0 or 1 and for small ``n``; None when ``n`` is 0.
 
     >>> [round(v, 4) for v in wilson(180, 200)]
-    [0.8506, 0.9346]
+    [0.8506, 0.9343]
     """
     if n <= 0:
         return None
