@@ -12,6 +12,7 @@ from rulecli.errors import InputError
 from rulecli.model.core import Condition, Rule
 from rulecli.model.diff import ModelDiff, RuleChange
 from rulecli.model.text import render_condition, render_name, render_rule, render_value
+from rulecli.words import counted
 
 from . import common
 
@@ -112,7 +113,10 @@ def _payload(d: ModelDiff, report: dict[str, Any] | None, labels: tuple[str, str
         "old": {"model": labels[0], "kind": d.old_kind},
         "new": {"model": labels[1], "kind": d.new_kind},
         "identical": d.identical,
-        "matched_by": "position" if d.ordered else "conditions",
+        "matched_by": "tree structure" if _trees(d) else "position" if d.ordered else "conditions",
+        "splits": [
+            {"column": c.column, "old": render_condition(c.old), "new": render_condition(c.new)} for c in d.splits
+        ],
         "counts": _counts(d),
         "rules": rules,
         "default": {
@@ -125,6 +129,10 @@ def _payload(d: ModelDiff, report: dict[str, Any] | None, labels: tuple[str, str
     if report is not None:
         out["data"] = {"rows": report["rows"], "changed": report["changed"], "sample": report["sample"]}
     return out
+
+
+def _trees(d: ModelDiff) -> bool:
+    return d.old_kind == d.new_kind == "tree"
 
 
 def _counts(d: ModelDiff) -> dict[str, int]:
@@ -154,6 +162,10 @@ def _text(d: ModelDiff, report: dict[str, Any] | None, labels: tuple[str, str], 
     counts = _counts(d)
     lines = [f"--- {labels[0]}  ({d.old_kind})", f"+++ {labels[1]}  ({d.new_kind})"]
     lines += [f"! {note}" for note in d.notes]
+    for split in d.splits:
+        lines.append(
+            f"~ split on {render_name(split.column)}: {render_condition(split.old)}  ->  {render_condition(split.new)}"
+        )
     for change in d.rules:
         number = change.new_number if change.new_number is not None else change.old_number
         if change.status == "same":
@@ -186,8 +198,9 @@ def _text(d: ModelDiff, report: dict[str, Any] | None, labels: tuple[str, str], 
             f"~ default: {_default_text(d.old_default, d.target)}  ->  {_default_text(d.new_default, d.target)}"
         )
     verdict = "the models are equal in rules" if d.identical else "the models differ"
+    moved = f"{counted(len(d.splits), 'split')} moved; " if _trees(d) else ""
     lines.append(
-        f"{verdict}: {counts['same']} rules the same, {counts['changed']} changed, "
+        f"{verdict}: {moved}{counts['same']} rules the same, {counts['changed']} changed, "
         f"{counts['added']} added, {counts['removed']} removed"
         + ("" if not d.default_changed else ", the default changed")
     )

@@ -1,11 +1,15 @@
 """Two models compared rule by rule, for review of a retrained model.
 
 A decision list's rules are matched by position (the first match decides, so rule 3 is
-rule 3 whatever it says); a rule set's rules, and a tree's leaf rules, by what they say:
-the same conditions (in any order) and class are the same rule; a rule left on one side
-is paired with one on the other that tests the same columns, as a *changed* rule, and the
-conditions that moved are listed by column (``age >= 42`` -> ``age >= 45``). Forests have
-no rules to pair: they are the same when every tree is.
+rule 3 whatever it says); a rule set's rules by what they say: the same conditions (in any
+order) and class are the same rule; a rule left on one side is paired with one on the other
+that tests the same columns, as a *changed* rule, and the conditions that moved are listed
+by column (``age >= 42`` -> ``age >= 45``). Two trees are walked side by side: where both
+split on the same column the split is the same one (its threshold or levels may have
+moved: a *split change*, listed once), so each leaf pairs with the leaf that holds the same
+rows' path, and is the same when it predicts the same; where one splits and the other does
+not, or on another column, the leaves below are removed and added. Forests have no rules to
+pair: they are the same when every tree is.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import numpy as np
 
 from rulecli.model.core import Condition, DecisionList, Rule, RuleSet, column_units
 from rulecli.model.text import render_number
-from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
+from rulecli.model.tree import Forest, Tree, TreeNodes, decision_list, leaf_rules, single_test
 
 Predictor = DecisionList | RuleSet | Tree | Forest
 
@@ -41,6 +45,16 @@ class RuleChange:
 
 
 @dataclass(frozen=True)
+class SplitChange:
+    """A split two trees make on the same column at the same place, moved: its test (the
+    left branch's) before and after."""
+
+    column: str
+    old: Condition
+    new: Condition
+
+
+@dataclass(frozen=True)
 class ModelDiff:
     target: str
     old_kind: str
@@ -50,6 +64,7 @@ class ModelDiff:
     old_default: Rule | None
     new_default: Rule | None
     notes: tuple[str, ...]  # what else differs: classes, vote, learner
+    splits: tuple[SplitChange, ...] = ()  # two trees: the splits that moved
 
     @property
     def default_changed(self) -> bool:
@@ -58,7 +73,12 @@ class ModelDiff:
     @property
     def identical(self) -> bool:
         """Equal in rules (statistics may differ): the models predict alike."""
-        return not self.notes and not self.default_changed and all(c.status == "same" for c in self.rules)
+        return (
+            not self.notes
+            and not self.splits
+            and not self.default_changed
+            and all(c.status == "same" for c in self.rules)
+        )
 
 
 def kind_of(model: Predictor) -> str:
@@ -173,6 +193,53 @@ def _same_forest(old: Forest, new: Forest) -> bool:
     return True
 
 
+def _tree_changes(old: Tree, new: Tree) -> tuple[list[RuleChange], list[SplitChange]]:
+    """The two trees walked side by side from the root (see the module's docstring)."""
+    old_rules, new_rules = rules_of(old)[0], rules_of(new)[0]
+    old_number = {leaf: i for i, (leaf, _) in enumerate(leaf_rules(old.nodes, old.features), 1)}
+    new_number = {leaf: i for i, (leaf, _) in enumerate(leaf_rules(new.nodes, new.features), 1)}
+    a_nodes, b_nodes = old.nodes, new.nodes
+    units = column_units(old) | column_units(new)
+    changes: list[RuleChange] = []
+    splits: list[SplitChange] = []
+
+    def leaves(nodes: TreeNodes, node: int) -> list[int]:
+        out, stack = [], [node]
+        while stack:
+            i = stack.pop()
+            if nodes.feature[i] < 0:
+                out.append(i)
+            else:
+                stack += [int(nodes.right[i]), int(nodes.left[i])]
+        return out
+
+    stack = [(0, 0)]
+    while stack:
+        a, b = stack.pop()
+        fa, fb = int(a_nodes.feature[a]), int(b_nodes.feature[b])
+        if fa < 0 and fb < 0:
+            i, j = old_number[a], new_number[b]
+            before, after = old_rules[i - 1], new_rules[j - 1]
+            status = "same" if before.prediction == after.prediction else "changed"
+            changes.append(RuleChange(status, i, j, before, after, () if status == "same" else moved(before, after)))
+            continue
+        if fa >= 0 and fb >= 0 and old.features[fa] == new.features[fb]:
+            column = old.features[fa]
+            test_a = single_test(a_nodes, a, column, to_left=True, units=units)
+            test_b = single_test(b_nodes, b, column, to_left=True, units=units)
+            if test_a != test_b:
+                splits.append(SplitChange(column, test_a, test_b))
+            stack += [(int(a_nodes.right[a]), int(b_nodes.right[b])), (int(a_nodes.left[a]), int(b_nodes.left[b]))]
+            continue
+        changes += [
+            RuleChange("removed", old_number[x], None, old_rules[old_number[x] - 1], None) for x in leaves(a_nodes, a)
+        ]
+        changes += [
+            RuleChange("added", None, new_number[y], None, new_rules[new_number[y] - 1]) for y in leaves(b_nodes, b)
+        ]
+    return changes, splits
+
+
 def diff(old: Predictor, new: Predictor) -> ModelDiff:
     """``old`` against ``new``; the caller checks that both predict the same target."""
     old_rules, old_default, old_ordered = rules_of(old)
@@ -188,7 +255,19 @@ def diff(old: Predictor, new: Predictor) -> ModelDiff:
         notes.append(f"vote: {old_vote.value} -> {new_vote.value}")
     if isinstance(old, Forest) and isinstance(new, Forest) and not _same_forest(old, new):
         notes.append(f"forest: {len(old.trees)} trees -> {len(new.trees)} trees, not the same trees")
-    changes = _by_position(old_rules, new_rules) if ordered else _by_content(old_rules, new_rules)
+    splits: list[SplitChange] = []
+    if isinstance(old, Tree) and isinstance(new, Tree) and old.regression == new.regression:
+        changes, splits = _tree_changes(old, new)
+    else:
+        changes = _by_position(old_rules, new_rules) if ordered else _by_content(old_rules, new_rules)
     return ModelDiff(
-        old.target, kind_of(old), kind_of(new), ordered, tuple(changes), old_default, new_default, tuple(notes)
+        old.target,
+        kind_of(old),
+        kind_of(new),
+        ordered,
+        tuple(changes),
+        old_default,
+        new_default,
+        tuple(notes),
+        tuple(splits),
     )

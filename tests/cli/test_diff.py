@@ -188,3 +188,23 @@ def test_git_shows_rule_changes_through_the_textconv_driver(tmp_path: Path):
     shown = git("diff")
     assert "-IF island = 'Dream' AND bill_length_mm >= 45.2 THEN species = 'Chinstrap'" in shown
     assert '"format"' not in shown  # rules, not JSON
+
+
+def test_a_tree_whose_one_threshold_moved_is_one_split_moved(tmp_path: Path):
+    old = tmp_path / "old.json"
+    assert run_cli("tree", str(SAMPLE / "penguins.csv"), "-y", "species", "-q", "-o", str(old)).code == 0
+    model = json.loads(old.read_text())
+    model["tree"]["threshold"][0] -= 0.3  # the root's split, within the gap of its neighbouring values
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(model))
+    shown = run_cli("diff", str(old), str(new))
+    assert shown.code == 1
+    lines = shown.stdout.splitlines()
+    assert (
+        lines[2] == "~ split on flipper_length_mm: (flipper_length_mm < 206.5 or missing)  ->  "
+        "(flipper_length_mm < 206.2 or missing)"
+    )
+    assert lines[-1] == "the models differ: 1 split moved; 5 rules the same, 0 changed, 0 added, 0 removed"
+    payload = json.loads(run_cli("diff", str(old), str(new), "--json").stdout)
+    assert payload["matched_by"] == "tree structure" and len(payload["splits"]) == 1
+    assert payload["counts"] == {"same": 5, "changed": 0, "added": 0, "removed": 0}
