@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -59,11 +60,33 @@ def info(message: str, *, quiet: bool = False) -> None:
         err.print(message, markup=False)
 
 
+PLAIN_EVERY = 30.0  # seconds between progress lines off a terminal (a CI log, nohup)
+
+
+def _plain(describe: Callable[[int], str]) -> Callable[[int], None]:
+    """Progress off a terminal: a plain line on stderr at most every ``PLAIN_EVERY``
+    seconds, with the time so far (nothing for a run shorter than that)."""
+    started = last = time.monotonic()
+
+    def update(done: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= PLAIN_EVERY:
+            last = now
+            err.print(f"{describe(done)} ({now - started:.0f} s)", markup=False, soft_wrap=True)
+
+    return update
+
+
 @contextlib.contextmanager
 def rule_progress(name: str, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-    """A live "N rules" counter on stderr while a learner runs, only for a person at a terminal."""
-    if quiet or not stderr_is_tty():
+    """A live "N rules" counter on stderr while a learner runs: at a terminal a spinner, off
+    one a plain line now and then."""
+    if quiet:
         yield None
+        return
+    if not stderr_is_tty():
+        yield _plain(lambda n: f"{name}: {counted(n, 'rule')} grown so far")
         return
     spinner = Spinner("dots", text=f"{name}: reading and preparing the data")
     # Rich's status() would capture stdout, where the model goes: keep stdout untouched.
@@ -78,9 +101,13 @@ def rule_progress(name: str, *, quiet: bool) -> Iterator[Callable[[int], None] |
 
 @contextlib.contextmanager
 def progress_bar(name: str, total: int, unit: str, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-    """A progress bar over ``total`` steps on stderr, only for a person at a terminal."""
-    if quiet or not stderr_is_tty():
+    """A progress bar over ``total`` steps on stderr at a terminal; off one a plain line now
+    and then."""
+    if quiet:
         yield None
+        return
+    if not stderr_is_tty():
+        yield _plain(lambda done: f"{name}: {done} of {total} {unit}")
         return
     columns = (TextColumn(f"{name}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True, redirect_stdout=False, redirect_stderr=False) as bar:

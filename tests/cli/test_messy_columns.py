@@ -212,3 +212,18 @@ def test_a_model_of_one_class_and_missed_rare_classes_point_to_class_weights(tmp
     )
     assert weighted.code == 0 and "--class-weight balanced" not in weighted.stderr
     assert "predicts only" not in run_cli("tree", "i.csv", "-y", "y", "-q", "-o", "q.json", cwd=tmp_path).stderr
+
+
+def test_long_work_off_a_terminal_prints_a_plain_progress_line_now_and_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from rulecli.cli import console
+
+    monkeypatch.setattr(console, "PLAIN_EVERY", 0.0)  # every step: the test's run is short
+    _imbalanced().write_csv(tmp_path / "i.csv")
+    ruled = run_cli("ripper", "i.csv", "-y", "y", "-o", "r.json", cwd=tmp_path)
+    assert re.search(r"^ripper: \d+ rules? grown so far \(\d+ s\)$", ruled.stderr, flags=re.M), ruled.stderr
+    forest = run_cli("forest", "i.csv", "-y", "y", "--trees", "4", "-o", "f.json", cwd=tmp_path)
+    assert re.search(r"^forest: \d of 4 trees \(\d+ s\)$", forest.stderr, flags=re.M), forest.stderr
+    quiet = run_cli("forest", "i.csv", "-y", "y", "--trees", "4", "-q", "-o", "q.json", cwd=tmp_path)
+    assert quiet.stderr == ""
