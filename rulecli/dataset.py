@@ -492,6 +492,7 @@ def _prepare_feature(
     elif name in spec.numeric or unit is not None:
         kind = Kind.NUMERIC
     levels: tuple[str, ...] = ()
+    stray = None
     if unit is not None:  # dates are ordered: compared as the days (or seconds) they count
         series = df.select(temporal_expr(name, unit)).to_series().alias(name)
     elif kind == Kind.NUMERIC:
@@ -519,9 +520,8 @@ def _prepare_feature(
         notes.append(("constant", name, f"column '{name}' is constant; skipped"))
         return None
     # numbers with a stray word are measurements, never IDs (though they may hold too many values)
-    numbers = bool(notes) and notes[-1][0] == "stray" and notes[-1][1].startswith(f"{name} (")
     reason = None if name in spec.use or name in spec.features else _left_out(df, name, kind, distinct, present)
-    if reason == "id" and numbers:
+    if reason == "id" and stray is not None:
         reason = "levels" if distinct > MAX_TEXT_LEVELS else None
     if reason is not None:
         notes.append((reason, name, LEFT_OUT_MESSAGE[reason].format(name=name, distinct=distinct, use=quoted(name))))
