@@ -47,14 +47,14 @@ from rulecli.model.compile import (
     prediction_frame,
     read_dtypes_for,
 )
-from rulecli.model.core import DecisionList, RuleSet, dated_rule, schema_units
+from rulecli.model.core import DecisionList, Rule, RuleSet, dated_rule, schema_units
 from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
 from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
 from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
-from rulecli.model.text import forest_summary, parse_text, render_text, render_tree
-from rulecli.model.tree import Forest, Tree, decision_list
+from rulecli.model.text import forest_summary, parse_text, render_conditions, render_name, render_text, render_tree
+from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.params import Params
 from rulecli.report import Curve
 from rulecli.report import render as render_report
@@ -435,6 +435,32 @@ def rules_text(model: Predictor) -> str:
     if isinstance(model, Forest):
         return "".join(f"# {line}\n" for line in forest_summary(model))
     return render_text(model)
+
+
+def logic_text(model: Predictor) -> str:
+    """The model's rules without their statistics (covers, correct, class counts,
+    probabilities, leaf rows): what a git textconv driver shows, so a retrained model's
+    diff holds only the rules whose logic changed. A regression tree's leaves keep their
+    values, a forest its summary."""
+    if isinstance(model, Forest):
+        return rules_text(model)
+    if isinstance(model, Tree):
+        if model.regression:
+            leaves = leaf_rules(model.nodes, model.features, schema_units(model.info.schema))
+            return "".join(
+                f"IF {render_conditions(conds)} THEN {render_name(model.target)} = {model.nodes.value[leaf, 0]:.6g}\n"
+                for leaf, conds in leaves
+            )
+        model = decision_list(model)
+
+    def bare(rule: Rule) -> Rule:
+        return dataclasses.replace(rule, stats=None, probabilities=None)
+
+    default = None if model.default is None else bare(model.default)
+    info = dataclasses.replace(model.info, training={})  # a rule set's PRIOR line is a count too
+    return render_text(
+        dataclasses.replace(model, rules=tuple(bare(r) for r in model.rules), default=default, info=info)
+    )
 
 
 def check_model_path(path: str | Path) -> None:

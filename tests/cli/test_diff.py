@@ -208,3 +208,17 @@ def test_a_tree_whose_one_threshold_moved_is_one_split_moved(tmp_path: Path):
     payload = json.loads(run_cli("diff", str(old), str(new), "--json").stdout)
     assert payload["matched_by"] == "tree structure" and len(payload["splits"]) == 1
     assert payload["counts"] == {"same": 5, "changed": 0, "added": 0, "removed": 0}
+
+
+def test_show_logic_leaves_statistics_out_for_a_textconv_diff(tmp_path: Path):
+    # every row counted twice: the same rules, other statistics
+    data = tmp_path / "twice.csv"
+    pl.read_csv(SAMPLE / "penguins.csv").with_columns(pl.lit(2).alias("w")).write_csv(data)
+    once, twice = tmp_path / "once.json", tmp_path / "twice.json"
+    fixed = ["--max-depth", "2", "--ccp-alpha", "0", "-q"]
+    assert run_cli("tree", str(data), "-y", "species", "--exclude", "w", *fixed, "-o", str(once)).code == 0
+    assert run_cli("tree", str(data), "-y", "species", "--weights", "w", *fixed, "-o", str(twice)).code == 0
+    logic = [run_cli("show", str(m), "--logic").stdout for m in (once, twice)]
+    assert logic[0] == logic[1] and "covers" not in logic[0] and "IF " in logic[0]
+    assert run_cli("show", str(once)).stdout != run_cli("show", str(twice)).stdout
+    assert run_cli("show", str(once), "--logic", "--json").code == 2
