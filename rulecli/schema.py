@@ -6,6 +6,7 @@ A feature is *numeric* (compared with thresholds and intervals) or *categorical*
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -123,6 +124,7 @@ def normalize_missing(lf: pl.LazyFrame) -> pl.LazyFrame:
     return lf.with_columns(cs.float().fill_nan(None))
 
 
+EPOCH = dt.datetime(1970, 1, 1)
 # the unambiguous written forms a date or date-and-time column is recognised in (ISO 8601
 # and year-first with slashes); "%.f" takes an optional fraction of a second
 DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d")
@@ -134,7 +136,6 @@ DATETIME_FORMATS = (
     "%Y-%m-%dT%H:%M",
     "%Y/%m/%d %H:%M:%S%.f",
 )
-SECONDS_PER_DAY = 86_400
 
 
 def _as_text(column: str) -> pl.Expr:
@@ -192,14 +193,10 @@ def temporal_unit(series: pl.Series) -> Unit | None:
 
 
 def render_moment(value: float, unit: Unit | str) -> str:
-    """A date feature's number as the date (or date and time) it counts."""
-    import datetime as dt
-
-    epoch = dt.datetime(1970, 1, 1)
+    """A date feature's number as the date (or date and time, ISO 8601) it counts."""
     if unit == Unit.DATE:
-        return (epoch + dt.timedelta(days=value)).date().isoformat()
-    moment = epoch + dt.timedelta(seconds=value)
-    return moment.isoformat(sep=" ", timespec="seconds")
+        return (EPOCH + dt.timedelta(days=value)).date().isoformat()
+    return (EPOCH + dt.timedelta(seconds=value)).isoformat(timespec="seconds")
 
 
 def feature_expr(feature: Feature) -> pl.Expr:

@@ -25,6 +25,7 @@ Strings are compared with categorical columns, numbers with numeric ones.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from rulecli.model.core import (
 )
 from rulecli.model.ops import MAX_EXACT, OPS, Shape, ends
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
-from rulecli.schema import Unit, render_moment
+from rulecli.schema import EPOCH, Unit, render_moment
 from rulecli.stats import tally
 from rulecli.words import counted
 
@@ -98,7 +99,7 @@ def render_value(value: Scalar, up: bool = False) -> str:
     ``< 2022-07-16`` and ``<= 19188.5`` is ``<= 2022-07-15``)."""
     if isinstance(value, Moment):
         whole = math.ceil(value) if up else math.floor(value)
-        return render_moment(whole, value.unit).replace(" ", "T")
+        return render_moment(whole, value.unit)
     if isinstance(value, float):
         return render_number(value)
     return _escape(value, "'")
@@ -324,13 +325,10 @@ def _parse_value(line: _Line) -> Scalar:
 
 def _moment(line: _Line, token: _Token) -> Moment:
     """A date (days since 1970-01-01) or a date and time (seconds since then)."""
-    import datetime as dt
-
     try:
         if "T" in token.text:
-            moment = dt.datetime.fromisoformat(token.text) - dt.datetime(1970, 1, 1)
-            return Moment(moment.total_seconds(), Unit.DATETIME)
-        return Moment(float((dt.date.fromisoformat(token.text) - dt.date(1970, 1, 1)).days), Unit.DATE)
+            return Moment((dt.datetime.fromisoformat(token.text) - EPOCH).total_seconds(), Unit.DATETIME)
+        return Moment(float((dt.date.fromisoformat(token.text) - EPOCH.date()).days), Unit.DATE)
     except ValueError:
         line.fail(token.column, f"{token.text!r} is no date")
         raise AssertionError from None
