@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 from brl import bench_brl_accuracy, bench_brl_speed
 from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_speed
+from curves import bench_curves, bench_messy
 from engines import bench_covering, bench_engines, bench_spark
 from exports import bench_forest_sql
 from harness import (
@@ -226,6 +227,8 @@ SECTIONS = (
     "speed",
     "engines",
     "spark",
+    "messy",
+    "curves",
 )
 
 
@@ -254,6 +257,8 @@ def main() -> None:
     parser.add_argument(
         "--engine-covering-memory-sizes", default="100000,1000000", help="rows ripper and cn2 read in memory beside"
     )
+    parser.add_argument("--curve-sizes", default="1000,10000,100000,1000000", help="rows of the learning curves")
+    parser.add_argument("--curve-limit", type=float, default=180, help="seconds one learning-curve fit may take")
     parser.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--skip-weka", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "BENCHMARKS.md"))
@@ -466,6 +471,20 @@ def main() -> None:
             "## --engine spark beside Spark MLlib",
             "",
             *bench_spark([int(n) for n in args.spark_sizes.split(",")]),
+            "",
+        ]
+    if "messy" in args.only:
+        sections += [
+            "## a customer table as users bring it: an ID, a date, notes, missing values",
+            "",
+            *bench_messy(args.time_limit),
+            "",
+        ]
+    if "curves" in args.only:
+        sections += [
+            "## learning curves: every learner from 1,000 to 1,000,000 rows",
+            "",
+            *bench_curves([int(n) for n in args.curve_sizes.split(",")], args.curve_limit, use_weka),
             "",
         ]
     output = Path(args.output)
