@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -43,13 +44,24 @@ print(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 
 def timed(cmd: list[str], limit: float) -> tuple[float, float, float] | None:
     """(wall s, CPU s, peak MiB) of one process, or None when it failed or ran past ``limit``."""
+    # a session of its own: on a timeout the whole group goes (a JVM under `sh -c` outlived
+    # its wrapper and took a core from everything after it)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRAPPER, *cmd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], capture_output=True, text=True, timeout=limit + 30)
+        stdout, _ = proc.communicate(timeout=limit + 30)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return None
-    if out.returncode != 0:
+    if proc.returncode != 0:
         return None
-    wall, cpu, rss = (float(v) for v in out.stdout.split())
+    wall, cpu, rss = (float(v) for v in stdout.split())
     return wall, cpu, rss / 1024
 
 
