@@ -9,7 +9,8 @@ split on the same column the split is the same one (its threshold or levels may 
 moved: a *split change*, listed once), so each leaf pairs with the leaf that holds the same
 rows' path, and is the same when it predicts the same; where one splits and the other does
 not, or on another column, the leaves below are removed and added. Forests have no rules to
-pair: they are the same when every tree is.
+pair: they are the same when every tree is; otherwise the diff says how many trees differ,
+and how the out-of-bag error and the features' importance moved.
 """
 
 from __future__ import annotations
@@ -179,18 +180,43 @@ def _by_content(old: list[Rule], new: list[Rule]) -> list[RuleChange]:
     return out
 
 
-def _same_forest(old: Forest, new: Forest) -> bool:
-    if len(old.trees) != len(new.trees) or old.features != new.features:
+def _same_tree(a: TreeNodes, b: TreeNodes) -> bool:
+    arrays = ("feature", "left", "right", "missing_left", "value")
+    if a.n_nodes != b.n_nodes or any(not np.array_equal(getattr(a, name), getattr(b, name)) for name in arrays):
         return False
-    for a, b in zip(old.trees, new.trees, strict=True):
-        arrays = ("feature", "left", "right", "missing_left", "value")
-        if any(not np.array_equal(getattr(a, name), getattr(b, name)) for name in arrays):
-            return False
-        if not np.array_equal(a.threshold, b.threshold, equal_nan=True):
-            return False
-        if a.left_levels != b.left_levels or a.right_levels != b.right_levels:
-            return False
-    return True
+    if not np.array_equal(a.threshold, b.threshold, equal_nan=True):
+        return False
+    return a.left_levels == b.left_levels and a.right_levels == b.right_levels
+
+
+IMPORTANCE_SHOWN = 5  # the largest importance changes a forest diff lists
+
+
+def _forest_notes(old: Forest, new: Forest) -> list[str]:
+    """What differs between two forests: their trees (tree by tree), out-of-bag error, and
+    the features whose importance moved most; nothing when every tree is the same."""
+    same = [old.features == new.features and _same_tree(a, b) for a, b in zip(old.trees, new.trees, strict=False)]
+    if len(old.trees) == len(new.trees) and all(same):
+        return []
+    differing = len(old.trees) - sum(same) if len(old.trees) == len(new.trees) else None
+    trees = f"{len(old.trees)} trees -> {len(new.trees)} trees"
+    notes = [f"forest: {trees}" + (f", {differing} of them not the same" if differing is not None else "")]
+    errors = [m.info.training.get("oob_mse" if m.regression else "oob_error") for m in (old, new)]
+    if all(isinstance(e, int | float) for e in errors) and errors[0] != errors[1]:
+        what = "mean squared error" if old.regression else "error"
+        notes.append(f"out-of-bag {what}: {errors[0]:.4f} -> {errors[1]:.4f}")
+    before, after = (m.info.training.get("importance") or {} for m in (old, new))
+    if isinstance(before, dict) and isinstance(after, dict) and (before or after):
+        names = sorted(set(before) | set(after))
+        moved = sorted(names, key=lambda n: -abs(float(after.get(n, 0.0)) - float(before.get(n, 0.0))))
+        shown = [
+            f"{n} {float(before.get(n, 0.0)):.3f} -> {float(after.get(n, 0.0)):.3f}"
+            for n in moved[:IMPORTANCE_SHOWN]
+            if float(before.get(n, 0.0)) != float(after.get(n, 0.0))
+        ]
+        if shown:
+            notes.append("importance: " + ", ".join(shown))
+    return notes
 
 
 def _tree_changes(old: Tree, new: Tree) -> tuple[list[RuleChange], list[SplitChange]]:
@@ -253,8 +279,8 @@ def diff(old: Predictor, new: Predictor) -> ModelDiff:
     old_vote, new_vote = (getattr(m, "vote", None) for m in (old, new))
     if old_vote != new_vote and old_vote is not None and new_vote is not None:
         notes.append(f"vote: {old_vote.value} -> {new_vote.value}")
-    if isinstance(old, Forest) and isinstance(new, Forest) and not _same_forest(old, new):
-        notes.append(f"forest: {len(old.trees)} trees -> {len(new.trees)} trees, not the same trees")
+    if isinstance(old, Forest) and isinstance(new, Forest):
+        notes += _forest_notes(old, new)
     splits: list[SplitChange] = []
     if isinstance(old, Tree) and isinstance(new, Tree) and old.regression == new.regression:
         changes, splits = _tree_changes(old, new)

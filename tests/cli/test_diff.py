@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -143,7 +144,10 @@ def test_learned_models_trees_and_forests(tmp_path: Path):
     assert trees.code == 1 and "on the data:" in trees.stdout and "+ rule" in trees.stdout
     assert run_cli("diff", models["forest"], models["forest-again"]).code == 0
     forests = run_cli("diff", models["forest"], models["forest-seed"], penguins)
-    assert forests.code == 1 and "! forest: 5 trees -> 5 trees, not the same trees" in forests.stdout
+    assert forests.code == 1 and "! forest: 5 trees -> 5 trees, 5 of them not the same" in forests.stdout
+    # the forest's own figures: out-of-bag error and the importance that moved most
+    assert re.search(r"^! out-of-bag error: 0\.\d{4} -> 0\.\d{4}$", forests.stdout, flags=re.M), forests.stdout
+    assert re.search(r"^! importance: \w+ 0\.\d{3} -> 0\.\d{3}", forests.stdout, flags=re.M)
 
 
 @pytest.mark.parametrize(
