@@ -27,7 +27,7 @@ import polars as pl
 from rulecli import engines, io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
-from rulecli.drift import drift_warnings
+from rulecli.drift import drift_warnings, feature_drift, psi_failures
 from rulecli.engines import ENGINES, EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.metrics import (
@@ -570,6 +570,8 @@ def evaluate(
     min_rule_coverage: float | None = None,
     max_coverage_ratio: float | None = None,
     gate_on: str = "point",
+    reference: str | Path | pl.DataFrame | pl.LazyFrame | None = None,
+    max_psi: float | None = None,
     weights: str | None = None,
     **read: Any,
 ) -> dict[str, Any]:
@@ -596,6 +598,10 @@ def evaluate(
             raise ParamError(f"{option} must be a number of at least 0, got {bound}")
     if max_coverage_ratio is not None and not (math.isfinite(max_coverage_ratio) and max_coverage_ratio > 1):
         raise ParamError(f"--max-coverage-ratio must be a number above 1, got {max_coverage_ratio}")
+    if max_psi is not None and not (math.isfinite(max_psi) and max_psi > 0):
+        raise ParamError(f"--max-psi must be a number above 0, got {max_psi}")
+    if max_psi is not None and reference is None:
+        raise ParamError("--max-psi holds the columns against a table: give it with --reference (the training table)")
     if baseline and not has_rules:
         kind = "a forest" if isinstance(model, Forest) else "a regression tree"
         raise ParamError(f"--baseline compares rules with their training statistics; {kind} has no such rules")
@@ -625,7 +631,12 @@ def evaluate(
         drift = rule_drift(model, rules, metrics["rows"])
         payload["baseline"] = drift
         failures += drift_failures(drift, max_rule_drift, min_rule_coverage, max_coverage_ratio)
-    if gates or any(bound is not None for bound in drift_gates):
+    if reference is not None:
+        held, _ = scan_for(model, reference, **read)
+        payload["feature_drift"] = feature_drift(model, held, lf)
+        if max_psi is not None:
+            failures += psi_failures(payload["feature_drift"], max_psi)
+    if gates or max_psi is not None or any(bound is not None for bound in drift_gates):
         payload["gates"] = {"passed": not failures, "failures": failures}
     return payload
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import difflib
 
+import numpy as np
 import polars as pl
 
 from rulecli.model.compile import Predictor, column_kinds, model_input, rule_expr
 from rulecli.model.core import DecisionList, Op, RuleSet
 from rulecli.model.text import one_line, render_condition
+from rulecli.model.tree import Tree
 from rulecli.schema import categorical_expr
+from rulecli.stats import chi2_independence, holm
 from rulecli.words import counted
 
 SAMPLE_ROWS = 100_000
@@ -111,3 +114,90 @@ def _silent_rules(model: DecisionList | RuleSet, sample: pl.LazyFrame, where: st
 def _numbers(values: pl.Series) -> pl.Series:
     """Which text values read as numbers."""
     return values.str.strip_chars().cast(pl.Float64, strict=False).is_not_null()
+
+
+# ----------------------------------------------------------------------------- feature drift
+
+PSI_BINS = 10  # a numeric column the model cuts in more places is binned at the reference's deciles
+PSI_FLOOR = 1e-4  # an empty bin's share in the index (its logarithm would be infinite)
+FEATURE_ALPHA = 0.05
+
+
+def model_cuts(model: Predictor) -> dict[str, list[float]]:
+    """Each numeric column's cut points as the model's own rules or splits place them (a
+    column cut in more than ``PSI_BINS - 1`` places gets none here: deciles stand in)."""
+    found: dict[str, set[float]] = {}
+    if isinstance(model, DecisionList | RuleSet):
+        for rule in model.rules:
+            for cond in rule.conditions:
+                values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
+                found.setdefault(cond.column, set()).update(
+                    float(v) for v in values if isinstance(v, float) and np.isfinite(v)
+                )
+    else:
+        trees = (model.nodes,) if isinstance(model, Tree) else model.trees
+        for nodes in trees:
+            for j, t in zip(nodes.feature.tolist(), nodes.threshold.tolist(), strict=True):
+                if j >= 0 and np.isfinite(t):
+                    found.setdefault(model.features[j], set()).add(float(t))
+    return {c: sorted(v) for c, v in found.items() if 0 < len(v) < PSI_BINS}
+
+
+def _bins(values: pl.Series, numeric: bool, cuts: list[float] | None, levels: list[str]) -> np.ndarray:
+    """Each row's bin: between cut points (or one per level, one for every other value),
+    and the last bin for a missing value."""
+    if numeric:
+        x = values.cast(pl.Float64).fill_nan(None).to_numpy()
+        out = np.searchsorted(np.asarray(cuts), np.nan_to_num(x), side="right")
+        return np.where(np.isnan(x), len(cuts or []) + 1, out)
+    codes = {level: i for i, level in enumerate(levels)}
+    text = values.cast(pl.String).to_list()
+    return np.array([len(levels) + 1 if v is None else codes.get(v, len(levels)) for v in text], dtype=np.int64)
+
+
+def feature_drift(model: Predictor, reference: pl.LazyFrame, current: pl.LazyFrame) -> dict[str, object]:
+    """Each column the model reads, its distribution here against ``reference``: the
+    population stability index over the model's own cut points (the reference's deciles
+    where the model cuts a column often) or levels, and Pearson's chi-square test of the
+    two tables' bin counts, Holm-adjusted over the columns."""
+    kinds = column_kinds(model)
+    columns = sorted(kinds)
+    ref = model_input(model, reference).select(columns).collect()
+    cur = model_input(model, current).select(columns).collect()
+    own = model_cuts(model)
+    rows, p_values = [], []
+    for name in columns:
+        numeric = kinds[name]
+        cuts, levels = own.get(name), []
+        if numeric and cuts is None:
+            present = ref.get_column(name).cast(pl.Float64).fill_nan(None).drop_nulls()
+            qs = np.linspace(0, 1, PSI_BINS + 1)[1:-1]
+            cuts = sorted(set(np.quantile(present.to_numpy(), qs).tolist())) if present.len() else []
+        if not numeric:
+            counts = ref.get_column(name).cast(pl.String).drop_nulls().value_counts(sort=True)
+            levels = sorted(counts.get_column(name).head(PSI_BINS * 2).to_list())
+        width = (len(cuts or []) + 2) if numeric else len(levels) + 2
+        a = np.bincount(_bins(ref.get_column(name), numeric, cuts, levels), minlength=width).astype(np.float64)
+        b = np.bincount(_bins(cur.get_column(name), numeric, cuts, levels), minlength=width).astype(np.float64)
+        p_ref = np.maximum(a / max(a.sum(), 1.0), PSI_FLOOR)
+        p_cur = np.maximum(b / max(b.sum(), 1.0), PSI_FLOOR)
+        psi = float(((p_cur - p_ref) * np.log(p_cur / p_ref)).sum())
+        p_values.append(chi2_independence(np.vstack([a, b]))[2])
+        rows.append({"column": name, "psi": psi, "bins": width, "cut_by": "model" if name in own else "reference"})
+    for row, adjusted in zip(rows, holm(p_values), strict=True):
+        row["p"] = adjusted
+        row["drifted"] = adjusted < FEATURE_ALPHA
+    return {"alpha": FEATURE_ALPHA, "correction": "holm", "features": rows}
+
+
+def psi_failures(drift: dict[str, object], max_psi: float) -> list[str]:
+    """One message per column whose index passes ``max_psi`` where the test finds the change
+    beyond chance."""
+    out = []
+    for row in drift["features"]:  # type: ignore[attr-defined]
+        if row["psi"] > max_psi and row["drifted"]:
+            out.append(
+                f"feature drift gate failed: column '{one_line(row['column'])}': population stability index "
+                f"{row['psi']:.3f} > {max_psi:g} (--max-psi; adjusted p = {row['p']:.2g})"
+            )
+    return out

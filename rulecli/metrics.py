@@ -37,7 +37,7 @@ from rulecli.model.core import DecisionList, Model, column_units
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import col
-from rulecli.stats import tally, wilson
+from rulecli.stats import holm, tally, wilson
 
 TRUTH = "truth"
 DECIDED = "decided"
@@ -424,18 +424,6 @@ def _two_proportions(hits_a: int, n_a: int, hits_b: int, n_b: int) -> float | No
     return math.erfc(abs(z) / math.sqrt(2))
 
 
-def _holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjustment (family-wise error over every test made)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 def training_rows(model: Predictor) -> int | None:
     """The rows a model was trained on, as its file records them."""
     if isinstance(model, Tree):
@@ -488,7 +476,7 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
             if p is not None:
                 tests.append((k, what, p))
         rows.append(entry)
-    for (k, what, _), adjusted in zip(tests, _holm([p for _, _, p in tests]), strict=True):
+    for (k, what, _), adjusted in zip(tests, holm([p for _, _, p in tests]), strict=True):
         rows[k][f"{what}_p"] = adjusted
     for entry in rows:
         entry["drifted"] = any(

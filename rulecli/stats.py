@@ -133,6 +133,18 @@ def mean_interval(mean: float, sd: float, k: int) -> list[float] | None:
     return [mean - half, mean + half]
 
 
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment (family-wise error over every test made)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
 def tally(x: float) -> int | float:
     """A weighted count: an integer when it is whole (so unweighted models stay integers)."""
     return int(x) if float(x).is_integer() else float(x)

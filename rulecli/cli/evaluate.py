@@ -54,6 +54,21 @@ GateOn = Annotated[
         rich_help_panel="Gates (exit 1)",
     ),
 ]
+Reference = Annotated[
+    str | None,
+    typer.Option(
+        "--reference",
+        metavar="TABLE",
+        help="Hold each column the model reads against this table (e.g. the training table): population "
+        "stability index and a chi-square test per column.",
+    ),
+]
+MaxPsi = _gate(
+    "--max-psi",
+    "Exit 1 if a column's population stability index against --reference passes this (0.1: a moderate "
+    "shift, 0.25: a large one) and the test finds the change beyond chance.",
+    min=0,
+)
 Baseline = Annotated[
     bool,
     typer.Option(
@@ -87,6 +102,8 @@ def evaluate(
     min_rule_coverage: MinRuleCoverage = None,
     max_coverage_ratio: MaxCoverageRatio = None,
     gate_on: GateOn = "point",
+    reference: Reference = None,
+    max_psi: MaxPsi = None,
     baseline: Baseline = False,
     weights: common.Weights = None,
     per_rule: PerRule = True,
@@ -138,6 +155,8 @@ def evaluate(
         min_rule_coverage=min_rule_coverage,
         max_coverage_ratio=max_coverage_ratio,
         gate_on=gate_on,
+        reference=reference,
+        max_psi=max_psi,
         weights=weights,
     )
     failures = payload["gates"]["failures"]
@@ -197,6 +216,19 @@ def _show(payload: dict[str, Any], label: str) -> None:
                 f"{r['accuracy']:.3f}" + _interval(r.get("accuracy_interval")),
             )
         out.print(rules)
+    if payload.get("feature_drift"):
+        drift = payload["feature_drift"]
+        table = console.DataTable(
+            f"columns against --reference: population stability index, chi-square p Holm-adjusted, drifted at "
+            f"p < {drift['alpha']}"
+        )
+        for name in ("column", "PSI", "bins", "cut by", "p", "drifted"):
+            table.add_column(name, justify="left" if name in ("column", "cut by") else "right")
+        for r in drift["features"]:
+            table.add_row(
+                r["column"], f"{r['psi']:.3f}", str(r["bins"]), r["cut_by"], _p(r["p"]), "yes" if r["drifted"] else ""
+            )
+        out.print(table)
     if payload.get("baseline"):
         drift = payload["baseline"]
         table = console.DataTable(

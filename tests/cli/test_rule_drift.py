@@ -166,3 +166,32 @@ def test_figures_carry_95_percent_intervals_and_a_gate_can_test_the_lower_bound(
     assert learned.code == 0
     summary = json.loads((tmp_path / "cv.json").read_text())["cv"]["summary"]["accuracy"]
     assert summary["interval"][0] < summary["mean"] < summary["interval"][1]
+
+
+def test_a_shifted_feature_fails_the_feature_drift_gate_naming_it(tmp_path: Path):
+    rng = np.random.default_rng(6)
+    n = 3000
+    frame = pl.DataFrame(
+        {"x": rng.random(n).round(4), "c": rng.choice(["a", "b", "c"], n), "z": rng.normal(size=n).round(3)}
+    ).with_columns(
+        pl.when((pl.col("x") > 0.5) & (pl.col("c") != "a")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("y")
+    )
+    train, today = tmp_path / "train.csv", tmp_path / "today.csv"
+    frame.write_csv(train)
+    # the same rules still hold, but x now leans high
+    frame.with_columns((pl.col("x") ** 0.5).round(4)).with_columns(
+        pl.when((pl.col("x") > 0.5) & (pl.col("c") != "a")).then(pl.lit("yes")).otherwise(pl.lit("no")).alias("y")
+    ).write_csv(today)
+    for learner in ("ripper", "forest"):
+        model = tmp_path / f"{learner}.json"
+        args = ["--trees", "5"] if learner == "forest" else []
+        assert run_cli(learner, str(train), "-y", "y", "-q", "-o", str(model), *args).code == 0
+        same = run_cli("evaluate", str(model), str(train), "--reference", str(train), "--max-psi", "0.25", "--json")
+        assert same.code == 0, same.stderr
+        assert {r["column"] for r in json.loads(same.stdout)["feature_drift"]["features"]} >= {"x"}
+        shifted = run_cli("evaluate", str(model), str(today), "--reference", str(train), "--max-psi", "0.25", "-q")
+        assert shifted.code == 1, (learner, shifted.stderr)
+        lines = shifted.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("feature drift gate failed: column 'x': population stability")
+    refused = run_cli("evaluate", str(tmp_path / "ripper.json"), str(today), "--max-psi", "0.25")
+    assert refused.code == 2 and "--reference" in refused.stderr
