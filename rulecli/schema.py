@@ -147,9 +147,19 @@ def _dates(text: pl.Expr) -> pl.Expr:
     return pl.coalesce([text.str.to_date(f, strict=False) for f in DATE_FORMATS])
 
 
+# a moment with a UTC offset (as a zoned Datetime column writes itself out) counts as its UTC time
+ZONED_FORMATS = ("%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%.f%z")
+
+
+def _zoned(text: pl.Expr, form: str) -> pl.Expr:
+    utc = text.str.to_datetime(form, strict=False, time_unit="us", time_zone="UTC")
+    return utc.dt.replace_time_zone(None)
+
+
 def _moments(text: pl.Expr) -> pl.Expr:
     parsed = [text.str.to_datetime(f, strict=False, time_unit="us") for f in DATETIME_FORMATS]
-    return pl.coalesce([*parsed, _dates(text).cast(pl.Datetime("us"))])
+    zoned = [_zoned(text, f) for f in ZONED_FORMATS]
+    return pl.coalesce([*parsed, *zoned, _dates(text).cast(pl.Datetime("us"))])
 
 
 def temporal_expr(column: str, unit: Unit | str) -> pl.Expr:
@@ -167,7 +177,11 @@ def temporal_source(column: str, unit: Unit | str) -> str:
     text = f"{column}.cast(pl.String).str.strip_chars()"
     dates = ", ".join(f"{text}.str.to_date({f!r}, strict=False)" for f in DATE_FORMATS)
     times = ", ".join(f"{text}.str.to_datetime({f!r}, strict=False, time_unit='us')" for f in DATETIME_FORMATS)
-    moment = f"pl.coalesce([{times}, pl.coalesce([{dates}]).cast(pl.Datetime('us'))])"
+    zoned = ", ".join(
+        f"{text}.str.to_datetime({f!r}, strict=False, time_unit='us', time_zone='UTC').dt.replace_time_zone(None)"
+        for f in ZONED_FORMATS
+    )
+    moment = f"pl.coalesce([{times}, {zoned}, pl.coalesce([{dates}]).cast(pl.Datetime('us'))])"
     if unit == Unit.DATE:
         return f"{moment}.dt.date().cast(pl.Int32).cast(pl.Float64)"
     return f"{moment}.dt.epoch('s').cast(pl.Float64)"

@@ -228,3 +228,31 @@ def test_long_work_off_a_terminal_prints_a_plain_progress_line_now_and_then(
     assert re.search(r"^forest: \d of 4 trees \(\d+ s\)$", forest.stderr, flags=re.M), forest.stderr
     quiet = run_cli("forest", "i.csv", "-y", "y", "--trees", "4", "-q", "-o", "q.json", cwd=tmp_path)
     assert quiet.stderr == ""
+
+
+def test_zoned_moments_count_as_their_utc_time_in_memory_polars_and_python(tmp_path: Path):
+    rng = np.random.default_rng(9)
+    n = 300
+    base = pl.datetime(2024, 3, 1, time_zone="UTC")
+    frame = pl.DataFrame({"s": rng.integers(0, 10 * 86_400, n)}).select(
+        (base + pl.duration(seconds=pl.col("s"))).dt.convert_time_zone("Europe/Paris").alias("seen_at"),
+        pl.when(pl.col("s") > 5 * 86_400).then(pl.lit("late")).otherwise(pl.lit("early")).alias("when"),
+    )
+    frame.write_parquet(tmp_path / "zoned.parquet")
+    # the same moments written as text with their offsets, and as naive UTC times
+    frame.with_columns(pl.col("seen_at").dt.strftime("%Y-%m-%dT%H:%M:%S%:z")).write_csv(tmp_path / "offsets.csv")
+    utc = frame.with_columns(pl.col("seen_at").dt.convert_time_zone("UTC").dt.replace_time_zone(None))
+    utc.write_csv(tmp_path / "utc.csv")
+    assert run_cli("tree", "utc.csv", "-y", "when", "-q", "-o", "m.json", cwd=tmp_path).code == 0
+    expected = pl.read_csv(run_cli("predict", "m.json", "utc.csv", cwd=tmp_path).stdout.encode())["prediction"]
+    assert (expected == utc["when"]).mean() > 0.98
+    for data in ("zoned.parquet", "offsets.csv"):
+        got = pl.read_csv(run_cli("predict", "m.json", data, cwd=tmp_path).stdout.encode())["prediction"]
+        assert got.to_list() == expected.to_list(), data
+    namespace: dict = {}
+    exec(run_cli("export", "m.json", "--to", "python", cwd=tmp_path).stdout, namespace)
+    offsets = pl.read_csv(tmp_path / "offsets.csv")
+    for rows in (offsets, frame):
+        assert [namespace["predict"](r) for r in rows.iter_rows(named=True)] == expected.to_list()
+    polars = eval(run_cli("export", "m.json", "--to", "polars", cwd=tmp_path).stdout, {"pl": pl})
+    assert offsets.select(polars.alias("p"))["p"].to_list() == expected.to_list()
