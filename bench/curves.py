@@ -13,56 +13,26 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 from covering import ANCHOR_PYTHON
-from harness import OUT, RULECLI, WEKA_JAR, synthetic, weka_available, write_arff
+from harness import OUT, RULECLI, WEKA_JAR, synthetic, usage, weka_available, write_arff
 from messy import customers
 
 LEARNERS = ["oner", "ripper", "cn2", "aq", "brl", "reduct", "tree", "forest"]
 TEST_ROWS = 30_000
 
-# Runs a command; prints wall seconds, CPU seconds (user + system) and peak RSS (KiB) of it.
-_WRAPPER = """
-import resource, subprocess, sys, time
-start = time.perf_counter()
-proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-wall = time.perf_counter() - start
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-if proc.returncode != 0:
-    sys.stderr.write(proc.stderr.decode()[-600:])
-    sys.exit(proc.returncode)
-print(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
-"""
-
 
 def timed(cmd: list[str], limit: float) -> tuple[float, float, float] | None:
     """(wall s, CPU s, peak MiB) of one process, or None when it failed or ran past ``limit``."""
-    # a session of its own: on a timeout the whole group goes (a JVM under `sh -c` outlived
-    # its wrapper and took a core from everything after it)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _WRAPPER, *cmd],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
     try:
-        stdout, _ = proc.communicate(timeout=limit + 30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        return usage(cmd, limit + 30)
+    except RuntimeError:
         return None
-    if proc.returncode != 0:
-        return None
-    wall, cpu, rss = (float(v) for v in stdout.split())
-    return wall, cpu, rss / 1024
 
 
 def planted(n: int, seed: int) -> pl.DataFrame:

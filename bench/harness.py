@@ -33,7 +33,8 @@ WEKA_DATASETS = [
     "vote",
 ]
 
-# Runs a command and reports its wall time and peak resident memory (its own child only).
+# Runs a command and reports its wall time, CPU time (user + system) and peak resident
+# memory (its own child only).
 _WRAPPER = """
 import resource, subprocess, sys, time
 start = time.perf_counter()
@@ -42,12 +43,21 @@ elapsed = time.perf_counter() - start
 if proc.returncode != 0:
     sys.stderr.write(proc.stderr.decode()[-2000:])
     sys.exit(proc.returncode)
-print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 """
 
 
 def _run_once(cmd: list[str], timeout: float | None) -> tuple[float, float] | None:
-    """One fresh process under the wrapper; its whole process group is killed on timeout."""
+    """Wall seconds and peak MiB of one fresh process (see :func:`usage`)."""
+    measured = usage(cmd, timeout)
+    return None if measured is None else (measured[0], measured[2])
+
+
+def usage(cmd: list[str], timeout: float | None) -> tuple[float, float, float] | None:
+    """Wall seconds, CPU seconds and peak MiB of one fresh process under the wrapper; None
+    when it ran past ``timeout`` (its whole process group is killed), RuntimeError when it
+    failed."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _WRAPPER, *cmd],
         stdout=subprocess.PIPE,
@@ -63,8 +73,8 @@ def _run_once(cmd: list[str], timeout: float | None) -> tuple[float, float] | No
         return None
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{stderr}")
-    elapsed, rss_kib = stdout.split()
-    return float(elapsed), int(rss_kib) / 1024
+    elapsed, cpu, rss_kib = stdout.split()
+    return float(elapsed), float(cpu), int(rss_kib) / 1024
 
 
 def measure(cmd: list[str], repeats: int, timeout: float | None = None) -> tuple[float, float] | None:

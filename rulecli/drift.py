@@ -150,9 +150,9 @@ def _bins(values: pl.Series, numeric: bool, cuts: list[float] | None, levels: li
         x = values.cast(pl.Float64).fill_nan(None).to_numpy()
         out = np.searchsorted(np.asarray(cuts), np.nan_to_num(x), side="right")
         return np.where(np.isnan(x), len(cuts or []) + 1, out)
-    codes = {level: i for i, level in enumerate(levels)}
-    text = values.cast(pl.String).to_list()
-    return np.array([len(levels) + 1 if v is None else codes.get(v, len(levels)) for v in text], dtype=np.int64)
+    text = values.cast(pl.String)
+    codes = text.replace_strict(levels, list(range(len(levels))), default=len(levels), return_dtype=pl.Int64)
+    return codes.fill_null(len(levels) + 1).to_numpy()
 
 
 def feature_drift(model: Predictor, reference: pl.LazyFrame, current: pl.LazyFrame) -> dict[str, object]:
