@@ -844,16 +844,20 @@ def report(
     baseline: bool = False,
     weights: str | None = None,
     model_label: str = "model",
+    reference: str | Path | pl.DataFrame | None = None,
     **read: Any,
 ) -> str:
     """A self-contained HTML page about ``model`` on ``data`` (:mod:`rulecli.report`); its
-    metrics and rule statistics count rows by the column ``weights``, if given."""
+    metrics and rule statistics count rows by the column ``weights``, if given; with
+    ``reference``, each column the model reads held against that table."""
     lf, label = scan_for(model, data, **read)
     try:
         frame = lf.collect()
     except pl.exceptions.PolarsError as exc:
         raise _polars_failure(label, exc) from exc
-    payload = evaluate(model, frame, target=target, per_rule=True, baseline=baseline, weights=weights, label=label)
+    payload = evaluate(
+        model, frame, target=target, per_rule=True, baseline=baseline, weights=weights, label=label, reference=reference
+    )
     importance, curves = None, []
     if isinstance(model, Forest):
         raw = model.info.training.get("importance") if isinstance(model.info.training, dict) else None

@@ -263,6 +263,12 @@ def render(
         parts.append("".join(line_chart(c) for c in curves))
     if payload.get("baseline"):
         parts.append("<h2>Rules against their training statistics</h2>" + _drift_table(payload["baseline"]))
+    if payload.get("feature_drift"):
+        parts.append(
+            "<h2>Columns against the reference table</h2><p>Population stability index over the model's own cut "
+            "points or levels; chi-square p-values Holm-adjusted over the columns.</p>"
+            + _feature_table(payload["feature_drift"])
+        )
     parts.append("</body></html>\n")
     return "\n".join(parts)
 
@@ -310,14 +316,33 @@ def _per_class(payload: dict[str, Any]) -> str:
 
 
 def _rules_table(rules: list[dict[str, Any]]) -> str:
-    head = "<tr><th>rule</th><th>IF</th><th>THEN</th><th>covered</th><th>coverage</th><th>accuracy</th></tr>"
+    head = (
+        "<tr><th>rule</th><th>IF</th><th>THEN</th><th>covered</th><th>coverage</th><th>accuracy</th>"
+        "<th>95 % interval</th></tr>"
+    )
     body = "".join(
         f"<tr><td class=num>{_e(r['rule'])}</td><td class=rule>{_e(r['conditions'])}</td>"
         f"<td>{_e(r['prediction'])}</td><td class=num>{r['covered']}</td><td>{bar(r['coverage'])}</td>"
-        f"<td>{bar(r['accuracy'] if r['covered'] else None, '#5aa55a')}</td></tr>"
+        f"<td>{bar(r['accuracy'] if r['covered'] else None, '#5aa55a')}</td><td class=num>{_interval(r)}</td></tr>"
         for r in rules
     )
     return f'<table class="rules" id="rules">{head}{body}</table>'
+
+
+def _interval(row: dict[str, Any]) -> str:
+    bounds = row.get("accuracy_interval")
+    return f"{bounds[0]:.3f} – {bounds[1]:.3f}" if bounds else ""
+
+
+def _feature_table(drift: dict[str, Any]) -> str:
+    head = "<tr><th>column</th><th>population stability index</th><th>bins</th><th>cut by</th><th>p</th><th></th></tr>"
+    body = "".join(
+        f"<tr><td>{_e(r['column'])}</td><td class=num>{r['psi']:.3f}</td><td class=num>{r['bins']}</td>"
+        f"<td>{_e(r['cut_by'])}</td><td class=num>{r['p']:.2g}</td>"
+        f"<td class=drifted>{'drifted' if r['drifted'] else ''}</td></tr>"
+        for r in drift["features"]
+    )
+    return f'<table class="features">{head}{body}</table>'
 
 
 def _drift_table(drift: dict[str, Any]) -> str:

@@ -29,6 +29,15 @@ def report(
             "--baseline", help="Compare each rule's coverage and accuracy here with its training statistics, tested."
         ),
     ] = False,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            "--reference",
+            metavar="TABLE",
+            help="Hold each column the model reads against this table (e.g. the training table): population "
+            "stability index and a chi-square test per column.",
+        ),
+    ] = None,
     weights: common.Weights = None,
     read: dict[str, Any] | None = None,
     strict: common.Strict = False,
@@ -37,7 +46,8 @@ def report(
     """Write one self-contained HTML page (no scripts, no network) about a model on
     labelled data: metrics, per-class precision and recall, the confusion matrix as a heat
     map, each rule's coverage and accuracy as bars, a tree drawn, a forest's feature
-    importance and partial-dependence curves, and with --baseline the rule drift table.
+    importance and partial-dependence curves, with --baseline the rule drift table and with
+    --reference each column's drift.
 
     Examples:
 
@@ -61,5 +71,6 @@ def report(
         weights=weights,
         model_label=api.source_label(model_path),
         label=label,
+        reference=reference,
     )
     io.write_text(output, page)

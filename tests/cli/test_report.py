@@ -121,3 +121,16 @@ def test_the_page_renders_in_a_headless_browser(tmp_path: Path):
     png = shot.read_bytes()
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (1280, 800)
+
+
+def test_a_page_shows_rule_intervals_and_the_columns_against_a_reference(tmp_path: Path):
+    model = tmp_path / "r.json"
+    assert run_cli("ripper", PENGUINS, "-y", "species", "-q", "-o", str(model)).code == 0
+    shifted = tmp_path / "shifted.csv"
+    pl.read_csv(PENGUINS).with_columns(pl.col("flipper_length_mm") + 15).write_csv(shifted)
+    page = tmp_path / "r.html"
+    made = run_cli("report", str(model), str(shifted), "--reference", PENGUINS, "-o", str(page))
+    assert made.code == 0, made.stderr
+    html = page.read_text()
+    assert "<th>95 % interval</th>" in html and "Columns against the reference table" in html
+    assert re.search(r"<td>flipper_length_mm</td><td class=num>\d+\.\d{3}</td>.*?drifted", html)
