@@ -4,6 +4,7 @@ node-by-node reference, missing values, pruning, OOB error and importances recom
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners import forest as forest_module
+from rulecli.learners import tree as tree_module
 from rulecli.learners.forest import ForestParams, bootstrap_weights, fit_forest, partial_dependence
 from rulecli.learners.tree import TreeParams, fit_tree, prune
 from rulecli.model import tree as tree_model
@@ -519,3 +521,19 @@ def test_the_pruning_cross_validation_does_not_cut_a_real_rule_down_to_the_root(
     accuracy = (predicted == frame.get_column("class")).mean()
     majority = frame.get_column("class").value_counts().get_column("count").max() / n
     assert accuracy > majority + 0.1
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), criterion=st.sampled_from(["gini", "entropy", "misclassification"]))
+def test_level_pruning_reaches_the_weakest_link_sequences_trees(seed: int, criterion: str):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 800))
+    x = rng.normal(size=(n, 2)).round(2)
+    y = np.where(x[:, 0] + rng.normal(0, 1, n) > 0, "a", np.where(rng.random(n) < 0.3, "c", "b"))
+    ds = _ds({"x0": x[:, 0].tolist(), "x1": x[:, 1].tolist(), "c": rng.choice(["p", "q"], n).tolist(), "y": y.tolist()})
+    nodes = fit_tree(ds, TreeParams(ccp_alpha=0.0, criterion=criterion)).nodes
+    assume(nodes.n_nodes > 1)
+    sequence, pruner = tree_module.PruningSequence(nodes), tree_module.LevelPruner(nodes)
+    path = sequence.path
+    for alpha in sorted({0.0, *path, *((a + b) / 2 for a, b in itertools.pairwise(path))}):
+        assert nodes_to_dict(pruner.at(alpha)) == nodes_to_dict(sequence.at(alpha)), alpha
