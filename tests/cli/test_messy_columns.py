@@ -256,3 +256,26 @@ def test_zoned_moments_count_as_their_utc_time_in_memory_polars_and_python(tmp_p
         assert [namespace["predict"](r) for r in rows.iter_rows(named=True)] == expected.to_list()
     polars = eval(run_cli("export", "m.json", "--to", "polars", cwd=tmp_path).stdout, {"pl": pl})
     assert offsets.select(polars.alias("p"))["p"].to_list() == expected.to_list()
+
+
+@pytest.mark.spark
+def test_spark_types_dates_ids_and_notes_as_memory_does(tmp_path: Path):
+    pytest.importorskip("pyspark")
+    frame = _customers(1500, seed=4).with_columns(
+        (pl.lit(date(2021, 1, 1)) + pl.duration(days=pl.int_range(pl.len()) % 150))
+        .dt.strftime("%Y-%m-%d")
+        .alias("signup_date")
+    )
+    frame[:700].write_parquet(tmp_path / "c-1.parquet")
+    frame[700:].write_parquet(tmp_path / "c-2.parquet")
+    frame.write_parquet(tmp_path / "c.parquet")
+    spark = ["--engine", "spark", "--spark-master", "local[2]"]
+    memory = run_cli("tree", "c.parquet", "-y", "churn", "--max-depth", "4", "-q", "-o", "m.json", cwd=tmp_path)
+    on_spark = run_cli(
+        "tree", "c-*.parquet", "-y", "churn", "--max-depth", "4", "-q", "-o", "s.json", *spark, cwd=tmp_path
+    )
+    assert memory.code == on_spark.code == 0, (memory.stderr, on_spark.stderr)
+    model = json.loads((tmp_path / "m.json").read_text())
+    assert model["schema"]["left_out"] == {"Customer ID": "identifies rows", "notes": "identifies rows"}
+    assert any(f.get("unit") == "date" for f in model["schema"]["features"])
+    assert (tmp_path / "m.json").read_bytes() == (tmp_path / "s.json").read_bytes()
