@@ -306,10 +306,11 @@ def _scan_csv(path: str, raw: bytes | None, gzipped: bool, options: dict[str, An
             for _ in range(skip):
                 handle.readline()
             _check_header(handle.readline(), options["separator"], label)
-    lf = pl.scan_csv(path, **options)
+    # the file named, as itself: Polars would read 'd[1].csv' as a pattern (and match d1.csv)
+    lf = pl.scan_csv(path, glob=False, **options)
     extra = _text_overrides(lf.collect_schema(), overrides)
     if extra:
-        lf = pl.scan_csv(path, **(options | {"schema_overrides": overrides | extra}))
+        lf = pl.scan_csv(path, glob=False, **(options | {"schema_overrides": overrides | extra}))
         lf.collect_schema()
     return lf
 
@@ -319,10 +320,13 @@ def _scan_binary(path: str, raw: bytes | None, fmt: str) -> pl.LazyFrame:
     if raw is not None:
         read = {"parquet": pl.read_parquet, "ipc": pl.read_ipc}.get(fmt, pl.read_ndjson)
         return read(io.BytesIO(raw)).lazy()
+    # the file named, as itself, never a glob pattern ('d[1].parquet' is not d1.parquet)
     if fmt == "parquet":
-        lf = pl.scan_parquet(path)
+        lf = pl.scan_parquet(path, glob=False)
     elif fmt == "ipc":
-        lf = pl.scan_ipc(path)
+        lf = pl.scan_ipc(path, glob=False)
+    elif any(c in path for c in "*?["):  # scan_ndjson takes no glob=False: the file read whole
+        lf = pl.read_ndjson(io.BytesIO(Path(path).read_bytes()), infer_schema_length=None).lazy()
     else:
         lf = pl.scan_ndjson(path, infer_schema_length=None)
     lf.collect_schema()

@@ -436,3 +436,22 @@ def test_progress_at_a_terminal_is_cleared_before_the_model_prints(tmp_path: Pat
     table = screen.index("decision list, first match wins")
     assert screen.rfind("grown so far") < table, "progress drawn after the model began to print"
     assert re.search(r"ripper: \d+ rules?\s*$", screen[table:]), "the summary line follows the model"
+
+
+def test_a_file_name_with_glob_characters_is_read_as_itself(tmp_path: Path):
+    # Polars reads 'd[1].parquet' as a pattern: it matched d1.parquet, and a lone h[1].csv not at all
+    rows = {"y": ["a", "b", "a", "b"] * 5}
+    pl.DataFrame({"x": [1, 2, 3, 4] * 5, **rows}).write_parquet(tmp_path / "d1.parquet")
+    pl.DataFrame({"z": [1, 2, 3, 4] * 5, **rows}).write_parquet(tmp_path / "d[1].parquet")
+    pl.DataFrame({"z": [1, 2, 3, 4] * 5, **rows}).write_csv(tmp_path / "h[1].csv")
+    pl.DataFrame({"z": [1, 2, 3, 4] * 5, **rows}).write_ndjson(tmp_path / "n[1].ndjson")
+    pl.DataFrame({"w": [1, 2, 3, 4] * 5, **rows}).write_csv(tmp_path / "star.csv")
+    for name in ("d[1].parquet", "h[1].csv", "n[1].ndjson"):
+        learned = run_cli("oner", name, "-y", "y", "-q", "--json", cwd=tmp_path)
+        assert learned.code == 0, (name, learned.stderr)
+        assert [f["name"] for f in json.loads(learned.stdout)["schema"]["features"]] == ["z"], name
+    (tmp_path / "m.json").write_text(run_cli("oner", "d[1].parquet", "-y", "y", "-q", "--json", cwd=tmp_path).stdout)
+    scored = run_cli("predict", "m.json", "d[1].parquet", cwd=tmp_path)
+    assert scored.code == 0 and len(scored.stdout.splitlines()) == 21, scored.stderr
+    missing = run_cli("oner", "st*r.csv", "-y", "y", cwd=tmp_path)
+    assert missing.code == 2 and "st*r.csv: no such file" in missing.stderr
