@@ -216,9 +216,7 @@ class LevelPruner:
     def __init__(self, nodes: TreeNodes) -> None:
         self.nodes = nodes
         self.cost = nodes.impurity * nodes.n_samples / nodes.n_samples[0]
-        self.levels = [
-            level[nodes.feature[level] >= 0] for level in levels(nodes.feature, nodes.left, nodes.right)
-        ]
+        self.levels = [level[nodes.feature[level] >= 0] for level in levels(nodes.feature, nodes.left, nodes.right)]
 
     def at(self, alpha: float) -> TreeNodes:
         nodes = self.nodes
