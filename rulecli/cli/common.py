@@ -319,6 +319,15 @@ def write_json(path: str, payload: dict[str, Any]) -> None:
     io.write_text(path, api.metrics_json(payload))
 
 
+Reference = Annotated[
+    str | None,
+    typer.Option(
+        "--reference",
+        metavar="TABLE",
+        help="Hold each column the model reads against this table (e.g. the training table): population "
+        "stability index and a chi-square test per column.",
+    ),
+]
 Strict = Annotated[
     bool,
     typer.Option("--strict", help="Schema drift (new levels, values no row holds, silent rules) is an error, exit 2."),

@@ -54,15 +54,6 @@ GateOn = Annotated[
         rich_help_panel="Gates (exit 1)",
     ),
 ]
-Reference = Annotated[
-    str | None,
-    typer.Option(
-        "--reference",
-        metavar="TABLE",
-        help="Hold each column the model reads against this table (e.g. the training table): population "
-        "stability index and a chi-square test per column.",
-    ),
-]
 MaxPsi = _gate(
     "--max-psi",
     "Exit 1 if a column's population stability index against --reference passes this (0.1: a moderate "
@@ -102,7 +93,7 @@ def evaluate(
     min_rule_coverage: MinRuleCoverage = None,
     max_coverage_ratio: MaxCoverageRatio = None,
     gate_on: GateOn = "point",
-    reference: Reference = None,
+    reference: common.Reference = None,
     max_psi: MaxPsi = None,
     baseline: Baseline = False,
     weights: common.Weights = None,

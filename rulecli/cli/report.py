@@ -29,15 +29,7 @@ def report(
             "--baseline", help="Compare each rule's coverage and accuracy here with its training statistics, tested."
         ),
     ] = False,
-    reference: Annotated[
-        str | None,
-        typer.Option(
-            "--reference",
-            metavar="TABLE",
-            help="Hold each column the model reads against this table (e.g. the training table): population "
-            "stability index and a chi-square test per column.",
-        ),
-    ] = None,
+    reference: common.Reference = None,
     weights: common.Weights = None,
     read: dict[str, Any] | None = None,
     strict: common.Strict = False,
