@@ -304,6 +304,18 @@ def test_spark_recounts_a_sampled_learners_rules(tables: Path):
 
 
 @pytest.mark.spark
+def test_a_relative_path_is_read_from_the_callers_directory(tables: Path, tmp_path: Path):
+    # the session (and its JVM) outlives one call: a later call from another directory read
+    # its relative path against the first one's ("part-*.parquet: no such file")
+    pytest.importorskip("pyspark")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "small.parquet").write_bytes((tables / "small.parquet").read_bytes())
+    first = _model(["oner", "small.parquet", *SPARK], elsewhere, "first.json")
+    assert _model(["oner", "small-*.parquet", *SPARK], tables, "second.json") == first
+
+
+@pytest.mark.spark
 def test_spark_errors_are_one_line(tables: Path):
     pytest.importorskip("pyspark")
     result = run_cli("tree", "nothing-*.parquet", "-y", "y", *SPARK, cwd=tables)

@@ -12,6 +12,7 @@ import importlib.util
 import itertools
 import subprocess
 import warnings
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -43,6 +44,10 @@ class Spark:
                 self.spark = _session(master)
         except Exception as exc:
             raise ParamError(f"--engine spark: cannot start Spark at {master}: {io.first_line(exc)}") from None
+        # a local session's JVM keeps the directory it started in: a relative path is made
+        # this process's own, as a Python caller may have changed directory since (a cluster
+        # reads a relative path against its own file system's home, left to it)
+        self.local = master.startswith("local")
         self.cached: list[Any] = []
 
     def frame(self, query: str, failure: str) -> pl.DataFrame:
@@ -54,7 +59,8 @@ class Spark:
     def scan(self, source: str, options: EngineOptions, input_format: str | None) -> tuple[str, pl.Schema]:
         try:
             # other formats were refused before the session started (rulecli.engines.open_table)
-            df = self.spark.table(options.table) if options.table is not None else self.spark.read.parquet(source)
+            where = str(Path(source).absolute()) if self.local and ":" not in source else source
+            df = self.spark.table(options.table) if options.table is not None else self.spark.read.parquet(where)
             columns = df.columns
             numbered = df.select("*", "_metadata.file_path", "_metadata.row_index")
         except InputError:
