@@ -61,6 +61,7 @@ from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
 from rulecli.search.stats import recounted
+from rulecli.stats import sample_seed
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
 from rulecli.words import counted
 
@@ -228,11 +229,14 @@ def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress:
         return with_data_record(spec.fit(ds, params, progress=progress), ds)
     seed = getattr(params, "seed", 0)
     rows = engines.SAMPLE_ROWS if ds.sample_rows is None else ds.sample_rows
-    sample = ds.sample(seed, min(1.0, rows / ds.n_rows))
+    sample = ds.sample(sample_seed(seed), min(1.0, rows / ds.n_rows))
     if sample.n_rows < 2 or len(set(sample.y.tolist())) < 2:
         raise InputError(f"{ds.source}: the engine's sample holds a single class; pass a larger --sample-rows")
     model = spec.fit(sample, params, progress=progress)
     note = {"rows": sample.n_rows, "of_rows": ds.n_rows, "drawn_by": "a hash of the row numbers", "seed": seed}
+    learned_from = model.info.training.get("sample")
+    if isinstance(learned_from, dict):  # the learner took a smaller sample of the engine's
+        note["rows"] = learned_from["rows"]
     if isinstance(model, DecisionList | RuleSet):
         model = recounted(model, ds)
         note["statistics"] = "recounted on every row"

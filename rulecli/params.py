@@ -158,6 +158,15 @@ def max_rules_param(default: int | None = None, help: str = "At most this many r
     return param(default, help, ge=ge)
 
 
+def learn_rows_param(default: int, why: str) -> Any:
+    return param(
+        default,
+        f"Learn from a hashed sample of at most this many rows ({why}); the rules' statistics and "
+        "the default rule are counted on every row. 0: learn from every row.",
+        ge=0,
+    )
+
+
 def min_share_param() -> Any:
     return param(
         None,

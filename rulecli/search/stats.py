@@ -12,7 +12,7 @@ from rulecli.engines import EngineTable
 from rulecli.model.core import DecisionList, Rule, RuleSet, RuleStats
 from rulecli.model.export import rule_tests
 from rulecli.search.encoded import Encoded
-from rulecli.stats import tally
+from rulecli.stats import row_hash, sample_seed, tally
 
 
 def stats_of(counts: np.ndarray, classes: Sequence[str], prediction: str) -> RuleStats:
@@ -98,3 +98,33 @@ def recounted(model: DecisionList | RuleSet, table: EngineTable) -> DecisionList
         training["class_counts"] = [tally(c) for c in table.class_counts()]
     info = dataclasses.replace(model.info, training=training)
     return dataclasses.replace(model, rules=rules, default=default, info=info)
+
+
+def learning_sample(ds: Dataset, rows: int, seed: int) -> Dataset | None:
+    """The ``rows`` rows of ``ds`` with the least hashed row numbers, to learn from, or None
+    when ``ds`` has no more than that (or ``rows`` is 0: every row). The least hashes, not
+    those under a bound: ``ds`` may itself be an engine's sample drawn with the same seed,
+    all of whose hashes are under any bound above its own."""
+    if rows <= 0 or ds.n_rows <= rows:
+        return None
+    hashes = row_hash(ds.ids, sample_seed(seed))
+    return ds.subset(np.sort(np.argpartition(hashes, rows - 1)[:rows]))
+
+
+def counted_on_every_row(model: RuleSet, sample: Dataset, ds: Dataset, seed: int) -> RuleSet:
+    """A rule set learned from ``sample`` (of :func:`learning_sample`) with its rules'
+    statistics, its default rule and its training summary counted on every row of ``ds``,
+    and the sample recorded as an engine's is (``training.sample``)."""
+    enc = Encoded.from_dataset(ds)
+    rules = set_rule_stats(enc, list(model.rules), laplace_weights=False)
+    default = None if model.default is None else set_default_rule(enc, rules)
+    note = {
+        "rows": sample.n_rows,
+        "of_rows": ds.n_rows,
+        "drawn_by": "a hash of the row numbers",
+        "seed": seed,
+        "statistics": "recounted on every row",
+    }
+    training = model.info.training | training_summary(ds, rules) | {"sample": note}
+    info = dataclasses.replace(model.info, training=training)
+    return dataclasses.replace(model, rules=tuple(rules), default=default, info=info)

@@ -180,3 +180,34 @@ def test_aq_says_in_its_training_summary_when_max_rules_cut_its_search():
     cut = fit_aq(ds, AQParams(max_rules=1, max_error=0.05, min_share=0.0, majority_rules="keep"))
     assert cut.info.training["search_cut"] == "stopped after 1 rules with rows left uncovered (--max-rules)"
     assert "search_cut" not in fit_aq(ds, AQParams(max_error=0.05, min_share=0.0, majority_rules="keep")).info.training
+
+
+def test_aq_learns_a_long_table_from_a_sample_and_counts_its_rules_on_every_row():
+    # AQ's time grows with the square of the rows: beyond learn_rows it learns from a hashed sample
+    rng = np.random.default_rng(3)
+    x = rng.random(3000)
+    df = pl.DataFrame({"x": x, "y": np.where((x > 0.5) ^ (rng.random(3000) < 0.1), "a", "b")})
+    ds = prepare_dataset(df, DataSpec())
+    model = fit_aq(ds, AQParams(learn_rows=600))
+    sample = model.info.training["sample"]
+    assert sample["rows"] == 600 and sample["of_rows"] == 3000
+    assert model.info.training["rows"] == 3000
+    from rulecli.search.encoded import Encoded
+
+    every_row = Encoded.from_dataset(ds)
+    covered = [int(every_row.rule_mask(rule.conditions).sum()) for rule in model.rules]
+    assert [rule.stats.covered for rule in model.rules] == covered and sum(covered) > 1000
+    assert fit_aq(ds, AQParams(learn_rows=0)).info.training.get("sample") is None
+
+
+def test_a_sample_to_learn_from_is_not_the_tuning_sample_again():
+    # drawn with the run's seed, the 2,000-row tuning sample of a 10,000-row sample of 100,000
+    # rows kept all 10,000 (every row below the sample's hash bound is below the tuning's)
+    from rulecli.search.stats import learning_sample
+    from rulecli.search.tuning import TUNE_ROWS, cv_splits
+
+    df = pl.DataFrame({"x": np.arange(100_000) % 7, "y": np.where(np.arange(100_000) % 3 == 0, "a", "b")})
+    sample = learning_sample(prepare_dataset(df, DataSpec()), 10_000, 0)
+    assert sample is not None and sample.n_rows == 10_000
+    chosen_on = cv_splits(sample, 0)
+    assert chosen_on is not None and chosen_on[1] < 1.2 * TUNE_ROWS
