@@ -74,8 +74,19 @@ def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
     return fmt, gzipped
 
 
+# The files this command reads, by device and inode: an output naming one of them (by any
+# path: a link, ./, another spelling) is refused, so `predict m.json data.csv -o data.csv`
+# cannot replace the table it is reading, nor `export m.json -o m.json` the model.
+_INPUTS: set[tuple[int, int]] = set()
+
+
+def forget_inputs() -> None:
+    """A new command begins (the tests run many in one process)."""
+    _INPUTS.clear()
+
+
 def check_readable(path: str) -> None:
-    """Fail with one line unless ``path`` is a file with something in it."""
+    """Fail with one line unless ``path`` is a file with something in it; note it as an input."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{path}: no such file")
@@ -83,6 +94,9 @@ def check_readable(path: str) -> None:
         raise InputError(f"{path}: is a directory, not a data file")
     if p.is_file() and p.stat().st_size == 0:
         raise InputError(f"{path}: file is empty")
+    if p.is_file():
+        found = p.stat()
+        _INPUTS.add((found.st_dev, found.st_ino))
 
 
 def is_stream(path: str) -> bool:
@@ -613,6 +627,8 @@ def check_writable(path: str) -> None:
         raise InputError(f"{path}: is a directory; give a file name for the output")
     if given.exists() and not given.is_file():
         return  # a device or FIFO is written through
+    if given.exists() and (given.stat().st_dev, given.stat().st_ino) in _INPUTS:
+        raise InputError(f"{path}: is an input of this command; write the output to another file")
     directory = Path(os.path.realpath(path)).parent
     if not directory.exists():
         raise InputError(f"{path}: directory {Path(path).parent} does not exist")

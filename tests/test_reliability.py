@@ -455,3 +455,22 @@ def test_a_file_name_with_glob_characters_is_read_as_itself(tmp_path: Path):
     assert scored.code == 0 and len(scored.stdout.splitlines()) == 21, scored.stderr
     missing = run_cli("oner", "st*r.csv", "-y", "y", cwd=tmp_path)
     assert missing.code == 2 and "st*r.csv: no such file" in missing.stderr
+
+
+def test_an_output_naming_an_input_is_refused_and_the_input_is_untouched(tmp_path: Path):
+    # predict -o data.csv replaced the table it read with one column; export -o m.json the model
+    (tmp_path / "data.csv").write_text("x,y\n" + "".join(f"{i},{'ab'[i % 2]}\n" for i in range(40)))
+    assert run_cli("oner", "data.csv", "-y", "y", "-q", "-o", "m.json", cwd=tmp_path).code == 0
+    (tmp_path / "link.csv").symlink_to(tmp_path / "data.csv")
+    before = {name: (tmp_path / name).read_bytes() for name in ("data.csv", "m.json")}
+    for args in (
+        ["predict", "m.json", "data.csv", "-o", "data.csv"],
+        ["predict", "m.json", "data.csv", "-o", "./link.csv"],
+        ["export", "m.json", "--to", "python", "-o", "m.json"],
+        ["discretize", "data.csv", "-y", "y", "-o", "data.csv"],
+    ):
+        refused = run_subprocess(*args, cwd=tmp_path)
+        assert refused.code == 2, (args, refused.stderr)
+        assert refused.stderr.startswith("Error: ") and "is an input of this command" in refused.stderr, args
+        assert {name: (tmp_path / name).read_bytes() for name in before} == before, args
+    assert run_cli("predict", "m.json", "data.csv", "-o", "scored.csv", cwd=tmp_path).code == 0

@@ -224,6 +224,9 @@ def main(args: Sequence[str] | None = None) -> None:
 
 def _main(argv: list[str]) -> None:
     debug = "--debug" in argv
+    read_before = sys.modules.get("rulecli.io")  # not imported here: Polars would slow start-up
+    if read_before is not None:  # an earlier command in this process (the tests) read its inputs
+        read_before.forget_inputs()
     try:
         with warnings.catch_warnings():
             if not debug:
