@@ -16,13 +16,14 @@ from typing import Any
 from rulecli.model.core import schema_units
 from rulecli.model.text import render_condition
 from rulecli.model.tree import Forest, Tree, single_test
+from rulecli.words import visible
 
 TREE_DEPTH = 5  # levels drawn; deeper subtrees are summarised in one box
 BAR = 120
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(visible(str(value)), quote=True)
 
 
 @dataclass(frozen=True)

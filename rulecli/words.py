@@ -1,6 +1,8 @@
-"""Counts in messages: '1 rule', '2 rules', '1 leaf', '3 leaves'."""
+"""Words for people: counts in messages ('1 rule', '3 leaves'), and data made visible."""
 
 from __future__ import annotations
+
+import re
 
 IRREGULAR = {"leaf": "leaves", "class": "classes"}
 
@@ -10,3 +12,20 @@ def counted(n: int, noun: str) -> str:
     if n == 1:
         return f"{n} {noun}"
     return f"{n} {IRREGULAR.get(noun, noun + 's')}"
+
+
+# What a terminal or a browser acts on instead of showing: C0 and C1 controls (ESC starts a
+# screen clear, a window title, a hidden hyperlink), DEL, line and paragraph separators, and
+# the bidirectional controls that show a rule reversed ("Trojan Source").
+UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def escape_unseen(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every character a terminal or browser would act on, rather than show,
+    written as its escape (``\\x1b``, ``\\u202e``): for everything shown to people."""
+    return UNSEEN.sub(escape_unseen, text)

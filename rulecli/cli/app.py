@@ -21,6 +21,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from rulecli import __version__, learners
 from rulecli.errors import RuleCliError
+from rulecli.words import visible
 
 # name: (module:function, one-line description); learners follow them in registry order
 COMMANDS = {
@@ -181,7 +182,7 @@ def command_group() -> _click.Command:
 def _err(message: str) -> None:
     from . import console
 
-    console.err.print(message, markup=False, soft_wrap=True)
+    console.err.print(visible(message), markup=False, soft_wrap=True)
 
 
 def _fail(message: str, code: int = 2) -> None:

@@ -19,7 +19,7 @@ from rich.text import Text
 from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import BAR_WIDTH, forest_summary, render_conditions, render_tree, render_value
 from rulecli.model.tree import Forest, Tree, TreeModel
-from rulecli.words import counted
+from rulecli.words import counted, visible
 
 _NO_COLOR = "NO_COLOR" in os.environ
 # Off a terminal Rich would wrap tables at 80 columns; logs and CI output read better unwrapped.
@@ -30,16 +30,17 @@ out = Console(highlight=False, no_color=_NO_COLOR, width=None if sys.stdout.isat
 
 class DataTable(Table):
     """A table whose title, headers and cells are data: shown as they are, never read as
-    Rich markup (a class named ``[red]x`` or ``[/oops]`` prints as itself)."""
+    Rich markup (a class named ``[red]x`` or ``[/oops]`` prints as itself), nor acted on by
+    the terminal (controls shown as ``\\x1b``, :func:`rulecli.words.visible`)."""
 
     def __init__(self, title: str, **options: Any) -> None:
-        super().__init__(title=Text(title), title_justify="left", **options)
+        super().__init__(title=Text(visible(title)), title_justify="left", **options)
 
     def add_column(self, header: str = "", **options: Any) -> None:  # type: ignore[override]
-        super().add_column(Text(header), **options)
+        super().add_column(Text(visible(header)), **options)
 
     def add_row(self, *cells: str | None, **options: Any) -> None:  # type: ignore[override]
-        super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **options)
+        super().add_row(*(Text(visible(c)) if isinstance(c, str) else c for c in cells), **options)
 
 
 def stdout_is_tty() -> bool:
@@ -51,13 +52,13 @@ def stderr_is_tty() -> bool:
 
 
 def warn(message: str) -> None:
-    err.print(f"Warning: {message}", markup=False, soft_wrap=True)
+    err.print(f"Warning: {visible(message)}", markup=False, soft_wrap=True)
 
 
 def info(message: str, *, quiet: bool = False) -> None:
     """A progress or summary line, shown only to a person at a terminal."""
     if not quiet and stderr_is_tty():
-        err.print(message, markup=False)
+        err.print(visible(message), markup=False)
 
 
 PLAIN_EVERY = 30.0  # seconds between progress lines off a terminal (a CI log, nohup)
@@ -73,7 +74,7 @@ def _plain(describe: Callable[[int], str]) -> Callable[[int], None]:
         now = time.monotonic()
         if now - last >= PLAIN_EVERY:
             last = now
-            err.print(f"{describe(done)} ({now - started:.0f} s)", markup=False, soft_wrap=True)
+            err.print(f"{visible(describe(done))} ({now - started:.0f} s)", markup=False, soft_wrap=True)
 
     return update
 
@@ -177,9 +178,11 @@ def draw_partial_dependence(feature: str, grid: list[float | str], column: str, 
     """The curve as one bar per grid point, on stderr, scaled between its minimum and maximum."""
     low, high = min(values), max(values)
     span = (high - low) or 1.0
-    labels = [f"{t:.6g}" if isinstance(t, float) else str(t) for t in grid]
+    labels = [f"{t:.6g}" if isinstance(t, float) else visible(str(t)) for t in grid]
     width = max(len(label) for label in labels)
-    err.print(f"partial dependence on {feature}: {column} (bar from {low:.4g} to {high:.4g})", markup=False)
+    err.print(
+        f"partial dependence on {visible(feature)}: {visible(column)} (bar from {low:.4g} to {high:.4g})", markup=False
+    )
     for label, value in zip(labels, values, strict=True):
         bar = "█" * (1 + round((BAR_WIDTH - 1) * (value - low) / span))
         err.print(f"  {label:>{width}}  {value:12.4f}  {bar}", markup=False)

@@ -51,7 +51,7 @@ from rulecli.model.ops import MAX_EXACT, OPS, Shape, ends
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
 from rulecli.schema import EPOCH, Unit, render_moment
 from rulecli.stats import tally
-from rulecli.words import counted
+from rulecli.words import UNSEEN, counted, escape_unseen
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 KEYWORDS = frozenset(
@@ -63,15 +63,17 @@ _CLOSE = {Closed.RIGHT: "]", Closed.LEFT: ")", Closed.BOTH: "]", Closed.NONE: ")
 
 
 def _escape(text: str, quote: str) -> str:
-    """Backslash-escape what would break a line; double the quote character."""
-    escaped = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
-    return quote + escaped.replace(quote, quote + quote) + quote
+    """Backslash-escape what would break a line or act on a terminal; double the quote character."""
+    return quote + one_line(text).replace(quote, quote + quote) + quote
 
 
 def one_line(text: str) -> str:
     """Text for a comment or a drawing: line breaks and backslashes escaped as in values, so
-    no name or label can end the line it stands on (and start a rule of its own)."""
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    no name or label can end the line it stands on (and start a rule of its own), and every
+    other control or bidirectional character as ``\\x1b`` or ``\\u202e``, so none acts on the
+    terminal, pager or ``git diff`` that shows the model."""
+    escaped = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    return UNSEEN.sub(escape_unseen, escaped)
 
 
 def render_name(name: str) -> str:
@@ -211,8 +213,8 @@ _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
   | (?P<comment>\#.*)
-  | (?P<string>'(?:[^'\\]|''|\\[\\nr])*')
-  | (?P<quoted>`(?:[^`\\]|``|\\[\\nr])*`)
+  | (?P<string>'(?:[^'\\]|''|\\(?:[\\nr]|x[0-9a-f]{2}|u[0-9a-f]{4}))*')
+  | (?P<quoted>`(?:[^`\\]|``|\\(?:[\\nr]|x[0-9a-f]{2}|u[0-9a-f]{4}))*`)
   | (?P<moment>\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2})?(?![\w:.\-]))
   | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_]))
   | (?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)
@@ -299,7 +301,12 @@ _UNESCAPE = {"\\\\": "\\", "\\n": "\n", "\\r": "\r", "''": "'", "``": "`"}
 
 def _unquote(token: _Token) -> str:
     doubled = "''" if token.kind == "string" else "``"
-    return re.sub(rf"\\[\\nr]|{doubled}", lambda m: _UNESCAPE[m.group()], token.text[1:-1])
+    return re.sub(rf"\\[\\nr]|\\x[0-9a-f]{{2}}|\\u[0-9a-f]{{4}}|{doubled}", _unescape, token.text[1:-1])
+
+
+def _unescape(match: re.Match[str]) -> str:
+    found = match.group()
+    return _UNESCAPE[found] if found in _UNESCAPE else chr(int(found[2:], 16))
 
 
 def _parse_name(line: _Line) -> str:
