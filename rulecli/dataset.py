@@ -299,7 +299,7 @@ def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -
 
 def _as_numbers(df: pl.DataFrame, name: str) -> tuple[pl.Series, object | None]:
     """The column as Float64 (text parsed as numbers), and the first value that is not one."""
-    column = df.get_column(name)
+    column = df.get_column(name).alias(WORKING)
     if is_numeric_dtype(column.dtype):
         return column.cast(pl.Float64), None
     converted = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
@@ -474,6 +474,11 @@ def _drop_missing_target(
     return df, None
 
 
+# A column is typed under this plain name: Polars runs some Series methods as ``pl.col(name)``
+# on a one-column frame, which a name such as ``^a.*$`` or ``*`` matches as a pattern.
+WORKING = "value"
+
+
 def _prepare_feature(
     df: pl.DataFrame,
     name: str,
@@ -494,11 +499,11 @@ def _prepare_feature(
     levels: tuple[str, ...] = ()
     stray = None
     if unit is not None:  # dates are ordered: compared as the days (or seconds) they count
-        series = df.select(temporal_expr(name, unit)).to_series().alias(name)
+        series = df.select(temporal_expr(name, unit)).to_series().alias(WORKING)
     elif kind == Kind.NUMERIC:
-        series = _to_numeric(df, name, source).alias(name)
+        series = _to_numeric(df, name, source).alias(WORKING)
     else:
-        series = df.select(categorical_expr(name)).to_series()
+        series = df.select(categorical_expr(name)).to_series().alias(WORKING)
         levels = _sorted_labels(df.get_column(name))
         stray = _stray_text_in_numbers(series)
         if stray is not None:
@@ -526,7 +531,7 @@ def _prepare_feature(
     if reason is not None:
         notes.append((reason, name, LEFT_OUT_MESSAGE[reason].format(name=name, distinct=distinct, use=quoted(name))))
         return None
-    return series, Feature(name, kind, levels, unit=unit)
+    return series.alias(name), Feature(name, kind, levels, unit=unit)
 
 
 def quoted(name: str) -> str:

@@ -28,6 +28,7 @@ from typing import IO, Any
 import polars as pl
 
 from rulecli.errors import InputError, ParamError
+from rulecli.schema import col
 
 FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
 
@@ -254,7 +255,7 @@ def parquet_copy(
     lf = scan_table(path, schema_overrides=forced, infer_all_rows=False, **read)
     guessed = lf.collect_schema()
     texts = [n for n, t in guessed.items() if t == pl.String and n not in forced]
-    seen = lf.head(INFER_ROWS).select(pl.col(n).is_not_null().any() for n in texts).collect() if texts else None
+    seen = lf.head(INFER_ROWS).select(col(n).is_not_null().any() for n in texts).collect() if texts else None
     untyped = [] if seen is None else [n for n in texts if not seen.get_column(n)[0]]
     types: dict[str, pl.DataType] = {n: pl.Int64() for n in untyped}
     while True:
@@ -271,7 +272,7 @@ def parquet_copy(
             types[name] = pl.Float64() if current == pl.Int64 and _typed_as_float(value) else pl.String()
             continue
         tried = [n for n in untyped if types[n] != pl.String]
-        nulls = pl.scan_parquet(out).select(pl.col(n).is_null().all() for n in tried).collect() if tried else None
+        nulls = pl.scan_parquet(out).select(col(n).is_null().all() for n in tried).collect() if tried else None
         empty = [] if nulls is None else [n for n in tried if nulls.get_column(n)[0]]
         if not empty:
             return
@@ -438,7 +439,7 @@ def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.Dat
         # sparse rows, or quoted values with backslash escapes (as Weka writes text): read value by value
         frame = _arff_values(body, names, dtypes, label)
         if null_values:
-            frame = frame.with_columns(pl.col(n).replace(list(null_values), None) for n in names)
+            frame = frame.with_columns(col(n).replace(list(null_values), None) for n in names)
     else:
         frame = pl.read_csv(
             body.encode(),

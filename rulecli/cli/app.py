@@ -186,7 +186,7 @@ def _err(message: str) -> None:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    _err(f"Error: {message}")
+    _err(f"Error: {message.strip().splitlines()[0] if message.strip() else message}")
     raise SystemExit(code)
 
 

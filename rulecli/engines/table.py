@@ -663,7 +663,8 @@ def _dates(run: Callable[[str], pl.DataFrame], raw: str, q: SqlText, name: str, 
 
 
 def _padded(series: pl.Series, length: int) -> pl.Series:
-    """The column's values, the last repeated up to ``length`` rows."""
+    """The column's values, the last repeated up to ``length`` rows (extended under a plain
+    name: Polars runs the method as ``pl.col(name)``, a pattern for a name like ``^a.*$``)."""
     if series.len() == 0:
         return pl.Series(series.name, [None] * length, dtype=series.dtype)
-    return series.extend_constant(series[-1], length - series.len())
+    return series.alias("value").extend_constant(series[-1], length - series.len()).alias(series.name)

@@ -395,7 +395,8 @@ def _walk_input(frame: pl.DataFrame, used: list[str], kinds: dict[str, bool], le
     numeric = np.full((len(used), n), np.nan)
     codes = np.full((len(used), n), -1, dtype=np.int32)
     for row, name in enumerate(used):
-        column = frame.get_column(name)
+        # under a plain name: Polars runs some Series methods as pl.col(name), a pattern for `^a.*$`
+        column = frame.get_column(name).alias("value")
         if kinds[name]:
             numeric[row] = column.cast(pl.Float64).fill_nan(None).to_numpy()
         else:

@@ -1,0 +1,68 @@
+"""Column names Polars reads as patterns (``^a.*$`` a regular expression, ``*`` every column)
+are names like any other: every learner, engine, export and ``predict`` takes them literally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from rulecli import learners
+from tests.conftest import run_cli
+
+NAMES = ["^a.*$", "*", "^.*$", "a|b", "col(x)"]
+QUICK = {"forest": ["--trees", "3"], "brl": ["--iterations", "300"]}
+
+
+@pytest.fixture(scope="module")
+def patterns(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(4)
+    n = 200
+    x = rng.normal(size=n).round(3)
+    root = tmp_path_factory.mktemp("patterns")
+    frame = pl.DataFrame(
+        {
+            NAMES[0]: x,
+            NAMES[1]: rng.normal(size=n).round(3),
+            NAMES[2]: rng.choice(["u", "v"], n),
+            NAMES[3]: rng.choice(["s", "t"], n),
+            NAMES[4]: (x * 2).round(3),
+            "y": np.where(x > 0.1, "p", "q"),
+        }
+    )
+    frame.write_parquet(root / "rx.parquet")
+    frame.write_csv(root / "rx.csv")
+    return root
+
+
+@pytest.mark.parametrize("learner", learners.names())
+def test_every_learner_reads_pattern_like_names_literally(patterns: Path, learner: str):
+    # a column named ^a.*$ gave "Error: IndexError: index 0 is out of bounds" in every learner
+    args = [learner, "rx.parquet", "-y", "y", "-q", *QUICK.get(learner, [])]
+    learned = run_cli(*args, "-o", f"{learner}.json", cwd=patterns)
+    assert learned.code == 0, learned.stderr
+    scored = run_cli("evaluate", f"{learner}.json", "rx.parquet", "--json", "--min-accuracy", "0.8", cwd=patterns)
+    assert scored.code == 0, scored.stdout + scored.stderr
+    assert run_cli("predict", f"{learner}.json", "rx.csv", cwd=patterns).code == 0
+
+
+@pytest.mark.parametrize("learner", ["oner", "tree", "ripper"])
+def test_an_engine_reads_pattern_like_names_as_memory_does(patterns: Path, learner: str):
+    memory = run_cli(learner, "rx.csv", "-y", "y", "-q", "--json", cwd=patterns)
+    on_duckdb = run_cli(learner, "rx.csv", "-y", "y", "-q", "--json", "--engine", "duckdb", cwd=patterns)
+    assert on_duckdb.code == 0, on_duckdb.stderr
+    assert on_duckdb.stdout == memory.stdout
+
+
+@pytest.mark.parametrize("target", ["sql", "python", "polars", "pmml"])
+def test_exports_name_pattern_like_columns_literally(patterns: Path, target: str):
+    assert run_cli("tree", "rx.parquet", "-y", "y", "-q", "-o", "t.json", cwd=patterns).code == 0
+    exported = run_cli("export", "t.json", "--to", target, cwd=patterns)
+    assert exported.code == 0, exported.stderr
+    if target == "polars":  # the exported expression runs on the table and agrees with predict
+        expr = eval(exported.stdout, {"pl": pl})  # the test's own export
+        got = pl.read_parquet(patterns / "rx.parquet").select(expr).to_series().to_list()
+        predicted = run_cli("predict", "t.json", "rx.parquet", cwd=patterns).stdout.splitlines()[1:]
+        assert [str(v) for v in got] == predicted
