@@ -421,3 +421,17 @@ def test_duckdb_draws_no_progress_bar_on_stdout():
     backend = DuckDB(EngineOptions("duckdb"))
     assert backend.frame("SELECT current_setting('enable_progress_bar') AS on", "").item() is False
     backend.close()
+
+
+def test_duckdb_reads_an_existing_file_as_itself_not_as_a_glob(tmp_path: Path):
+    # DuckDB reads every path as a glob: 'd[1].parquet' read d1.parquet when both existed
+    rows = {"y": ["a", "b"] * 10}
+    pl.DataFrame({"x": [1, 2, 3, 4] * 5, **rows}).write_parquet(tmp_path / "d1.parquet")
+    pl.DataFrame({"z": [1, 2, 3, 4] * 5, **rows}).write_parquet(tmp_path / "d[1].parquet")
+    pl.DataFrame({"z": [1, 2, 3, 4] * 5, **rows}).write_csv(tmp_path / "h[1].csv")
+    for name in ("d[1].parquet", "h[1].csv"):
+        learned = run_cli("oner", name, "-y", "y", "-q", "--json", "--engine", "duckdb", cwd=tmp_path)
+        assert learned.code == 0, (name, learned.stderr)
+        assert [f["name"] for f in json.loads(learned.stdout)["schema"]["features"]] == ["z"], name
+    both = run_cli("oner", "d*.parquet", "-y", "y", "-q", "--engine", "duckdb", cwd=tmp_path)
+    assert both.code == 2 and "schema mismatch" in both.stderr  # a glob is still a glob

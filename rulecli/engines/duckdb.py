@@ -92,13 +92,16 @@ class DuckDB:
             if self.reader is None:
                 raise not_parquet(source, "duckdb", "DuckDB tables (--db-table NAME)")
             path = self._parquet_copy(source, options.temp_directory)
+        # a file that exists is read as itself ('d[1].parquet' is not d1.parquet); a path
+        # naming no file is a glob
+        pattern = _literal_glob(path) if Path(path).is_file() else path
         try:
-            files = [f for (f,) in self._rows("SELECT file FROM glob(?) ORDER BY file", [path])]
+            files = [f for (f,) in self._rows("SELECT file FROM glob(?) ORDER BY file", [pattern])]
         except Exception as exc:
             raise InputError(f"{source}: {io.first_line(exc)}") from None
         if not files:
             raise InputError(f"{source}: no such file")
-        listed = ", ".join(Q.literal(n) for n in files)
+        listed = ", ".join(Q.literal(_literal_glob(n)) for n in files)
         scan = f"read_parquet([{listed}], filename = true, file_row_number = true)"
         if len(files) == 1:
             return f"(SELECT * EXCLUDE (filename, file_row_number), file_row_number AS _rulecli_id FROM {scan})"
@@ -152,3 +155,9 @@ class DuckDB:
         self.connection.close()
         for folder in self.copies:
             io.remove_scratch(folder)
+
+
+def _literal_glob(name: str) -> str:
+    """A glob matching exactly the file ``name``: DuckDB reads every path it is given as a
+    glob, and a character in brackets stands for itself (``d[[]1].parquet`` is d[1].parquet)."""
+    return "".join(f"[{c}]" if c in "[*?" else c for c in name)
