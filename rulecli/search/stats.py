@@ -100,15 +100,16 @@ def recounted(model: DecisionList | RuleSet, table: EngineTable) -> DecisionList
     return dataclasses.replace(model, rules=rules, default=default, info=info)
 
 
-def learning_sample(ds: Dataset, rows: int, seed: int) -> Dataset | None:
-    """The ``rows`` rows of ``ds`` with the least hashed row numbers, to learn from, or None
-    when ``ds`` has no more than that (or ``rows`` is 0: every row). The least hashes, not
-    those under a bound: ``ds`` may itself be an engine's sample drawn with the same seed,
-    all of whose hashes are under any bound above its own."""
+def learning_sample(ds: Dataset, rows: int, seed: int) -> tuple[Dataset, Dataset] | None:
+    """The ``rows`` rows of ``ds`` with the least hashed row numbers, to learn from, and the
+    next ``rows`` (or all the others, if fewer), to choose on; None when ``ds`` has no more
+    than ``rows`` rows (or ``rows`` is 0: every row). The least hashes, not those under a
+    bound: ``ds`` may itself be an engine's sample drawn with the same seed, all of whose
+    hashes are under any bound above its own."""
     if rows <= 0 or ds.n_rows <= rows:
         return None
-    hashes = row_hash(ds.ids, sample_seed(seed))
-    return ds.subset(np.sort(np.argpartition(hashes, rows - 1)[:rows]))
+    order = np.argsort(row_hash(ds.ids, sample_seed(seed)), kind="stable")
+    return ds.subset(np.sort(order[:rows])), ds.subset(np.sort(order[rows : 2 * rows]))
 
 
 def counted_on_every_row(model: RuleSet, sample: Dataset, ds: Dataset, seed: int) -> RuleSet:

@@ -376,3 +376,5 @@ def test_aq_on_a_long_table_learns_from_a_sample_and_says_so(tmp_path: Path):
     assert learned.code == 0, learned.stderr
     training = json.loads(learned.stdout)["training"]
     assert training["sample"]["rows"] == 500 and training["rows"] == 3000, training
+    # which rules to keep is chosen on 500 rows the sample does not hold, not on a CV of its own rows
+    assert training["min_share_chosen_by"] == "held-out rows of the table the sample does not hold"

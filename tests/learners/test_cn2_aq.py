@@ -207,7 +207,9 @@ def test_a_sample_to_learn_from_is_not_the_tuning_sample_again():
     from rulecli.search.tuning import TUNE_ROWS, cv_splits
 
     df = pl.DataFrame({"x": np.arange(100_000) % 7, "y": np.where(np.arange(100_000) % 3 == 0, "a", "b")})
-    sample = learning_sample(prepare_dataset(df, DataSpec()), 10_000, 0)
-    assert sample is not None and sample.n_rows == 10_000
+    drawn = learning_sample(prepare_dataset(df, DataSpec()), 10_000, 0)
+    assert drawn is not None and drawn[0].n_rows == drawn[1].n_rows == 10_000
+    sample = drawn[0]
+    assert not set(sample.ids.tolist()) & set(drawn[1].ids.tolist())
     chosen_on = cv_splits(sample, 0)
     assert chosen_on is not None and chosen_on[1] < 1.2 * TUNE_ROWS
