@@ -149,6 +149,7 @@ def prepare(
     what the learners ask (close it with :func:`release`)."""
     if isinstance(data, Dataset) or is_engine_table(data):
         return data
+    data = as_data(data)
     spec = DataSpec(
         target=target,
         features=tuple(features),
@@ -184,6 +185,18 @@ def prepare(
         data, input_format=input_format, null_values=null_values, text_columns=spec.categorical, layout=layout
     )
     return prepare_dataset(df, spec, source=source_label(data))
+
+
+def as_data(data: Any) -> Any:
+    """A pandas DataFrame as a Polars one; a path, a Polars frame or a prepared table as it
+    is; anything else refused in one line (a pandas frame was taken for a file name)."""
+    if isinstance(data, str | Path | pl.DataFrame | pl.LazyFrame | Dataset) or is_engine_table(data):
+        return data
+    if type(data).__module__.split(".")[0] == "pandas" and type(data).__name__ == "DataFrame":
+        return pl.from_pandas(data)
+    raise ParamError(
+        f"data must be a file path, a Polars or pandas DataFrame or a prepared table, not {type(data).__name__}"
+    )
 
 
 # ---------------------------------------------------------------------------- learning
@@ -494,6 +507,7 @@ def save(model: Predictor, path: str | Path) -> None:
 
 def scan_for(model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, **read: Any) -> tuple[pl.LazyFrame, str]:
     """The table ``model`` will score, read the way the model compares its columns, checked."""
+    data = as_data(data)
     if isinstance(data, pl.DataFrame | pl.LazyFrame):
         lf, label = data.lazy(), read.get("label") or "<data>"
     else:

@@ -146,3 +146,17 @@ def test_evaluate_and_cross_validation_through_the_api(fitted: tuple[str, object
     params = api.make_params(name, **QUICK.get(name, {}))
     training = api.train(name, ds, params, cv=3, cv_seed=1)
     assert len(training.report["cv"]["folds"]) == 3
+
+
+def test_the_api_takes_a_pandas_frame_and_refuses_other_objects_in_one_line():
+    # a pandas DataFrame was taken for a file name ("OSError: File name too long")
+    import pandas as pd
+
+    from rulecli import api
+    from rulecli.errors import ParamError
+
+    frame = pd.DataFrame({"x": [1, 2, 3, 4] * 10, "y": ["a", "a", "b", "b"] * 10})
+    model = api.fit("oner", frame, target="y")
+    assert api.predict(model, frame).get_column("prediction").to_list() == frame["y"].tolist()
+    with pytest.raises(ParamError, match="not dict"):
+        api.fit("oner", {"x": [1]}, target="y")
