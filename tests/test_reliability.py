@@ -474,3 +474,21 @@ def test_an_output_naming_an_input_is_refused_and_the_input_is_untouched(tmp_pat
         assert refused.stderr.startswith("Error: ") and "is an input of this command" in refused.stderr, args
         assert {name: (tmp_path / name).read_bytes() for name in before} == before, args
     assert run_cli("predict", "m.json", "data.csv", "-o", "scored.csv", cwd=tmp_path).code == 0
+
+
+def test_a_gzip_file_expanding_past_a_quarter_of_memory_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # a 5.7 MB file expanding to 1 GiB took 8.9 GB, or died in a native abort under a limit
+    from rulecli import io
+
+    monkeypatch.setattr(io, "available_memory", lambda: 40 << 20)  # so 10 MiB of text at most
+    with gzip.open(tmp_path / "bomb.csv.gz", "wb") as out:
+        out.write(b"x,y\n" + b"1,a\n2,b\n" * (2 << 20))  # 16 MiB of text in a few kB
+    assert (tmp_path / "bomb.csv.gz").stat().st_size < 200_000
+    refused = run_cli("oner", "bomb.csv.gz", "-y", "y", cwd=tmp_path)
+    assert refused.code == 2, refused.stderr
+    assert refused.stderr.startswith("Error: bomb.csv.gz: expands to more than 10 MiB"), refused.stderr
+    with gzip.open(tmp_path / "small.csv.gz", "wb") as out:
+        out.write(b"x,y\n" + b"1,a\n2,b\n" * 1000)
+    assert run_cli("oner", "small.csv.gz", "-y", "y", "-q", cwd=tmp_path).code == 0
