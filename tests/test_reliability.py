@@ -492,3 +492,33 @@ def test_a_gzip_file_expanding_past_a_quarter_of_memory_is_refused_in_one_line(
     with gzip.open(tmp_path / "small.csv.gz", "wb") as out:
         out.write(b"x,y\n" + b"1,a\n2,b\n" * 1000)
     assert run_cli("oner", "small.csv.gz", "-y", "y", "-q", cwd=tmp_path).code == 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the run's CPU time from /proc")
+def test_ctrl_c_says_interrupted(tmp_path: Path):
+    # Typer turns Ctrl-C into a silent exit status 130: the documented line never appeared
+    rng = np.random.default_rng(0)
+    n = 20_000
+    x = rng.normal(size=(n, 8)).round(3)
+    y = np.where((x[:, 0] > 0) ^ (rng.random(n) < 0.3), "a", "b")
+    pl.DataFrame({**{f"x{j}": x[:, j] for j in range(8)}, "y": y}).write_parquet(tmp_path / "slow.parquet")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulecli", "aq", "slow.parquet", "-y", "y", "--learn-rows", "0", "--jobs", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a shell's background job ignores it
+    )
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and _cpu_seconds(proc.pid) < 3.0 and time.monotonic() < deadline:
+        time.sleep(0.05)  # started up and learning: imports take about a second of CPU
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "Interrupted\n", (proc.returncode, err)

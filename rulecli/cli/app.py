@@ -203,6 +203,9 @@ class Stopped(BaseException):
         self.signum = signum
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
+
 def _stop(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
@@ -236,6 +239,8 @@ def _main(argv: list[str]) -> None:
                 warnings.filterwarnings("ignore", category=RuntimeWarning)
             # Not standalone: Click would print usage errors as a multi-line box; one line is the rule here.
             code = command_group().main(argv, prog_name="rulecli", standalone_mode=False)
+        if code == INTERRUPTED:  # Typer turns Ctrl-C into a silent exit status 130
+            _err("Interrupted")
         raise SystemExit(code if isinstance(code, int) else 0)
     except RuleCliError as exc:
         if debug:
@@ -243,7 +248,7 @@ def _main(argv: list[str]) -> None:
         _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, exc.exit_code)
     except KeyboardInterrupt:
         _err("Interrupted")
-        raise SystemExit(130) from None
+        raise SystemExit(INTERRUPTED) from None
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -261,7 +266,7 @@ def _other(exc: Exception, debug: bool) -> None:
         raise SystemExit(2) from None
     if name == "Abort":
         _err("Interrupted")
-        raise SystemExit(130) from None
+        raise SystemExit(INTERRUPTED) from None
     if debug:
         raise exc
     if _is_polars_error(exc):
