@@ -188,7 +188,7 @@ def test_aq_learns_a_long_table_from_a_sample_and_counts_its_rules_on_every_row(
     x = rng.random(3000)
     df = pl.DataFrame({"x": x, "y": np.where((x > 0.5) ^ (rng.random(3000) < 0.1), "a", "b")})
     ds = prepare_dataset(df, DataSpec())
-    model = fit_aq(ds, AQParams(learn_rows=600))
+    model = fit_aq(ds, AQParams(learn_rows=600, max_error=0.1))
     sample = model.info.training["sample"]
     assert sample["rows"] == 600 and sample["of_rows"] == 3000
     assert model.info.training["rows"] == 3000
@@ -197,7 +197,7 @@ def test_aq_learns_a_long_table_from_a_sample_and_counts_its_rules_on_every_row(
     every_row = Encoded.from_dataset(ds)
     covered = [int(every_row.rule_mask(rule.conditions).sum()) for rule in model.rules]
     assert [rule.stats.covered for rule in model.rules] == covered and sum(covered) > 1000
-    assert fit_aq(ds, AQParams(learn_rows=0)).info.training.get("sample") is None
+    assert fit_aq(ds, AQParams(learn_rows=0, max_error=0.1, min_share=0.0)).info.training.get("sample") is None
 
 
 def test_a_sample_to_learn_from_is_not_the_tuning_sample_again():
