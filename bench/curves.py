@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,16 @@ def _size(model: Path) -> str:
         return str(len(data["rules"]))
     training = data.get("training", {})
     return str(training.get("leaves", "")) if "tree" in data else f"{training.get('leaves', '')} leaves"
+
+
+def _ours(
+    learner: str, name: str, n: int, train: Path, test: Path, limit: float
+) -> tuple[float, float, float, float, str] | None:
+    """One rulecli fit with defaults, measured, and its model scored on ``test``."""
+    model = OUT / f"curve_{name}_{learner}_{n}.json"
+    cmd = [*RULECLI, learner, str(train), "-y", "class", "-q", "-o", str(model), "--time-limit", str(limit)]
+    measured = timed(cmd, limit)
+    return None if measured is None else (*measured, _accuracy(model, test), _size(model))
 
 
 def _sklearn(mode: str, train: Path, test: Path, limit: float) -> tuple[float, float, float, float, str] | None:
@@ -140,31 +151,19 @@ def bench_curves(sizes: list[int], limit: float, use_weka: bool) -> list[str]:
         last: dict[str, tuple[int, float]] = {}  # each tool's rows and wall seconds at the last size
         for n in sizes:
             train, test = _data(name, n)
-            for learner in LEARNERS:
-                if learner in failed:
-                    continue
-                if (skipped := _hopeless(last, learner, n, limit)) is not None:
-                    lines.append(skipped)
-                    failed.add(learner)
-                    continue
-                model = OUT / f"curve_{name}_{learner}_{n}.json"
-                cmd = [*RULECLI, learner, str(train), "-y", "class", "-q", "-o", str(model), "--time-limit", str(limit)]
-                measured = timed(cmd, limit)
-                result = None if measured is None else (*measured, _accuracy(model, test), _size(model))
-                if result is None:
-                    failed.add(learner)
-                else:
-                    last[learner] = (n, result[0])
-                lines.append(f"| {learner} | {n:,} | {_cell(result, limit)} |")
-                print(lines[-1], flush=True)
-            for label, kind, tool in anchors:
+            runs = [(learner, partial(_ours, learner, name, n, train, test, limit)) for learner in LEARNERS]
+            runs += [
+                (label, partial(_sklearn if kind == "sk" else _weka, tool, train, test, limit))
+                for label, kind, tool in anchors
+            ]
+            for label, run in runs:
                 if label in failed:
                     continue
                 if (skipped := _hopeless(last, label, n, limit)) is not None:
                     lines.append(skipped)
                     failed.add(label)
                     continue
-                result = _sklearn(tool, train, test, limit) if kind == "sk" else _weka(tool, train, test, limit)
+                result = run()
                 if result is None:
                     failed.add(label)
                 else:

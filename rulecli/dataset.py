@@ -20,6 +20,7 @@ import polars as pl
 from rulecli.discretize import compute_cuts, interval_labels, label_expr
 from rulecli.errors import InputError, ParamError
 from rulecli.schema import (
+    PLAIN,
     Feature,
     Kind,
     Schema,
@@ -299,7 +300,7 @@ def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -
 
 def _as_numbers(df: pl.DataFrame, name: str) -> tuple[pl.Series, object | None]:
     """The column as Float64 (text parsed as numbers), and the first value that is not one."""
-    column = df.get_column(name).alias(WORKING)
+    column = df.get_column(name).alias(PLAIN)
     if is_numeric_dtype(column.dtype):
         return column.cast(pl.Float64), None
     converted = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
@@ -474,11 +475,6 @@ def _drop_missing_target(
     return df, None
 
 
-# A column is typed under this plain name: Polars runs some Series methods as ``pl.col(name)``
-# on a one-column frame, which a name such as ``^a.*$`` or ``*`` matches as a pattern.
-WORKING = "value"
-
-
 def _prepare_feature(
     df: pl.DataFrame,
     name: str,
@@ -499,11 +495,11 @@ def _prepare_feature(
     levels: tuple[str, ...] = ()
     stray = None
     if unit is not None:  # dates are ordered: compared as the days (or seconds) they count
-        series = df.select(temporal_expr(name, unit)).to_series().alias(WORKING)
+        series = df.select(temporal_expr(name, unit)).to_series().alias(PLAIN)
     elif kind == Kind.NUMERIC:
-        series = _to_numeric(df, name, source).alias(WORKING)
+        series = _to_numeric(df, name, source).alias(PLAIN)
     else:
-        series = df.select(categorical_expr(name)).to_series().alias(WORKING)
+        series = df.select(categorical_expr(name)).to_series().alias(PLAIN)
         levels = _sorted_labels(df.get_column(name))
         stray = _stray_text_in_numbers(series)
         if stray is not None:

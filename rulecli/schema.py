@@ -104,6 +104,11 @@ def is_pattern(column: str) -> bool:
     return column == "*" or (column.startswith("^") and column.endswith("$"))
 
 
+# The name a Series is worked on under: Polars runs some Series methods as ``pl.col(name)``
+# on a one-column frame, which a name such as ``^a.*$`` or ``*`` matches as a pattern.
+PLAIN = "value"
+
+
 def col(column: str) -> pl.Expr:
     """The column named ``column``, literally, whatever characters the name holds."""
     return cs.by_name(column).as_expr() if is_pattern(column) else pl.col(column)

@@ -15,6 +15,8 @@ from rulecli.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"
+# options that make the slow learners quick on a test table (a hostile one, or a pattern-named one)
+QUICK = {"forest": ["--trees", "3"], "brl": ["--iterations", "300"]}
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

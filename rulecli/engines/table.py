@@ -33,7 +33,7 @@ from rulecli.discretize import cut_between
 from rulecli.engines import Bins, EngineOptions, Frontier, Histogram, sql
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import SqlText, sql_text
-from rulecli.schema import Feature, Kind, Schema, is_numeric_dtype, temporal_unit
+from rulecli.schema import PLAIN, Feature, Kind, Schema, is_numeric_dtype, temporal_unit
 from rulecli.stats import hash_threshold, tallies
 from rulecli.words import counted
 
@@ -663,8 +663,8 @@ def _dates(run: Callable[[str], pl.DataFrame], raw: str, q: SqlText, name: str, 
 
 
 def _padded(series: pl.Series, length: int) -> pl.Series:
-    """The column's values, the last repeated up to ``length`` rows (extended under a plain
-    name: Polars runs the method as ``pl.col(name)``, a pattern for a name like ``^a.*$``)."""
+    """The column's values, the last repeated up to ``length`` rows (extended under
+    :data:`rulecli.schema.PLAIN`, whatever the column's name)."""
     if series.len() == 0:
         return pl.Series(series.name, [None] * length, dtype=series.dtype)
-    return series.alias("value").extend_constant(series[-1], length - series.len()).alias(series.name)
+    return series.alias(PLAIN).extend_constant(series[-1], length - series.len()).alias(series.name)

@@ -258,11 +258,12 @@ class _Search:
             owner = np.concatenate([np.full(c.counts.shape[0], i) for i, c in enumerate(cands)])
             local = np.concatenate([np.arange(c.counts.shape[0]) for c in cands])
             support = across(counts, np.add)
-            sizes = np.array([p.counts.sum() for p in parents])[owner]
+            parent_counts = np.array([p.counts for p in parents])
+            sizes = across(parent_counts, np.add)[owner]
             keep = np.flatnonzero((support >= params.min_support) & (support < sizes - self.slack))
             if params.alpha < 1.0:
                 families = sum(len(c.blocks) for c in cands)
-                keep = keep[self._raises(counts[keep], np.array([p.counts for p in parents])[owner[keep]], families)]
+                keep = keep[self._raises(counts[keep], parent_counts[owner[keep]], families)]
             if keep.size == 0:
                 break
             quality = _quality(counts[keep], params.measure, self.target)

@@ -31,7 +31,7 @@ from rulecli.model.tree import (
     level_index,
     walkers,
 )
-from rulecli.schema import categorical_expr, col, normalize_missing, temporal_expr
+from rulecli.schema import PLAIN, categorical_expr, col, normalize_missing, temporal_expr
 
 Predictor = Model | TreeModel
 
@@ -395,8 +395,7 @@ def _walk_input(frame: pl.DataFrame, used: list[str], kinds: dict[str, bool], le
     numeric = np.full((len(used), n), np.nan)
     codes = np.full((len(used), n), -1, dtype=np.int32)
     for row, name in enumerate(used):
-        # under a plain name: Polars runs some Series methods as pl.col(name), a pattern for `^a.*$`
-        column = frame.get_column(name).alias("value")
+        column = frame.get_column(name).alias(PLAIN)  # (rulecli.schema.PLAIN says why)
         if kinds[name]:
             numeric[row] = column.cast(pl.Float64).fill_nan(None).to_numpy()
         else:

@@ -12,13 +12,12 @@ import polars as pl
 import pytest
 
 from rulecli import learners
-from tests.conftest import run_cli
+from tests.conftest import QUICK, run_cli
 
 # a screen clear, a window title that swallows what follows, a hidden hyperlink, a bell,
 # C1's CSI, and the right-to-left override that shows a rule reversed
 ESCAPES = ["\x1b[2JX", "\x1b]0;title\x07y", "\x1b]8;;http://evil.example\x07z", "\x9b31m", "ab\u202ecd"]
 ACTED_ON = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-QUICK = {"forest": ["--trees", "3"], "brl": ["--iterations", "300"]}
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,9 @@ import polars as pl
 import pytest
 
 from rulecli import learners
-from tests.conftest import run_cli
+from tests.conftest import QUICK, run_cli
 
 HOSTILE_LABELS = ["yes\nIF TRUE THEN 'evil", "it's # not a comment", "back\\slash\r"]
-QUICK = {"forest": ["--trees", "3"], "brl": ["--iterations", "300"]}
 
 
 @pytest.fixture(scope="module")
