@@ -86,6 +86,22 @@ def forget_inputs() -> None:
     _INPUTS.clear()
 
 
+# Temporary files and directories of this command that exist now: a signal that cannot wait
+# for the main thread (``rulecli.cli.signals``) removes them before the process ends.
+_LEFTOVERS: set[str] = set()
+
+
+def remove_leftovers() -> None:
+    """Remove this command's temporary files and directories (the process is about to end)."""
+    import shutil
+
+    for path in list(_LEFTOVERS):
+        if Path(path).is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            Path(path).unlink(missing_ok=True)
+
+
 def check_readable(path: str) -> None:
     """Fail with one line unless ``path`` is a file with something in it; note it as an input."""
     p = Path(path)
@@ -644,6 +660,7 @@ def atomic_path(path: str) -> Iterator[str]:
     except OSError as exc:
         raise InputError(f"{path}: cannot write in {target.parent} ({exc.strerror})") from None
     os.close(fd)
+    _LEFTOVERS.add(tmp)
     try:
         yield tmp
         Path(tmp).chmod(mode)
@@ -656,6 +673,8 @@ def atomic_path(path: str) -> Iterator[str]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        _LEFTOVERS.discard(tmp)
 
 
 def check_writable(path: str) -> None:
@@ -762,10 +781,13 @@ def scratch_directory(root: str | None, prefix: str) -> str:
     """A new private directory for temporary files (under ``root``, else the system's)."""
     if root is not None and not Path(root).is_dir():
         raise ParamError(f"--temp-directory {root}: no such directory")
-    return tempfile.mkdtemp(prefix=prefix, dir=root)
+    folder = tempfile.mkdtemp(prefix=prefix, dir=root)
+    _LEFTOVERS.add(folder)
+    return folder
 
 
 def remove_scratch(path: str) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
+    _LEFTOVERS.discard(path)

@@ -211,6 +211,55 @@ def test_an_interrupted_predict_leaves_the_old_file_or_a_complete_one(tmp_path: 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.parquet", "out.csv", "r.txt"]
 
 
+# A stand-in for long native work (a large CSV parse, a DuckDB query): Polars opening a FIFO
+# that no one writes to blocks in Rust, with Python's lock released, until the process ends.
+_BLOCKED_WRITE = """
+import sys, polars as pl, rulecli.io as io
+from rulecli.cli.app import main
+io._sink = lambda lf, target, fmt: pl.read_csv(sys.argv[1])
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize(
+    ("sig", "line"), [(signal.SIGINT, "Interrupted"), (signal.SIGTERM, "Stopped by SIGTERM")], ids=["INT", "TERM"]
+)
+def test_a_signal_during_native_work_ends_the_run_within_moments(tmp_path: Path, sig: signal.Signals, line: str):
+    fifo = tmp_path / "never-written.csv"
+    os.mkfifo(fifo)
+    rules = tmp_path / "r.txt"
+    rules.write_text("IF size = 'big' THEN value = 'high'\nELSE value = 'low'\n")
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BLOCKED_WRITE, str(fifo), "predict", str(rules), HOUSE, "-o", str(out)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job ignores it
+    )
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and not list(tmp_path.glob(".out.csv.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)  # well inside the blocked call
+    assert proc.poll() is None, proc.communicate()[1]
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    try:
+        stderr = proc.communicate(timeout=20)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("not stopped 20 s after the signal: it waits for the native call to return")
+    assert time.monotonic() - sent < 5, "the signal waited for the native call"
+    assert proc.returncode == (130 if sig == signal.SIGINT else 128 + sig)
+    assert stderr.strip().splitlines() == [line]
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["never-written.csv", "out.csv", "r.txt"], (
+        "temporary file removed"
+    )
+
+
 def test_time_limit_stops_a_long_run_with_a_clear_message(tmp_path: Path):
     rng = np.random.default_rng(0)
     n, d = 3000, 1000

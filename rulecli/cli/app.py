@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import signal
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ from typer import _click  # the Click that Typer carries, whose types its comman
 from typer.core import TyperCommand, TyperGroup
 
 from rulecli import __version__, learners
+from rulecli.cli import signals
 from rulecli.errors import RuleCliError
 from rulecli.words import visible
 
@@ -195,35 +195,15 @@ def _is_polars_error(exc: BaseException) -> bool:
     return polars is not None and isinstance(exc, polars.exceptions.PolarsError)
 
 
-class Stopped(BaseException):
-    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so no partial or temporary file stays."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise Stopped(signum)
-
-
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
-
-
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit status 2."""
-    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
-    try:
-        _main(list(sys.argv[1:] if args is None else args))
-    except Stopped as stop:
-        _err(f"Stopped by {signal.Signals(stop.signum).name}")
-        raise SystemExit(128 + stop.signum) from None
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with signals.stop_on_signals():
+        try:
+            _main(list(sys.argv[1:] if args is None else args))
+        except signals.Stopped as stop:
+            line, status = signals.farewell(stop.signum)
+            _err(line)
+            raise SystemExit(status) from None
 
 
 def _main(argv: list[str]) -> None:
@@ -239,21 +219,23 @@ def _main(argv: list[str]) -> None:
                 warnings.filterwarnings("ignore", category=RuntimeWarning)
             # Not standalone: Click would print usage errors as a multi-line box; one line is the rule here.
             code = command_group().main(argv, prog_name="rulecli", standalone_mode=False)
-        if code == INTERRUPTED:  # Typer turns Ctrl-C into a silent exit status 130
+        if code == signals.INTERRUPTED:  # Typer turns Ctrl-C into a silent exit status 130
             _err("Interrupted")
         raise SystemExit(code if isinstance(code, int) else 0)
     except RuleCliError as exc:
+        signals.stopped_meanwhile()
         if debug:
             raise
         _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, exc.exit_code)
     except KeyboardInterrupt:
         _err("Interrupted")
-        raise SystemExit(INTERRUPTED) from None
+        raise SystemExit(signals.INTERRUPTED) from None
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise SystemExit(0) from None
     except Exception as exc:
+        signals.stopped_meanwhile()
         _other(exc, debug)
 
 
@@ -266,7 +248,7 @@ def _other(exc: Exception, debug: bool) -> None:
         raise SystemExit(2) from None
     if name == "Abort":
         _err("Interrupted")
-        raise SystemExit(INTERRUPTED) from None
+        raise SystemExit(signals.INTERRUPTED) from None
     if debug:
         raise exc
     if _is_polars_error(exc):
