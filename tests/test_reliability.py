@@ -260,6 +260,34 @@ def test_a_signal_during_native_work_ends_the_run_within_moments(tmp_path: Path,
     )
 
 
+@pytest.mark.slow  # 15 s
+def test_sigterm_during_a_duckdb_query_is_the_stop_not_duckdbs_error(tmp_path: Path):
+    pytest.importorskip("duckdb")
+    rng = np.random.default_rng(0)
+    n = 2_000_000  # queries long enough that the signal lands in one
+    frame = {f"x{j}": rng.normal(size=n) for j in range(4)}
+    frame["y"] = np.where(frame["x0"] > 0, "a", "b")
+    data = tmp_path / "d.parquet"
+    pl.DataFrame(frame).write_parquet(data)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    out = tmp_path / "m.json"
+    command = ["ripper", str(data), "-y", "y", "--engine", "duckdb", "--temp-directory", str(scratch), "-o", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulecli", *command, "-q"], cwd=ROOT, stderr=subprocess.PIPE, text=True
+    )
+    # the engine's scratch directory appears as its queries begin; most of the run is in them
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and not any(scratch.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert proc.poll() is None, proc.communicate()[1]
+    proc.send_signal(signal.SIGTERM)
+    stderr = proc.communicate(timeout=30)[1]
+    assert (proc.returncode, stderr) == (128 + signal.SIGTERM, "Stopped by SIGTERM\n")
+    assert not out.exists() and not any(scratch.iterdir())
+
+
 def test_time_limit_stops_a_long_run_with_a_clear_message(tmp_path: Path):
     rng = np.random.default_rng(0)
     n, d = 3000, 1000
