@@ -144,7 +144,13 @@ class _Sql:
         if numeric:
             # NaN is missing, as in rulecli (SQL engines order NaN above every number)
             return f"NULLIF(CAST({self.ident(name)} AS {self.double}), CAST('NaN' AS {self.double}))"
-        return f"CAST({self.ident(name)} AS {self.text})"
+        if self.dialect == "spark":
+            # Spark's readers type only true/false as booleans, and CAST gives 'true' as rulecli does
+            return f"CAST({self.ident(name)} AS {self.text})"
+        # Bare: the literal is cast to the column's type. A reader that types Yes/No, T/F or
+        # true/false as BOOLEAN (DuckDB's read_csv, PostgreSQL's boolean input) still compares
+        # right (CAST would give 'true' against 'Yes'); a value the type cannot hold fails loudly.
+        return self.ident(name)
 
     def _moment(self, x: str, unit: Unit) -> str:
         """A date column (text or a date type) as the days, or seconds, since 1970-01-01

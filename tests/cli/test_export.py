@@ -297,3 +297,39 @@ def test_present_versus_missing_splits_export_alike(tmp_path: Path, learner: str
     expected = api.predict(model, scored)["prediction"].to_list()
     assert expected[-4:] == ["ok", "ok", "flag", "ok"]
     _exports_predict_as_rulecli(model, scored, expected)
+
+
+def test_sql_predicts_alike_on_a_table_duckdb_types_itself(tmp_path: Path):
+    # DuckDB's read_csv types Yes/No, T/F and true/false as BOOLEAN and ISO dates as DATE,
+    # where rulecli reads text: the exported SQL must still give predict's answers
+    rng = np.random.default_rng(3)
+    n = 600
+    table = pl.DataFrame(
+        {
+            "has_partner": rng.choice(["Yes", "No"], n),
+            "paperless": rng.choice(["T", "F"], n),
+            "active": rng.choice(["true", "false"], n),
+            "signup": [
+                f"2021-{m:02d}-{d:02d}" for m, d in zip(rng.integers(1, 13, n), rng.integers(1, 29, n), strict=True)
+            ],
+            "tickets": rng.integers(0, 9, n),
+        }
+    )
+    partner, paperless = table["has_partner"] == "Yes", table["paperless"] == "T"
+    label = np.where(partner & paperless, "stay", np.where(table["tickets"] > 5, "leave", "stay"))
+    table = table.with_columns(churn=pl.Series(np.where(rng.random(n) < 0.05, "leave", label)))
+    data = tmp_path / "customers.csv"
+    table.write_csv(data)
+    types = dict(duckdb.sql(f"DESCRIBE SELECT * FROM read_csv('{data}')").fetchall()[i][:2] for i in range(6))
+    assert types["has_partner"] == types["paperless"] == types["active"] == "BOOLEAN" and types["signup"] == "DATE"
+    written = tmp_path / "written.txt"
+    written.write_text("IF has_partner = 'Yes' AND paperless = 'T' THEN churn = 'stay'\nELSE churn = 'leave'\n")
+    models = [written]
+    for learner in ("oner", "ripper", "cn2", "tree"):
+        models.append(tmp_path / f"{learner}.json")
+        assert run_cli(learner, str(data), "-y", "churn", "-o", str(models[-1]), "-q").code == 0
+    for model in models:
+        query = run_cli("export", str(model), "--to", "sql", "--table", f"read_csv('{data}')")
+        assert query.code == 0, query.stderr
+        predicted = pl.read_csv(run_cli("predict", str(model), str(data)).stdout.encode())["prediction"]
+        assert duckdb.sql(query.stdout).pl()["prediction"].to_list() == predicted.to_list(), model.name
