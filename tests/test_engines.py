@@ -322,6 +322,19 @@ def test_spark_errors_are_one_line(tables: Path):
     assert result.code == 2 and result.stderr == "Error: nothing-*.parquet: no such file\n", result.stderr
 
 
+@pytest.mark.spark
+def test_spark_reads_an_existing_file_as_itself_not_as_a_glob(tmp_path: Path):
+    # Spark reads every path as a Hadoop glob: 'd[1].parquet' read d1.parquet, 'st*r' star
+    pytest.importorskip("pyspark")
+    rows = {"y": ["a", "b"] * 10}
+    for wrong, right in (("d1.parquet", "d[1].parquet"), ("star.parquet", "st*r.parquet")):
+        pl.DataFrame({"x": [1, 2, 3, 4] * 5, **rows}).write_parquet(tmp_path / wrong)
+        pl.DataFrame({"z": [1, 2, 3, 4] * 5, **rows}).write_parquet(tmp_path / right)
+        learned = run_cli("oner", right, "-y", "y", "-q", "--json", *SPARK, cwd=tmp_path)
+        assert learned.code == 0, (right, learned.stderr)
+        assert [f["name"] for f in json.loads(learned.stdout)["schema"]["features"]] == ["z"], right
+
+
 SAMPLED = [name for name in learners.names() if "duckdb" not in learners.get(name).engines]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import re
 import subprocess
 import warnings
 from pathlib import Path
@@ -59,7 +60,11 @@ class Spark:
     def scan(self, source: str, options: EngineOptions, input_format: str | None) -> tuple[str, pl.Schema]:
         try:
             # other formats were refused before the session started (rulecli.engines.open_table)
-            where = str(Path(source).absolute()) if self.local and ":" not in source else source
+            where = source
+            if self.local and ":" not in source:
+                where = str(Path(source).absolute())
+                if Path(where).exists():  # read as itself: 'd[1].parquet' is not d1.parquet
+                    where = _literal_glob(where)
             df = self.spark.table(options.table) if options.table is not None else self.spark.read.parquet(where)
             columns = df.columns
             numbered = df.select("*", "_metadata.file_path", "_metadata.row_index")
@@ -160,3 +165,8 @@ def _start(master: str) -> Any:
 
 def open_table(source: str, spec: object, options: EngineOptions, *, input_format: str | None = None) -> SqlTable:
     return open_sql_table(Spark(options), source, spec, options, input_format)
+
+
+def _literal_glob(path: str) -> str:
+    """``path`` as a Hadoop glob that matches only itself (its glob characters escaped)."""
+    return re.sub(r"([\\\[\]*?{}])", r"\\\1", path)
