@@ -29,6 +29,7 @@ import polars as pl
 
 from rulecli.errors import InputError, ParamError
 from rulecli.schema import col
+from rulecli.words import UNSEEN, visible, visible_lines
 
 FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
 
@@ -719,10 +720,20 @@ def _umask() -> int:
     return current
 
 
+def _to_terminal() -> bool:
+    """Standard output is a terminal, where people read it: the characters a terminal acts on
+    (ESC sequences, bidi overrides) are shown as escapes there, and written as they are to a
+    file or a pipe, where the output is data."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def write_text(path: str, text: str) -> None:
     """Write text to ``path`` atomically, or to stdout when ``path`` is ``-``."""
     if path == STDIO:
-        sys.stdout.write(text)
+        sys.stdout.write(visible_lines(text) if _to_terminal() else text)
         sys.stdout.flush()
         return
     with atomic_path(path) as tmp:
@@ -764,6 +775,8 @@ def write_table(lf: pl.LazyFrame | pl.DataFrame, path: str, *, output_format: st
     frame = lf.lazy()
     fmt = table_output(path, output_format)
     if path == STDIO:
+        if fmt != "parquet" and fmt != "ipc" and _to_terminal():
+            frame = _shown(frame)
         try:
             _sink(frame, sys.stdout.buffer, fmt)
             sys.stdout.buffer.flush()
@@ -775,6 +788,17 @@ def write_table(lf: pl.LazyFrame | pl.DataFrame, path: str, *, output_format: st
         return
     with atomic_path(path) as tmp:
         _sink(frame, tmp, fmt)
+
+
+def _shown(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """``frame`` for a terminal: its text values and column names as :func:`visible` shows them."""
+    import polars.selectors as cs
+
+    unseen = [chr(c) for c in range(0x2070) if UNSEEN.match(chr(c))]
+    texts = cs.string() | cs.categorical() | cs.enum()
+    frame = frame.with_columns(texts.cast(pl.String).str.replace_many(unseen, [visible(c) for c in unseen]))
+    names = frame.collect_schema().names()
+    return frame.rename({n: visible(n) for n in names if visible(n) != n})
 
 
 def scratch_directory(root: str | None, prefix: str) -> str:

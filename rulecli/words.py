@@ -29,3 +29,11 @@ def visible(text: str) -> str:
     """``text`` with every character a terminal or browser would act on, rather than show,
     written as its escape (``\\x1b``, ``\\u202e``): for everything shown to people."""
     return UNSEEN.sub(escape_unseen, text)
+
+
+_UNSEEN_IN_LINES = re.compile(UNSEEN.pattern.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))
+
+
+def visible_lines(text: str) -> str:
+    """:func:`visible`, keeping line breaks and tabs: for source code and JSON at a terminal."""
+    return _UNSEEN_IN_LINES.sub(escape_unseen, text)

@@ -72,3 +72,39 @@ def test_errors_and_warnings_show_control_characters_as_escapes(ansi: Path, tmp_
     changed = run_cli("diff", "a.json", "b.json", str(ansi), cwd=tmp_path)  # with the rows that change
     assert changed.code in (0, 1) and "on the data" in changed.stdout, changed.stdout + changed.stderr
     assert _seen(changed.stdout + changed.stderr) == []
+
+
+def _at_a_terminal(*args: str, cwd: Path) -> str:
+    """The real command's stdout when it is a terminal (a pseudo-terminal here)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "rulecli", *args], stdout=follower, cwd=cwd, env=env)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other side closed: the command ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.wait(timeout=60) == 0
+    return seen.decode()
+
+
+def test_tables_and_source_at_a_terminal_show_escapes_and_stay_data_in_a_pipe(ansi: Path, tmp_path: Path):
+    assert run_cli("oner", str(ansi), "-y", "t", "-q", "-o", "m.json", cwd=tmp_path).code == 0
+    for args in (["predict", "m.json", str(ansi), "--keep-all"], ["export", "m.json", "--to", "sql"]):
+        shown = _at_a_terminal(*args, cwd=tmp_path)
+        assert "\\x1b" in shown and _seen(shown.replace("\r\n", "\n")) == [], args
+        piped = run_cli(*args, cwd=tmp_path)
+        assert piped.code == 0 and "\x1b" in piped.stdout, args  # a file or a pipe gets the values as they are
