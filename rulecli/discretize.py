@@ -248,38 +248,71 @@ def _min_bucket_edges(
       with majority ``c``, so a whole run of such buckets is absorbed at once;
     * the next bucket then has another majority: the interval closes there.
 
-    The loop runs once per interval, not once per distinct value.
+    Where an interval would end is found for every starting bucket at once, in NumPy; the
+    walk then only follows those ends from the first bucket.
     """
-    values, inverse = np.unique(x, return_inverse=True)
+    # the distinct values and each row's among them (np.unique's, in half its time: Polars
+    # sorts on every core); adding 0.0 makes -0.0 the 0.0 it equals
+    series = pl.Series(x + 0.0)
+    values = series.unique().sort().to_numpy()
+    inverse = (series.rank("dense") - 1).to_numpy().astype(np.int64)
     m = values.size
-    counts = np.zeros((m, n_classes), dtype=np.int64 if w is None else np.float64)
-    np.add.at(counts, (inverse, y), 1 if w is None else w)
-    prefix = np.vstack([np.zeros((1, n_classes), dtype=counts.dtype), np.cumsum(counts, axis=0)])
-    per_class = [np.ascontiguousarray(prefix[:, k]) for k in range(n_classes)]
+    # each value's class counts (bincount adds in row order, as a loop would), and per class
+    # the running sums: prefix[k, i] is class k's count in the buckets before bucket i
+    cell = inverse * n_classes + y
+    counts = np.bincount(cell, weights=w, minlength=m * n_classes).reshape(m, n_classes)
+    prefix = np.zeros((n_classes, m + 1), dtype=counts.dtype)
+    for k in range(n_classes):
+        np.cumsum(counts[:, k], out=prefix[k, 1:])
     majority = counts.argmax(axis=1)
     # run_end[i]: first bucket after i whose majority differs from bucket i's
     change = np.flatnonzero(majority[1:] != majority[:-1]) + 1
     run_end = np.repeat(np.append(change, m), np.diff(np.concatenate(([0], change, [m]))))
+    # Where an interval starting at each bucket would end, for every bucket at once: the
+    # first point where some class reaches min_bucket (a bucket already that big ends at
+    # the next one), then past the run of buckets with the interval's majority.
+    end = np.full(m, m, dtype=np.int64)
+    for k in range(n_classes):
+        np.minimum(end, _reach(prefix[k], counts[:, k], min_bucket, w is None), out=end)
+    # the interval's largest class count and its first maximum, class by class
+    top = prefix[0, end] - prefix[0, :-1]
+    top_class = np.zeros(m, dtype=np.int64)
+    for k in range(1, n_classes):
+        count = prefix[k, end] - prefix[k, :-1]
+        larger = count > top
+        top = np.where(larger, count, top)
+        top_class[larger] = k
+    within = end < m
+    extend = within & (top >= min_bucket)
+    extend[within] &= majority[end[within]] == top_class[within]
+    following = np.where(extend, run_end[np.minimum(end, m - 1)], end).tolist()
+    # the intervals are the chain of ends from the first bucket
     starts = []
     start = 0
     while start < m:
         starts.append(start)
-        end = start + 1
-        interval = prefix[end] - prefix[start]
-        if interval.max() < min_bucket:
-            targets = prefix[start] + min_bucket
-            reach = [int(np.searchsorted(per_class[k], targets[k], side="left")) for k in range(n_classes)]
-            end = min(min(reach), m)
-            interval = prefix[end] - prefix[start]
-        if end < m and interval.max() >= min_bucket and majority[end] == int(interval.argmax()):
-            end = int(run_end[end])
-        start = end
+        start = following[start]
     bounds = np.array([*starts, m])
-    interval_counts = prefix[bounds[1:]] - prefix[bounds[:-1]]
-    interval_class = interval_counts.argmax(axis=1)
+    interval_class = (prefix[:, bounds[1:]] - prefix[:, bounds[:-1]]).argmax(axis=0)
     keep = np.flatnonzero(interval_class[1:] != interval_class[:-1]) + 1
     cut_after = bounds[keep] - 1
     return tuple(float(c) for c in cut_between(values[cut_after], values[cut_after + 1]))
+
+
+def _reach(prefix: np.ndarray, counts: np.ndarray, min_bucket: int, whole: bool) -> np.ndarray:
+    """For each bucket i, the first j with ``prefix[j] >= prefix[i] + min_bucket`` (one
+    class's running count; ``prefix.size`` where there is none)."""
+    m = counts.size
+    if not whole:  # weighted counts: a binary search per bucket
+        return np.searchsorted(prefix, prefix[:-1] + min_bucket, side="left")
+    # whole counts: the class's rows in bucket order; the (prefix[i] + min_bucket)-th of
+    # them lies in bucket b, so j = b + 1: a gather instead of 2 × log2(m) random reads
+    bucket_of_row = np.repeat(np.arange(m), counts)
+    wanted = prefix[:-1] + (min_bucket - 1)
+    found = wanted < bucket_of_row.size
+    reach = np.full(m, m + 1, dtype=np.int64)
+    reach[found] = bucket_of_row[wanted[found]] + 1
+    return reach
 
 
 def bin_index_expr(cuts: Cuts) -> pl.Expr:

@@ -67,7 +67,7 @@ def _rows_of(ds: Dataset | EngineTable, name: str, counted: dict[str, Dataset]) 
 
 def _cross_table(part: FeatureCells, ds: Dataset) -> np.ndarray:
     """Rows (counted by weight) of each cell x class."""
-    n_cells, n_classes = len(part.conditions), len(ds.classes)
+    n_cells, n_classes = part.n_cells, len(ds.classes)
     flat = np.bincount(part.codes * n_classes + ds.y, weights=ds.weights, minlength=n_cells * n_classes)
     return flat.reshape(n_cells, n_classes)
 

@@ -9,6 +9,7 @@ the model can state them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -21,8 +22,21 @@ from rulecli.schema import Feature, Kind
 @dataclass(frozen=True)
 class FeatureCells:
     feature: Feature  # numeric features with their cuts
-    codes: np.ndarray  # cell per row; the last cell (len(conditions) - 1) is missing
-    conditions: tuple[Condition, ...]
+    codes: np.ndarray  # cell per row; the last cell (n_cells - 1) is missing
+    n_cells: int
+
+    @cached_property
+    def conditions(self) -> tuple[Condition, ...]:
+        """Each cell's condition, built when first asked: OneR scores every feature by its
+        cells' counts, and a million-row feature can have hundreds of thousands of intervals
+        whose conditions only the chosen feature needs."""
+        f = self.feature
+        if f.kind == Kind.CATEGORICAL:
+            values = [Condition(f.name, Op.EQ, v) for v in f.levels]
+        else:
+            assert f.cuts is not None
+            values = interval_conditions(f.name, f.cuts)
+        return (*values, Condition(f.name, Op.MISSING))
 
 
 def feature_cells(ds: Dataset, method: str, bins: int) -> list[FeatureCells]:
@@ -33,12 +47,8 @@ def feature_cells(ds: Dataset, method: str, bins: int) -> list[FeatureCells]:
 def cells_of(ds: Dataset, feature: Feature, method: str, bins: int) -> FeatureCells:
     """One feature as cells (see :func:`feature_cells`)."""
     if feature.kind == Kind.CATEGORICAL:
-        values = [Condition(feature.name, Op.EQ, v) for v in feature.levels]
-        codes = ds.codes(feature.name)
-    else:
-        x = ds.numeric(feature.name)
-        cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes), weights=ds.weights)
-        values = interval_conditions(feature.name, cuts)
-        codes = interval_codes(cuts, x)
-        feature = Feature(feature.name, feature.kind, feature.levels, cuts)
-    return FeatureCells(feature, codes, (*values, Condition(feature.name, Op.MISSING)))
+        return FeatureCells(feature, ds.codes(feature.name), len(feature.levels) + 1)
+    x = ds.numeric(feature.name)
+    cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes), weights=ds.weights)
+    cut = Feature(feature.name, feature.kind, feature.levels, cuts)
+    return FeatureCells(cut, interval_codes(cuts, x), len(cuts.edges) + 2)
