@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+RUNTIME := $(VENV)/.runtime-stamp
 RULECLI := $(BIN)/rulecli
 
-.PHONY: demo test test-spark test-slow lint fmt bench bench-env bytecode experiment clean
+.PHONY: demo test test-spark test-slow lint fmt reference bench bench-env bytecode experiment clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +15,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m compileall -q rulecli
 	touch $(STAMP)
 
+# what the demo needs: rulecli and its runtime dependencies, not the test tools (unless
+# `make test` has installed them already)
+$(RUNTIME): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -f $(STAMP) -a $(STAMP) -nt pyproject.toml || $(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME)
+
 # an editable install leaves rulecli's bytecode to the first import, which keeps none where
 # PYTHONDONTWRITEBYTECODE is set: every command then compiled its modules again (0.09 s of a
 # 0.5 s start-up); a module edited since is compiled in memory, as without this
@@ -21,7 +29,7 @@ bytecode: $(STAMP)
 	$(BIN)/python -m compileall -q rulecli
 
 ## demo: learn OneR rules on the bundled data, show them, predict and evaluate
-demo: $(STAMP)
+demo: $(RUNTIME)
 	@mkdir -p build
 	@echo "== OneR on the seeds' 10-row house table =="
 	$(RULECLI) oner sample_data/house.csv -y value --show-table -o build/house.json
@@ -52,6 +60,10 @@ lint: $(STAMP)
 fmt: $(STAMP)
 	$(BIN)/ruff format rulecli tests bench scripts
 	$(BIN)/ruff check --fix rulecli tests bench scripts
+
+## reference: write docs/commands.md from the commands' declarations (the tests fail when it is stale)
+reference: $(STAMP)
+	$(BIN)/python scripts/reference.py
 
 ANCHORS := bench/.venv-anchors
 

@@ -3,6 +3,7 @@ commands and stays a page; every command shown in README and docs/ runs as writt
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -17,13 +18,22 @@ from tests.conftest import ROOT, run_cli
 
 README = (ROOT / "README.md").read_text()
 REFERENCE = (ROOT / "docs" / "reference.md").read_text()
-DOCS = [README, *(path.read_text() for path in sorted((ROOT / "docs").glob("*.md")))]
+# docs/commands.md is generated; its examples are the commands' own, run by the help test below
+DOCS = [README, *(path.read_text() for path in sorted((ROOT / "docs").glob("*.md")) if path.name != "commands.md")]
 
 
 def test_readme_opens_with_demo_and_test_and_fits_a_page():
     head = "\n".join(README.splitlines()[:40])
     assert "make demo" in head and "make test" in head
     assert len(README) <= 15_000  # the user's page; the reference is docs/
+
+
+def test_the_generated_command_reference_is_current():
+    spec = importlib.util.spec_from_file_location("reference", ROOT / "scripts" / "reference.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert (ROOT / "docs" / "commands.md").read_text() == script.reference(), "docs/commands.md: run make reference"
 
 
 @pytest.mark.parametrize("name", ORDER)
