@@ -88,7 +88,32 @@ def reference() -> str:
     for name in ORDER:
         one_line = summary.get(name) or REGISTRY[name][1]
         head.append(f"- [`{name}`](#rulecli-{name}) — {one_line}")
-    return "\n".join([*head, "", *(command_section(n) for n in ORDER)]).rstrip() + "\n"
+    head.append("- [Options by name](#options-by-name): each option once, with the commands that take it")
+    return "\n".join([*head, "", *(command_section(n) for n in ORDER), vocabulary()]).rstrip() + "\n"
+
+
+def vocabulary() -> str:
+    """Every option name once, with the commands that take it and what it means there."""
+    used: dict[str, dict[str, list[str]]] = {}
+    for name in ORDER:
+        for param in _build(name).params:
+            if param.param_type_name == "option" and not param.hidden:
+                meanings = used.setdefault(max(param.opts, key=len), {})
+                meanings.setdefault(_cell(param.help or ""), []).append(name)
+    lines = [
+        "## Options by name",
+        "",
+        "An option spelled the same in two commands takes the same type and means the same",
+        "thing (a test checks every command); where the wording differs, each is listed.",
+        "",
+        "| option | commands | meaning |",
+        "|---|---|---|",
+    ]
+    for option in sorted(used):
+        for meaning, commands in used[option].items():
+            where = "every command" if len(commands) == len(ORDER) else ", ".join(commands)
+            lines.append(f"| `{option}` | {where} | {meaning} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
