@@ -15,6 +15,7 @@ The commands are thin layers over these functions.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
 from collections.abc import Sequence
@@ -540,7 +541,9 @@ def prediction_plan(
     columns = lf.collect_schema()
     for name in keep:
         if name not in columns:
-            raise InputError(f"{label}: --keep column '{name}' is not in the data")
+            close = difflib.get_close_matches(name, list(columns), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise InputError(f"{label}: --keep column '{name}' is not in the data{hint}")
     if keep_all:
         keep = list(columns)
     written = {

@@ -703,7 +703,17 @@ WRITABLE = ("csv", "tsv", "parquet", "ndjson", "ipc")
 
 def table_output(path: str, explicit: str | None = None) -> str:
     """The format a table is written to ``path`` in, refused before any work if rulecli cannot write it."""
-    fmt, gzipped = detect_format(path, explicit)
+    if explicit is None and Path(path).suffix == "" and Path(path).exists() and not Path(path).is_file():
+        return "csv"  # a device or FIFO (`-o /dev/null`, `-o >(gzip > p.csv.gz)`): CSV, as on stdout
+    try:
+        fmt, gzipped = detect_format(path, explicit)
+    except InputError:  # the reader's message lists what rulecli reads and advises --input-format
+        if explicit is not None:
+            raise
+        suffix = Path(path.lower().removesuffix(".gz")).suffix or "(none)"
+        raise InputError(
+            f"{path}: unknown file extension '{suffix}'; write .csv, .tsv, .parquet, .ndjson or .arrow"
+        ) from None
     if gzipped:
         raise InputError(f"{path}: writing gzip-compressed output is not supported")
     if fmt not in WRITABLE:

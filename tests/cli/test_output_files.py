@@ -48,6 +48,15 @@ def test_a_fifo_is_written_through(tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.json"]
 
 
+def test_a_device_without_an_extension_gets_csv(tmp_path: Path):
+    # `-o /dev/null` (a dry run) was refused for its missing extension
+    model = tmp_path / "m.json"
+    assert run_cli("oner", HOUSE, "-o", str(model), "-q").code == 0
+    for args in (["predict", str(model), HOUSE], ["discretize", HOUSE]):
+        result = run_cli(*args, "-o", os.devnull)
+        assert result.code == 0 and result.stderr == "", (args, result.stderr)
+
+
 def test_outputs_that_cannot_be_written_are_refused_before_any_work(tmp_path: Path):
     model = tmp_path / "m.json"
     assert run_cli("oner", HOUSE, "-o", str(model), "-q").code == 0
@@ -65,6 +74,8 @@ def test_outputs_that_cannot_be_written_are_refused_before_any_work(tmp_path: Pa
         (["evaluate", str(model), HOUSE, "--violations", str(tmp_path / "v.arff")], "cannot write it"),
         (["evaluate", str(model), HOUSE, "-o", str(tmp_path / "no" / "e.json")], "does not exist"),
         (["export", str(model), "-o", f"{blocker}/e.sql"], "is not a directory"),
+        (["predict", str(model), HOUSE, "-o", str(tmp_path / "p.foo")], "'.foo'; write .csv, .tsv, .parquet"),
+        (["predict", str(model), HOUSE, "--keep", "siz"], "'siz' is not in the data (did you mean 'size'?)"),
     ]
     before = sorted(p.name for p in tmp_path.iterdir())
     for args, message in cases:
