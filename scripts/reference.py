@@ -40,6 +40,11 @@ def _default(param) -> str:
     return f"`{default}`"
 
 
+def _listed(param) -> bool:
+    """Every option but hidden aliases: those --help folds away (--help-all shows them) too."""
+    return not param.hidden or getattr(param, "folded", False)
+
+
 def _kind(param) -> str:
     if getattr(param, "is_flag", False):
         return "flag"
@@ -64,7 +69,7 @@ def command_section(name: str) -> str:
         lines.append("")
     panels: dict[str, list] = {}
     for param in command.params:
-        if param.param_type_name == "option" and not param.hidden:
+        if param.param_type_name == "option" and _listed(param):
             panels.setdefault(param.rich_help_panel or "Options", []).append(param)
     for panel, params in sorted(panels.items(), key=lambda item: item[0] != "Options"):
         lines += [f"**{panel}**", "", "| option | takes | default | meaning |", "|---|---|---|---|"]
@@ -97,7 +102,7 @@ def vocabulary() -> str:
     used: dict[str, dict[str, list[str]]] = {}
     for name in ORDER:
         for param in _build(name).params:
-            if param.param_type_name == "option" and not param.hidden:
+            if param.param_type_name == "option" and _listed(param):
                 meanings = used.setdefault(max(param.opts, key=len), {})
                 meanings.setdefault(_cell(param.help or ""), []).append(name)
     lines = [

@@ -41,7 +41,7 @@ def test_every_command_and_option_is_documented(name: str):
     assert f"### `rulecli {name}`" in REFERENCE, f"docs/reference.md has no section for {name}"
     section = REFERENCE.split(f"### `rulecli {name}`", 1)[1].split("\n### ", 1)[0]
     for param in _build(name).params:
-        if type(param).__name__.endswith("Option"):
+        if type(param).__name__.endswith("Option") and param.opts != ["--help-all"]:  # as --help
             longest = max(param.opts, key=len)
             assert longest in section, f"{name}: {longest} is not documented"
 
@@ -119,3 +119,14 @@ def test_every_option_name_has_one_meaning_and_one_type_across_commands():
 def test_every_command_takes_quiet(name: str):
     flags = {opt for param in _build(name).params for opt in getattr(param, "opts", [])}
     assert {"--quiet", "-q"} <= flags, name
+
+
+@pytest.mark.parametrize("name", ["oner", "forest", "predict"])
+def test_help_keeps_to_what_most_runs_set_and_help_all_shows_the_rest(name: str):
+    short, every = run_cli(name, "--help"), run_cli(name, "--help-all")
+    assert short.code == every.code == 0
+    assert "--help-all" in short.stdout and "--null-values" in every.stdout
+    assert "--encoding" not in short.stdout and "--encoding" in every.stdout
+    assert short.stdout.count("\n") < every.stdout.count("\n")
+    if name != "predict":  # a learner's help: about a screenful or two at 80 columns
+        assert short.stdout.count("\n") <= 110, short.stdout.count("\n")

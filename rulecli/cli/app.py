@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 from typer import _click  # the Click that Typer carries, whose types its commands are
+from typer._click.decorators import help_option as help_flag
 from typer.core import TyperCommand, TyperGroup
 
 from rulecli import __version__, learners
@@ -56,9 +57,25 @@ def _build(name: str) -> _click.Command:
     return _described(command)
 
 
+# Shown by --help: what most runs set. The rest of the Data and Engine panels (reading odd
+# CSV files, column typing, engines) waits for --help-all, so a learner's help stays readable.
+FOLDED_PANELS = ("Data", "Engine")
+UNFOLDED = {"target", "exclude", "weights"}
+
+
 def _described(command: _click.Command) -> _click.Command:
     for param in command.params:
         _describe(param)
+        folded = getattr(param, "rich_help_panel", None) in FOLDED_PANELS and param.name not in UNFOLDED
+        if folded and not getattr(param, "hidden", False):
+            param.hidden = True
+            param.folded = True  # type: ignore[attr-defined]
+    if any(getattr(p, "folded", False) for p in command.params):
+        help_flag(["--help-all"])(command)  # Typer's own help flag, made like -h/--help
+        every = command.params[-1]
+        every.help = "Show every option, the data-reading and engine ones too."
+        every.callback = _help_all
+        _describe(every)
     made = command.get_help_option
 
     def help_option(ctx: _click.Context) -> _click.Option | None:
@@ -69,6 +86,16 @@ def _described(command: _click.Command) -> _click.Command:
 
     command.get_help_option = help_option  # type: ignore[method-assign]
     return command
+
+
+def _help_all(ctx: _click.Context, param: _click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    for each in ctx.command.params:
+        if getattr(each, "folded", False):
+            each.hidden = False
+    _click.echo(ctx.get_help(), color=ctx.color)
+    ctx.exit()
 
 
 # what a file or model argument stands for, in help (instead of the bare type)
