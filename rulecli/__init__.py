@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from rulecli.version import __version__
 
 API = (
     "fit",
@@ -34,6 +34,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     raise AttributeError(f"module 'rulecli' has no attribute '{name}'")
+
+
+__all__ = ["__version__", *API]
 
 
 def __dir__() -> list[str]:

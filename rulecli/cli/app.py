@@ -19,9 +19,10 @@ from typer import _click  # the Click that Typer carries, whose types its comman
 from typer._click.decorators import help_option as help_flag
 from typer.core import TyperCommand, TyperGroup
 
-from rulecli import __version__, learners
+from rulecli import learners
 from rulecli.cli import signals
 from rulecli.errors import RuleCliError
+from rulecli.version import __version__
 from rulecli.words import visible
 
 # name: (module:function, one-line description); learners follow them in registry order

@@ -29,7 +29,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from rulecli import __version__
 from rulecli.errors import ParamError
 from rulecli.model.compile import class_prior, rule_shares
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
@@ -46,6 +45,7 @@ from rulecli.model.ops import (
 )
 from rulecli.model.tree import Forest, Tree, TreeNodes, feature_kinds, leaf_shares
 from rulecli.schema import Unit
+from rulecli.version import __version__
 
 NAMESPACE = "http://www.dmg.org/PMML-4_4"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")

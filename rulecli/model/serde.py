@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from rulecli import __version__
 from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.core import (
     Closed,
@@ -32,6 +31,7 @@ from rulecli.model.core import (
 from rulecli.model.ops import MAX_EXACT
 from rulecli.model.tree import Forest, Tree, TreeModel, TreeNodes
 from rulecli.schema import Cuts, Feature, Kind, Schema, Target, Unit
+from rulecli.version import __version__
 
 FORMAT = "rulecli-model"
 FORMAT_VERSION = 1
