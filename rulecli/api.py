@@ -27,7 +27,7 @@ import polars as pl
 
 from rulecli import engines, io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
-from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts
+from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts, min_bucket_for
 from rulecli.drift import drift_warnings, feature_drift, psi_failures
 from rulecli.engines import ENGINES, EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
@@ -701,6 +701,7 @@ class Discretized:
     frame: pl.LazyFrame
     cuts: list[Cuts]
     target: str | None  # the class column the cuts were learned with
+    bins: int  # the intervals asked for, or min-bucket's minimum bucket
 
 
 def discretize(
@@ -708,6 +709,7 @@ def discretize(
     *,
     method: str = "equal-frequency",
     bins: int = 5,
+    min_bucket: int | None = None,
     target: str | None = None,
     columns: Sequence[str] = (),
     cuts: list[Cuts] | None = None,
@@ -718,8 +720,11 @@ def discretize(
 
     Given ``cuts`` (saved earlier), they are applied; otherwise they are learned on
     ``columns`` (default: every numeric column but the target). ``mdlp`` and
-    ``min-bucket`` use the target (default: the last column).
+    ``min-bucket`` use the target (default: the last column); ``min-bucket`` with at least
+    ``min_bucket`` rows of an interval's class (default: as OneR chooses it for the rows).
     """
+    if method == "min-bucket":
+        bins = min_bucket if min_bucket is not None else min_bucket_for(df.height)
     if method not in METHODS:
         raise ParamError(f"must be one of {', '.join(METHODS)}, got '{method}'", param="method")
     if cuts is not None:
@@ -738,7 +743,7 @@ def discretize(
             if not is_numeric_dtype(df.schema[name]):
                 raise InputError(f"{source}: column '{name}' is not numeric ({df.schema[name]})")
         cuts = learn_cuts(df, chosen, method, bins=bins, target=target)
-    return Discretized(df.lazy().with_columns([label_expr(c) for c in cuts]), cuts, target)
+    return Discretized(df.lazy().with_columns([label_expr(c) for c in cuts]), cuts, target, bins)
 
 
 def export(

@@ -107,6 +107,18 @@ def _readable_positions(edges: tuple[float, ...], x: np.ndarray) -> tuple[float,
     return tuple(float(c) for c in readable(points, low, high, with_low=True))
 
 
+WEKA_MIN_BUCKET = 6
+
+
+def min_bucket_for(rows: float) -> int:
+    """The default minimum bucket on ``rows`` training rows: Weka's 6 (Holte's SMALL, chosen on
+    tables of a few hundred rows) while it is larger, then √rows / 5. With 6 on a long table
+    every run of six rows of one class is an interval: on planted rules with 10 % label noise
+    OneR had 272 rules at 10,000 rows and 1,238 at 100,000, and fell in accuracy from 1,000 to
+    10,000 rows; with √rows / 5, 27 and 8 rules, and it rises with the rows."""
+    return max(WEKA_MIN_BUCKET, round(math.sqrt(rows) / 5))
+
+
 def compute_cuts(
     column: str,
     values: np.ndarray,

@@ -150,8 +150,14 @@ def beam_width_param(default: int) -> Any:
     return param(default, "Candidates kept at each step of the search (CN2's beam, AQ's star).", ge=1)
 
 
-def min_bucket_param(default: int) -> Any:
-    return param(default, "Holte/Weka minimum bucket size for numeric features.", ge=1)
+MIN_BUCKET_HELP = (
+    "Minimum rows of an interval's class for min-bucket intervals (Weka's -B); "
+    "default: 6, Weka's, up to about 1,000 rows, then the square root of the rows over 5."
+)
+
+
+def min_bucket_param() -> Any:
+    return param(None, MIN_BUCKET_HELP, ge=1)
 
 
 def max_rules_param(default: int | None = None, help: str = "At most this many rules.", ge: int = 0) -> Any:

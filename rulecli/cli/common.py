@@ -18,6 +18,7 @@ from rulecli.engines import EngineOptions
 from rulecli.errors import InputError
 from rulecli.model.compile import Predictor
 from rulecli.model.serde import dumps
+from rulecli.params import MIN_BUCKET_HELP
 
 from . import console
 
@@ -69,6 +70,7 @@ def csv_layout(delimiter: str | None, encoding: str, no_header: bool, skip_lines
     return io.CsvOptions(delimiter=delimiter, encoding=encoding, header=not no_header, skip_lines=skip_lines)
 
 
+MinBucket = Annotated[int | None, typer.Option("--min-bucket", min=1, help=MIN_BUCKET_HELP)]
 Target = Annotated[
     str | None, typer.Option("--target", "-y", help="Target column (default: the last column).", rich_help_panel=DATA)
 ]

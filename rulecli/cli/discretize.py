@@ -21,9 +21,7 @@ def discretize(
     # the option's name until 0.1: kept, unlisted, for scripts that use it
     old_method: Annotated[str | None, typer.Option("--method", "-m", hidden=True)] = None,
     bins: Annotated[int, typer.Option("--bins", "-k", min=1, help="Intervals for equal-width / equal-frequency.")] = 5,
-    min_bucket: Annotated[
-        int, typer.Option("--min-bucket", min=1, help="Holte/Weka minimum bucket size for numeric features.")
-    ] = 6,
+    min_bucket: common.MinBucket = None,
     target: common.Target = None,
     columns: Annotated[
         list[str] | None,
@@ -64,7 +62,8 @@ def discretize(
         result = api.discretize(
             df,
             method=method,
-            bins=min_bucket if method == "min-bucket" else bins,
+            bins=bins,
+            min_bucket=min_bucket,
             target=target,
             columns=common.split_list(columns),
             cuts=saved,
@@ -77,6 +76,6 @@ def discretize(
             cuts_out,
             dumps_cuts(
                 result.cuts,
-                {"method": method, "bins": min_bucket if method == "min-bucket" else bins, "target": result.target},
+                {"method": method, "bins": result.bins, "target": result.target},
             ),
         )

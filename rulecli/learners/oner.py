@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from rulecli.dataset import Dataset, stratified_holdout
+from rulecli.discretize import min_bucket_for
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
@@ -40,7 +41,7 @@ TIES = ("first", "chi2")
 
 @dataclass(frozen=True, kw_only=True)
 class OneRParams(Params):
-    min_bucket: int = min_bucket_param(6)
+    min_bucket: int | None = min_bucket_param()
     discretize: str = discretize_param("min-bucket")
     bins: int = bins_param(5)
     ties: str = param("first", "Equal errors: 'first' feature or smallest 'chi2' p-value.", choices=TIES)
@@ -50,6 +51,7 @@ class OneRParams(Params):
 
 def _partition(ds: Dataset, name: str, params: OneRParams) -> FeatureCells:
     """The feature's cells: its levels or intervals, then missing as one more value."""
+    assert params.min_bucket is not None  # fit_oner chose it
     bins = params.min_bucket if params.discretize == "min-bucket" else params.bins
     return cells_of(ds, ds.schema.feature(name), params.discretize, bins)
 
@@ -148,6 +150,8 @@ def fit_oner(ds: Dataset | EngineTable, params: OneRParams, *, progress: Progres
     """
     if params.validation_fraction and ds.weights is not None and is_whole(ds.weights):
         ds = ds.as_copies("oner")  # the held-out share is drawn from the copies whole weights stand for
+    if params.min_bucket is None:
+        params = dataclasses.replace(params, min_bucket=min_bucket_for(float(ds.class_counts().sum())))
     counted: dict[str, Dataset] = {}
     scores = _score_features(ds, params, counted)
     chosen = _choose(scores, params.ties)
