@@ -189,14 +189,18 @@ def prepare(
 
 
 def as_data(data: Any) -> Any:
-    """A pandas DataFrame as a Polars one; a path, a Polars frame or a prepared table as it
-    is; anything else refused in one line (a pandas frame was taken for a file name)."""
+    """A pandas DataFrame or a PyArrow Table as a Polars frame; a path, a Polars frame or a
+    prepared table as it is; anything else refused in one line (a pandas frame was taken for
+    a file name). Known by module and name: neither library is imported for it."""
     if isinstance(data, str | Path | pl.DataFrame | pl.LazyFrame | Dataset) or is_engine_table(data):
         return data
-    if type(data).__module__.split(".")[0] == "pandas" and type(data).__name__ == "DataFrame":
+    library, kind = type(data).__module__.split(".")[0], type(data).__name__
+    if library == "pandas" and kind == "DataFrame":
         return pl.from_pandas(data)
+    if library == "pyarrow" and kind in ("Table", "RecordBatch"):
+        return pl.from_arrow(data)
     raise ParamError(
-        f"data must be a file path, a Polars or pandas DataFrame or a prepared table, not {type(data).__name__}"
+        f"data must be a file path, a Polars or pandas DataFrame, a PyArrow Table or a prepared table, not {kind}"
     )
 
 

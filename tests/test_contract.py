@@ -151,6 +151,7 @@ def test_evaluate_and_cross_validation_through_the_api(fitted: tuple[str, object
 def test_the_api_takes_a_pandas_frame_and_refuses_other_objects_in_one_line():
     # a pandas DataFrame was taken for a file name ("OSError: File name too long")
     import pandas as pd
+    import pyarrow as pa
 
     from rulecli import api
     from rulecli.errors import ParamError
@@ -158,5 +159,8 @@ def test_the_api_takes_a_pandas_frame_and_refuses_other_objects_in_one_line():
     frame = pd.DataFrame({"x": [1, 2, 3, 4] * 10, "y": ["a", "a", "b", "b"] * 10})
     model = api.fit("oner", frame, target="y")
     assert api.predict(model, frame).get_column("prediction").to_list() == frame["y"].tolist()
+    table = pa.Table.from_pandas(frame)
+    assert api.fit("oner", table, target="y") == model
+    assert api.predict(model, table).get_column("prediction").to_list() == frame["y"].tolist()
     with pytest.raises(ParamError, match="not dict"):
         api.fit("oner", {"x": [1]}, target="y")
