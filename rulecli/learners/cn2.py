@@ -74,8 +74,12 @@ class CN2Params(Params):
         True, "A decision list (Clark & Niblett) or a rule set per class (Clark & Boswell).", negative="unordered"
     )
     beam_width: int = beam_width_param(5)
-    min_support: int = param(
-        1, "Drop candidate rules covering fewer rows (counted by weight).", ge=1, flag="min-covered"
+    min_support: int | None = param(
+        None,
+        "Drop candidate rules covering fewer rows (counted by weight); "
+        "default: 1 up to 7,500 rows, then one row in 5,000.",
+        ge=1,
+        flag="min-covered",
     )
     quality: str | None = param(
         None, "entropy (default for --ordered), laplace (default for --unordered) or accuracy.", choices=QUALITIES
@@ -356,6 +360,18 @@ def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) 
     return rules
 
 
+ROWS_PER_COVERED = 5_000
+
+
+def min_covered_for(rows: float) -> int:
+    """The default least rows a rule covers: 1 (Orange's) on small tables, then one row in
+    5,000. On a long table each condition that raises its class's share is significant even
+    for a handful of rows, and every such rule costs a pass over all rows: on planted rules
+    at 1,000,000 rows the list had 380 rules, 42 % of them covering fewer than 63 rows (0.45 %
+    of the rows between them), in 30 s; with 200, 184 rules in 13 s, accuracy 0.8999 -> 0.8998."""
+    return max(1, round(rows / ROWS_PER_COVERED))
+
+
 def fit_cn2(
     ds: Dataset | EngineTable, params: CN2Params, *, progress: Progress | None = None
 ) -> DecisionList | RuleSet:
@@ -370,6 +386,8 @@ def fit_cn2(
     >>> [(r.conditions[0].value, r.prediction) for r in model.rules], model.default.prediction
     ([('u', 'a')], 'b')
     """
+    if params.min_support is None:
+        params = dataclasses.replace(params, min_support=min_covered_for(float(ds.class_counts().sum())))
     enc = EngineEncoded.from_table(ds) if is_engine_table(ds) else Encoded.from_dataset(ds)
     info = ModelInfo(algorithm="cn2", params=params.record(), schema=ds.schema)
     if params.ordered:

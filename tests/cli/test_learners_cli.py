@@ -189,3 +189,20 @@ def test_oner_gains_with_more_rows_instead_of_cutting_them_finer(tmp_path: Path)
     assert (
         weka.stdout == run_cli("oner", str(tmp_path / "d1000.parquet"), "-q", "--json").stdout
     )  # Weka's below ~1,000 rows
+
+
+def test_cn2_leaves_out_rules_of_a_handful_of_rows_on_a_long_table(tmp_path: Path):
+    # every condition that raises its class's share is significant on enough rows: a long
+    # noisy table gave lists full of rules of a few rows, each a pass over all the rows
+    data, test = tmp_path / "d.parquet", tmp_path / "t.parquet"
+    _noisy_rules(25_000, 11).write_parquet(data)
+    _noisy_rules(20_000, 99).write_parquet(test)
+    found = {}
+    for label, extra in (("default", []), ("every rule", ["--min-covered", "1"])):
+        model = tmp_path / f"{label}.json"
+        assert run_cli("cn2", str(data), "-q", "-o", str(model), *extra).code == 0
+        rules = json.loads(model.read_text())["rules"]
+        scored = json.loads(run_cli("evaluate", str(model), str(test), "--json").stdout)["accuracy"]
+        found[label] = (min(r["stats"]["covered"] for r in rules), len(rules), scored)
+    assert found["default"][0] >= 5 > found["every rule"][0], found  # 25,000 rows: one in 5,000
+    assert found["default"][1] < found["every rule"][1] and found["default"][2] >= found["every rule"][2] - 0.002, found
