@@ -52,6 +52,7 @@ from rulecli.words import counted
 PD_FLOOR = 1e-3
 SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
 GROVE_INSTANCES = 4_000_000  # bootstrap rows of the trees grown together in one batch
+BATCHES_PER_JOB = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,13 +157,17 @@ def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
 def _chunks(
     seeds: list[np.random.SeedSequence], n_rows: int, grow: GrowParams, jobs: int
 ) -> list[list[np.random.SeedSequence]]:
-    """The trees in batches grown together (instances bound a batch's memory); with
-    workers, at least two batches each so that none waits long for the others."""
+    """The trees in batches grown together (instances bound a batch's memory). A forest
+    that takes a while comes in at least ``BATCHES_PER_JOB`` batches per worker, so that
+    none waits long for the others and progress moves in steps of a few trees: batches of
+    50 of 200 trees held the bar at 0 for a third of the run, and 100 trees on 100,000 rows
+    grew in 38-40 s instead of 41-43. A small forest stays one batch (8 took 20 % longer
+    on 344 rows)."""
     if grow.max_leaf_nodes is not None:  # best-first growth: one tree at a time
         return [[seed] for seed in seeds]
     size = max(1, GROVE_INSTANCES // max(n_rows, 1))
-    if jobs > 1:
-        size = min(size, max(1, -(-len(seeds) // (2 * jobs))))
+    if n_rows * len(seeds) >= SMALL_FOREST:
+        size = min(size, max(1, -(-len(seeds) // (BATCHES_PER_JOB * jobs))))
     return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
 

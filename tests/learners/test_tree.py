@@ -537,3 +537,16 @@ def test_level_pruning_reaches_the_weakest_link_sequences_trees(seed: int, crite
     path = sequence.path
     for alpha in sorted({0.0, *path, *((a + b) / 2 for a, b in itertools.pairwise(path))}):
         assert nodes_to_dict(pruner.at(alpha)) == nodes_to_dict(sequence.at(alpha)), alpha
+
+
+def test_forest_progress_moves_in_steps_of_a_few_trees(monkeypatch: pytest.MonkeyPatch):
+    # one batch grew all 40 trees: the bar sat at 0 until the end (a forest this small
+    # stays one batch: it is made to count as a long one here)
+    monkeypatch.setattr(forest_module, "SMALL_FOREST", 0)
+    rng = np.random.default_rng(4)
+    df = pl.DataFrame({"x": rng.normal(size=300), "z": rng.normal(size=300)})
+    df = df.with_columns(y=pl.when(pl.col("x") > 0).then(pl.lit("a")).otherwise(pl.lit("b")))
+    ds = prepare_dataset(df, DataSpec(target="y"))
+    seen: list[int] = []
+    fit_forest(ds, ForestParams(trees=40, jobs=1), progress=seen.append)
+    assert seen[-1] == 40 and len(seen) >= 8 and max(np.diff([0, *seen])) <= 5, seen
