@@ -79,45 +79,65 @@ def _plain(describe: Callable[[int], str]) -> Callable[[int], None]:
     return update
 
 
+class Ticker:
+    """What a progress display hands the learner: called with the work done so far;
+    ``phase`` names the step running before any of that work is done (the CLI's reading,
+    then learning)."""
+
+    def __init__(self, step: Callable[[int], None], phase: Callable[[str], None] = lambda text: None) -> None:
+        self._step, self._phase = step, phase
+
+    def __call__(self, done: int) -> None:
+        self._step(done)
+
+    def phase(self, text: str) -> None:
+        self._phase(text)
+
+
 @contextlib.contextmanager
-def rule_progress(name: str, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-    """A live "N rules" counter on stderr while a learner runs: at a terminal a spinner, off
-    one a plain line now and then."""
+def rule_progress(name: str, *, quiet: bool) -> Iterator[Ticker | None]:
+    """A live "N rules" counter on stderr while a learner runs: at a terminal a spinner
+    (naming the phase until the first rule), off one a plain line now and then."""
     if quiet:
         yield None
         return
+
+    def describe(n_rules: int) -> str:
+        # candidates: pruning and optimisation may keep fewer (the summary line says how many)
+        return f"{name}: {counted(n_rules, 'rule')} grown so far"
+
     if not stderr_is_tty():
-        yield _plain(lambda n: f"{name}: {counted(n, 'rule')} grown so far")
+        yield Ticker(_plain(describe))
         return
     spinner = Spinner("dots", text=f"{name}: reading and preparing the data")
     # Rich's status() would capture stdout, where the model goes: keep stdout untouched.
     with Live(spinner, console=err, transient=True, redirect_stdout=False, redirect_stderr=False):
-
-        def update(n_rules: int) -> None:
-            # candidates: pruning and optimisation may keep fewer (the summary line says how many)
-            spinner.update(text=f"{name}: {counted(n_rules, 'rule')} grown so far")
-
-        yield update
+        yield Ticker(lambda n: spinner.update(text=describe(n)), lambda text: spinner.update(text=f"{name}: {text}"))
 
 
 @contextlib.contextmanager
-def progress_bar(name: str, total: int, unit: str, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-    """A progress bar over ``total`` steps on stderr at a terminal; off one a plain line now
-    and then."""
+def progress_bar(name: str, total: int, unit: str, *, quiet: bool) -> Iterator[Ticker | None]:
+    """A progress bar over ``total`` steps on stderr at a terminal (naming the phase until
+    the first step); off one a plain line now and then."""
     if quiet:
         yield None
         return
     if not stderr_is_tty():
-        yield _plain(lambda done: f"{name}: {done} of {total} {unit}")
+        yield Ticker(_plain(lambda done: f"{name}: {done} of {total} {unit}"))
         return
-    columns = (TextColumn(f"{name}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=err, transient=True, redirect_stdout=False, redirect_stderr=False) as bar:
-        task = bar.add_task(name, total=total)
-
-        def update(done: int) -> None:
-            bar.update(task, completed=done)
-
-        yield update
+        task = bar.add_task(f"{name}: reading and preparing the data", total=total)
+        yield Ticker(
+            lambda done: bar.update(task, completed=done, description=name),
+            lambda text: bar.update(task, description=f"{name}: {text}"),
+        )
 
 
 def show_model(model: Model | TreeModel) -> None:

@@ -162,6 +162,8 @@ def _learn(
             note = api.target_note(ds, learner.numeric_target)
             if note is not None:
                 console.info(note, quiet=run.quiet)
+            if on_step is not None:
+                on_step.phase(f"cross-validating ({run.cv} folds), then learning" if run.cv else "learning")
             training = api.train(
                 name,
                 ds,

@@ -206,3 +206,38 @@ def test_cn2_leaves_out_rules_of_a_handful_of_rows_on_a_long_table(tmp_path: Pat
         found[label] = (min(r["stats"]["covered"] for r in rules), len(rules), scored)
     assert found["default"][0] >= 5 > found["every rule"][0], found  # 25,000 rows: one in 5,000
     assert found["default"][1] < found["every rule"][1] and found["default"][2] >= found["every rule"][2] - 0.002, found
+
+
+def test_the_spinner_names_the_phase_running(tmp_path: Path):
+    # aq's spinner said "reading and preparing the data" through its whole run
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    data = tmp_path / "d.parquet"
+    _noisy_rules(400, 5).write_parquet(data)
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulecli", "aq", str(data), "-o", str(tmp_path / "m.json")],
+        stderr=follower,
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the command ended: the terminal's other side closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert proc.wait(timeout=120) == 0
+    text = shown.decode(errors="replace")
+    assert "aq: reading and preparing the data" in text and "aq: learning" in text, text[-500:]
