@@ -15,6 +15,16 @@ from rulecli.learners import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "commands.md"
+# Names whose help is worded per command: their one meaning, which each command's wording
+# makes particular (tests/test_docs.py checks that every such name is here)
+ONE_MEANING = {
+    "--output": "the file the command writes what it makes to (a model, a table, metrics, source, a page)",
+    "--json": "the command's result on stdout as JSON instead of text (a table: one JSON object per row)",
+    "--target": "the column to predict",
+    "--vote": "how the matching rules of a rule set decide a row",
+    "--unordered": "a rule set whose rules vote, instead of a decision list",
+    "--max-rules": "at most this many rules",
+}
 MARKUP = re.compile(r"\[/?(bold|italic|dim|code|b|i)\]")  # Rich's tags in help texts
 
 
@@ -109,14 +119,21 @@ def vocabulary() -> str:
         "## Options by name",
         "",
         "An option spelled the same in two commands takes the same type and means the same",
-        "thing (a test checks every command); where the wording differs, each is listed.",
+        "thing (a test checks every command); where each command words it for what it makes,",
+        "the one meaning comes first and each wording after it.",
         "",
         "| option | commands | meaning |",
         "|---|---|---|",
     ]
     for option in sorted(used):
-        for meaning, commands in used[option].items():
-            where = "every command" if len(commands) == len(ORDER) else ", ".join(commands)
+        wordings = used[option]
+        commands = [c for names in wordings.values() for c in names]
+        where = "every command" if len(commands) == len(ORDER) else ", ".join(sorted(commands, key=ORDER.index))
+        if option in ONE_MEANING:
+            each = "; ".join(f"{', '.join(names)}: {meaning.rstrip('.')}" for meaning, names in wordings.items())
+            lines.append(f"| `{option}` | {where} | {ONE_MEANING[option]} ({each}) |")
+        else:
+            (meaning,) = wordings  # one wording: tests/test_docs.py holds every other name to one
             lines.append(f"| `{option}` | {where} | {meaning} |")
     return "\n".join(lines) + "\n"
 

@@ -28,12 +28,17 @@ def test_readme_opens_with_demo_and_test_and_fits_a_page():
     assert len(README) <= 15_000  # the user's page; the reference is docs/
 
 
-def test_the_generated_command_reference_is_current():
+def _reference_script():
     spec = importlib.util.spec_from_file_location("reference", ROOT / "scripts" / "reference.py")
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    assert (ROOT / "docs" / "commands.md").read_text() == script.reference(), "docs/commands.md: run make reference"
+    return script
+
+
+def test_the_generated_command_reference_is_current():
+    expected = _reference_script().reference()
+    assert (ROOT / "docs" / "commands.md").read_text() == expected, "docs/commands.md: run make reference"
 
 
 @pytest.mark.parametrize("name", ORDER)
@@ -112,6 +117,8 @@ def test_every_option_name_has_one_meaning_and_one_type_across_commands():
                     shorts.setdefault(opt, set()).add(longest)
     differing = {opt: sorted(v) for opt, v in seen.items() if len(v) > 1}
     assert not differing, differing
+    shared = {opt for opt in WORDED_PER_COMMAND if opt.startswith("--")}
+    assert shared == set(_reference_script().ONE_MEANING), "the generated vocabulary states each one meaning"
     assert all(len(longs) == 1 for longs in shorts.values()), shorts
 
 
