@@ -137,3 +137,10 @@ def test_help_keeps_to_what_most_runs_set_and_help_all_shows_the_rest(name: str)
     assert short.stdout.count("\n") < every.stdout.count("\n")
     if name != "predict":  # a learner's help: about a screenful or two at 80 columns
         assert short.stdout.count("\n") <= 110, short.stdout.count("\n")
+
+
+def test_readme_python_runs_as_written(scratch: Path):
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})  # the README's own example, run as a user would
