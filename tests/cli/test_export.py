@@ -188,6 +188,7 @@ def test_violations_lists_the_rows_rules_get_wrong(tmp_path: Path):
     assert refused.code == 2 and "--violations needs rules" in refused.stderr and not (tmp_path / "x.csv").exists()
 
 
+@pytest.mark.slow  # 20 s: every learner, 10-fold CV, twice; the contract suite checks each fit's determinism
 def test_make_experiment_is_reproducible(tmp_path: Path):
     import subprocess
     import sys
