@@ -138,12 +138,13 @@ def long_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
         # past 30,000 rows memory chooses the pruning on a held-out quarter, an engine on a
         # sample: the same tree given the strength
         ["tree", "--max-depth", "8", "--ccp-alpha", "0.0001"],
-        ["forest", "--trees", "10", "--max-depth", "8"],
+        # the two longest (10 s each) in make test-slow: both learn alike on 2,600 rows above
+        pytest.param(["forest", "--trees", "10", "--max-depth", "8"], marks=pytest.mark.slow),
         ["reduct"],
-        ["ripper"],
+        pytest.param(["ripper"], marks=pytest.mark.slow),
         ["cn2", "--max-rules", "40"],  # it grows 1,229 rules here, a query per beam step each
     ],
-    ids=" ".join,
+    ids=lambda learner: " ".join(learner),
 )
 def test_duckdb_learns_the_in_memory_model_on_100k_rows(long_table: Path, learner: list[str]):
     memory = _model([*learner, "long.parquet"], long_table, f"{learner[0]}.memory.json")
