@@ -68,6 +68,36 @@ def run_subprocess(*args: str, stdin: str | bytes | None = None, cwd: Path | Non
     return Run(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
+def run_at_a_terminal(
+    *args: str, stream: str = "stdout", cwd: Path | None = None, env: dict[str, str] | None = None
+) -> str:
+    """The real command's ``stream`` ("stdout" or "stderr") when it is a terminal (a
+    pseudo-terminal here), the other one discarded; the command must succeed."""
+    import pty
+
+    leader, follower = pty.openpty()
+    other = "stderr" if stream == "stdout" else "stdout"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rulecli", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        **{stream: follower, other: subprocess.DEVNULL},  # type: ignore[arg-type]
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other side closed: the command ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.wait(timeout=120) == 0
+    return seen.decode(errors="replace")
+
+
 @pytest.fixture
 def house() -> Path:
     return SAMPLE / "house.csv"

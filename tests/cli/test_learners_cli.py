@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.conftest import SAMPLE, run_cli
+from tests.conftest import SAMPLE, run_at_a_terminal, run_cli
 
 PENGUINS = str(SAMPLE / "penguins.csv")
 HOUSE_CSV = str(SAMPLE / "house.csv")
@@ -210,34 +210,7 @@ def test_cn2_leaves_out_rules_of_a_handful_of_rows_on_a_long_table(tmp_path: Pat
 
 def test_the_spinner_names_the_phase_running(tmp_path: Path):
     # aq's spinner said "reading and preparing the data" through its whole run
-    import os
-    import pty
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
     data = tmp_path / "d.parquet"
     _noisy_rules(400, 5).write_parquet(data)
-    leader, follower = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rulecli", "aq", str(data), "-o", str(tmp_path / "m.json")],
-        stderr=follower,
-        stdout=subprocess.DEVNULL,
-        env=env,
-    )
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the command ended: the terminal's other side closed
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    assert proc.wait(timeout=120) == 0
-    text = shown.decode(errors="replace")
-    assert "aq: reading and preparing the data" in text and "aq: learning" in text, text[-500:]
+    shown = run_at_a_terminal("aq", str(data), "-o", str(tmp_path / "m.json"), stream="stderr", env={"COLUMNS": "100"})
+    assert "aq: reading and preparing the data" in shown and "aq: learning" in shown, shown[-500:]

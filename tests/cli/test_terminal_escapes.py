@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from rulecli import learners
-from tests.conftest import QUICK, run_cli
+from tests.conftest import QUICK, run_at_a_terminal, run_cli
 
 # a screen clear, a window title that swallows what follows, a hidden hyperlink, a bell,
 # C1's CSI, and the right-to-left override that shows a rule reversed
@@ -74,37 +74,10 @@ def test_errors_and_warnings_show_control_characters_as_escapes(ansi: Path, tmp_
     assert _seen(changed.stdout + changed.stderr) == []
 
 
-def _at_a_terminal(*args: str, cwd: Path) -> str:
-    """The real command's stdout when it is a terminal (a pseudo-terminal here)."""
-    import os
-    import pty
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
-    leader, follower = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "rulecli", *args], stdout=follower, cwd=cwd, env=env)
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal's other side closed: the command ended
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(leader)
-    assert proc.wait(timeout=60) == 0
-    return seen.decode()
-
-
 def test_tables_and_source_at_a_terminal_show_escapes_and_stay_data_in_a_pipe(ansi: Path, tmp_path: Path):
     assert run_cli("oner", str(ansi), "-y", "t", "-q", "-o", "m.json", cwd=tmp_path).code == 0
     for args in (["predict", "m.json", str(ansi), "--keep-all"], ["export", "m.json", "--to", "sql"]):
-        shown = _at_a_terminal(*args, cwd=tmp_path)
+        shown = run_at_a_terminal(*args, cwd=tmp_path)
         assert "\\x1b" in shown and _seen(shown.replace("\r\n", "\n")) == [], args
         piped = run_cli(*args, cwd=tmp_path)
         assert piped.code == 0 and "\x1b" in piped.stdout, args  # a file or a pipe gets the values as they are
