@@ -73,10 +73,7 @@ class _Estimator(BaseEstimator):
             raise ValueError("The feature names should match those that were passed during fit")
         if frame.height == 0:
             raise ValueError(f"Found array with 0 sample(s) while a minimum of 1 is required by {type(self).__name__}")
-        return frame if named else frame.rename(dict(zip(frame.columns, self._names(), strict=True)))
-
-    def _names(self) -> list[str]:
-        return [f"x{j}" for j in range(self.n_features_in_)]
+        return frame  # an array's columns are x0, x1, … in fit and predict alike
 
     def _fit(self, X: Any, y: Any, target: pl.Series, sample_weight: Any) -> None:
         check_consistent_length(X, y)
