@@ -29,7 +29,7 @@ import polars as pl
 
 from rulecli.errors import InputError, ParamError
 from rulecli.schema import col
-from rulecli.words import UNSEEN, visible, visible_lines
+from rulecli.words import unseen_characters, visible, visible_lines
 
 FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
 
@@ -804,9 +804,9 @@ def _shown(frame: pl.LazyFrame) -> pl.LazyFrame:
     """``frame`` for a terminal: its text values and column names as :func:`visible` shows them."""
     import polars.selectors as cs
 
-    unseen = [chr(c) for c in range(0x2070) if UNSEEN.match(chr(c))]
+    unseen, escapes = unseen_characters()
     texts = cs.string() | cs.categorical() | cs.enum()
-    frame = frame.with_columns(texts.cast(pl.String).str.replace_many(unseen, [visible(c) for c in unseen]))
+    frame = frame.with_columns(texts.cast(pl.String).str.replace_many(list(unseen), list(escapes)))
     names = frame.collect_schema().names()
     return frame.rename({n: visible(n) for n in names if visible(n) != n})
 

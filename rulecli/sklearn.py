@@ -49,14 +49,12 @@ class _Estimator(BaseEstimator):
         return tags
 
     def _frame(self, X: Any, *, fitting: bool) -> pl.DataFrame:
-        if isinstance(X, pl.DataFrame):
-            frame = X
-        elif type(X).__module__.split(".")[0] == "pandas" and type(X).__name__ == "DataFrame":
-            frame = pl.from_pandas(X)
+        named = not isinstance(X, np.ndarray) and hasattr(X, "columns")
+        if named:  # a Polars or pandas frame, a PyArrow table: as the API takes them
+            frame = api.as_data(X)
         else:
             array = check_array(X, dtype=None, ensure_all_finite="allow-nan")
             frame = pl.DataFrame({f"x{j}": _column(array[:, j]) for j in range(array.shape[1])})
-        named = not isinstance(X, np.ndarray) and hasattr(X, "columns")
         frame = frame.rename({c: str(c) for c in frame.columns})
         if fitting:
             self.n_features_in_ = frame.width
@@ -141,7 +139,9 @@ class _Classifier(ClassifierMixin, _Estimator):
         # the model's classes are the labels as text (1 and '1' would be one: then their numbers)
         texts = [str(c) for c in self.classes_]
         self._texts = texts if len(set(texts)) == len(texts) else [str(k) for k in range(len(texts))]
-        self._fit(X, y, pl.Series([self._texts[k] for k in codes], dtype=pl.String), sample_weight)
+        # each row's label as its text, gathered by code (no loop over the rows)
+        target = pl.Series(self._texts, dtype=pl.String).gather(codes)
+        self._fit(X, y, target, sample_weight)
         self._fallback = self._texts[int(np.bincount(codes).argmax())]
         return self
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 IRREGULAR = {"leaf": "leaves", "class": "classes"}
@@ -37,3 +38,11 @@ _UNSEEN_IN_LINES = re.compile(UNSEEN.pattern.replace("\x00-\x1f", "\x00-\x08\x0b
 def visible_lines(text: str) -> str:
     """:func:`visible`, keeping line breaks and tabs: for source code and JSON at a terminal."""
     return _UNSEEN_IN_LINES.sub(escape_unseen, text)
+
+
+@functools.cache
+def unseen_characters() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Every character :data:`UNSEEN` matches and its escape, for replacing them in a whole
+    column at once (Polars' ``str.replace_many``)."""
+    found = tuple(chr(c) for c in range(0x2070) if UNSEEN.match(chr(c)))
+    return found, tuple(visible(c) for c in found)

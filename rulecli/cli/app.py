@@ -214,6 +214,7 @@ def _err(message: str) -> None:
 
 
 def _fail(message: str, code: int = 2) -> None:
+    """``Error:`` and the message's first line (a library's message may run on for lines)."""
     _err(f"Error: {message.strip().splitlines()[0] if message.strip() else message}")
     raise SystemExit(code)
 
@@ -254,7 +255,7 @@ def _main(argv: list[str]) -> None:
         signals.stopped_meanwhile()
         if debug:
             raise
-        _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, exc.exit_code)
+        _fail(str(exc).strip() or type(exc).__name__, exc.exit_code)
     except KeyboardInterrupt:
         _err("Interrupted")
         raise SystemExit(signals.INTERRUPTED) from None
@@ -280,7 +281,7 @@ def _other(exc: Exception, debug: bool) -> None:
     if debug:
         raise exc
     if _is_polars_error(exc):
-        _fail(str(exc).strip().splitlines()[0] if str(exc).strip() else name)
+        _fail(str(exc).strip() or name)
     if isinstance(exc, OSError | ValueError | MemoryError):
         _fail(f"{name}: {exc} (rerun with --debug for details)")
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
