@@ -164,11 +164,11 @@ def max_rules_param(default: int | None = None, help: str = "At most this many r
     return param(default, help, ge=ge)
 
 
-def learn_rows_param(default: int, why: str) -> Any:
+def learn_rows_param(default: int) -> Any:
     return param(
         default,
-        f"Learn from a hashed sample of at most this many rows ({why}); the rules' statistics and "
-        "the default rule are counted on every row. 0: learn from every row.",
+        "Learn from a hashed sample of at most this many rows, and choose settings on as many more; the rules' "
+        "statistics and the default rule are counted on every row. 0: learn from every row.",
         ge=0,
     )
 

@@ -97,7 +97,7 @@ class AQParams(Params):
     default: str = param("majority", "Rows no rule matches: majority class, or none (unclassified).", choices=DEFAULTS)
     max_rules: int | None = max_rules_param(help="Search at most this many rules (the rows left go to the default).")
     max_rule_length: int | None = max_rule_length_param()
-    learn_rows: int = learn_rows_param(LEARN_ROWS, "AQ's search grows with the square of the rows")
+    learn_rows: int = learn_rows_param(LEARN_ROWS)  # AQ's search grows with the square of the rows
     jobs: int | None = jobs_param()
     seed: int = seed_param()
 

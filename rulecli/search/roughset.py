@@ -140,6 +140,41 @@ class RoughSets:
             words[w] += self.columns[j] * place
         return words, layout
 
+    def granule_count(self, attributes: list[int]) -> int:
+        """How many distinct descriptions the rows have on ``attributes``."""
+        if not attributes or not self.table.n_rows:
+            return min(1, self.table.n_rows)
+        words, _ = self._packed(sorted(attributes))
+        return pl.DataFrame({f"k{i}": w for i, w in enumerate(words)}).n_unique()
+
+    def held_out_agreement(self, attributes: list[int]) -> float:
+        """The rows whose granule on ``attributes``, without the row itself, has the row's
+        decision as its majority (a tie counts half; a row alone in its granule is judged
+        by the table's majority decision): the leave-one-out accuracy of the granules as a
+        lookup table, rows counted once each whatever they weigh. Unlike γ, which a finer
+        granulation always raises, it falls once the granules are too small to say anything."""
+        words, _ = self._packed(sorted(attributes)) if attributes else ([np.zeros(self.table.n_rows, np.int64)], {})
+        keys = [f"k{i}" for i in range(len(words))]
+        frame = pl.DataFrame({**dict(zip(keys, words, strict=True)), DECISION: self.table.y})
+        majority = int(np.argmax(np.bincount(self.table.y, minlength=self.table.n_classes)))
+        n, top = pl.col("n"), pl.col("n").max().over(keys)
+        others = (
+            pl.when((n < top) | ((n == top).sum().over(keys) > 1))
+            .then(top)
+            .otherwise(pl.when(n < top).then(n).max().over(keys).fill_null(0))
+        )
+        right = (
+            pl.when(n.sum().over(keys) == 1)
+            .then(n * (pl.col(DECISION) == majority))
+            .when(n - 1 > others)
+            .then(n)
+            .when(n - 1 == others)
+            .then(n * 0.5)
+            .otherwise(0)
+        )
+        cells = frame.group_by([*keys, DECISION]).agg(pl.len().alias("n"))
+        return float(cells.select(right.sum()).item())
+
     def gamma(self, attributes: frozenset[int] | tuple[int, ...]) -> float:
         key = frozenset(attributes)
         if key not in self._gamma:

@@ -62,15 +62,15 @@ def cv_splits(ds: Dataset | EngineTable, seed: int, rows: int = TUNE_ROWS) -> Sp
     return splits, float(sample.total_weight)
 
 
-def pruning_splits(ds: Dataset | EngineTable, seed: int) -> tuple[Splits, str] | None:
-    """The (train, test) pairs a tree's pruning is chosen on, the rows they score (by weight)
-    and how they were drawn: a 3-fold CV on every row up to ``TREE_CV_ROWS``; beyond, one
-    split holding out a hashed quarter of the rows, so that the strength is chosen on a tree
-    grown from three quarters of the table, close to the whole table's. An engine's table,
-    whose rows cannot be grown from in part, is cross-validated on a sample of
-    ``TREE_CV_ROWS`` rows."""
-    if is_engine_table(ds) or ds.n_rows <= TREE_CV_ROWS:
-        cv = cv_splits(ds, seed, TREE_CV_ROWS)
+def pruning_splits(ds: Dataset | EngineTable, seed: int, cv_rows: int = TREE_CV_ROWS) -> tuple[Splits, str] | None:
+    """The (train, test) pairs a tree's pruning (or another setting that does not carry over
+    from a sample) is chosen on, the rows they score (by weight) and how they were drawn: a
+    3-fold CV on every row up to ``cv_rows``; beyond, one split holding out a hashed quarter
+    of the rows, so that the strength is chosen on a model grown from three quarters of the
+    table, close to the whole table's. An engine's table, whose rows cannot be grown from in
+    part, is cross-validated on a sample of ``cv_rows`` rows."""
+    if is_engine_table(ds) or ds.n_rows <= cv_rows:
+        cv = cv_splits(ds, seed, cv_rows)
         return None if cv is None else (cv, CHOSEN_BY)
     held = hash_sampled(ds.ids, seed, HOLD_OUT)
     test = ds.subset(np.flatnonzero(held))

@@ -214,3 +214,40 @@ def test_the_spinner_names_the_phase_running(tmp_path: Path):
     _noisy_rules(400, 5).write_parquet(data)
     shown = run_at_a_terminal("aq", str(data), "-o", str(tmp_path / "m.json"), stream="stderr", env={"COLUMNS": "100"})
     assert "aq: reading and preparing the data" in shown and "aq: learning" in shown, shown[-500:]
+
+
+def _long_and_noisy(n: int, seed: int) -> pl.DataFrame:
+    """The three noisy rules beside six columns of noise of ten levels each: on all eleven
+    columns nearly every row has a description of its own."""
+    rng = np.random.default_rng(seed + 1)
+    noise = {f"z{j}": rng.choice(list("abcdefghij"), n) for j in range(6)}
+    return _noisy_rules(n, seed).with_columns(**noise)
+
+
+def test_reduct_on_a_long_numeric_table_cuts_its_reduct_instead_of_refusing(tmp_path: Path):
+    # before, a reduct whose distinct descriptions passed the rule bound was refused (exit 2:
+    # "the reduct {z0, z1, z2, z3, z4, z5} has 1,376 distinct descriptions, each a rule"): on
+    # the 20-feature bench table that was every table past about 10,000 rows
+    train, test, model = tmp_path / "train.parquet", tmp_path / "test.parquet", tmp_path / "m.json"
+    _long_and_noisy(3000, 1).write_parquet(train)
+    _long_and_noisy(3000, 2).write_parquet(test)
+    result = run_cli("reduct", str(train), "-y", "y", "--max-rules", "300", "-o", str(model))
+    assert result.code == 0, result.stderr
+    assert "Warning: the reduct {" in result.stderr and "were chosen instead" in result.stderr
+    saved = json.loads(model.read_text())
+    assert "were chosen instead, forward by leave-one-out agreement" in saved["training"]["search_cut"]
+    assert 0 < len(saved["rules"]) <= 300
+    scored = json.loads(run_cli("evaluate", str(model), str(test), "--json").stdout)
+    majority = max(np.unique(pl.read_parquet(test)["y"], return_counts=True)[1]) / 3000
+    assert scored["accuracy"] > majority + 0.1, (scored["accuracy"], majority)
+
+
+def test_reduct_learns_from_a_sample_of_a_long_table_and_chooses_on_rows_it_does_not_hold(tmp_path: Path):
+    data, model = tmp_path / "d.parquet", tmp_path / "m.json"
+    _noisy_rules(5000, 3).write_parquet(data)
+    result = run_cli("reduct", str(data), "-y", "y", "--learn-rows", "2000", "-o", str(model))
+    assert result.code == 0, result.stderr
+    training = json.loads(model.read_text())["training"]
+    assert training["sample"]["rows"] == 2000 and training["sample"]["of_rows"] == 5000
+    assert training["precision_chosen_by"] == "held-out rows of the table the sample does not hold"
+    assert training["rows"] == 5000  # the statistics are every row's
