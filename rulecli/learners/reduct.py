@@ -47,7 +47,6 @@ from rulecli.search.roughset import DecisionTable, RoughSets, positive_granules
 from rulecli.search.stats import counted_on_every_row, learning_sample
 from rulecli.search.tuning import (
     CHOSEN_BY,
-    TUNE_ROWS,
     Cut,
     cuts,
     one_se_choice,
@@ -315,7 +314,7 @@ def fit_reduct(ds: Dataset | EngineTable, params: ReductParams, *, progress: Pro
         chosen_by = HELD_OUT
     else:  # the folds are drawn from the copies whole weights stand for
         whole = learn.weights is not None and is_whole(learn.weights)
-        split = pruning_splits(learn.as_copies("reduct") if whole else learn, params.seed, TUNE_ROWS)
+        split = pruning_splits(learn.as_copies("reduct") if whole else learn, params.seed)
         if split is None:
             precision, cut = precisions[0], settings[0]
         else:
@@ -353,10 +352,10 @@ def _chosen(
     """The precision and truncation chosen together on held-out rows (:mod:`rulecli.search.tuning`),
     and the first split's fit at each precision. How much noise a certain description may
     hold, and how light a rule may be, depend on the table (rules from reducts are object
-    descriptions, and on noisy tables most describe a few rows each). Beyond a few thousand
-    rows the splits hold out a quarter of the table itself, not a CV on a sample: on a long
-    table the reduct may be cut (:func:`bounded`), which a sample's would not be, and the
-    rules it gives are other rules."""
+    descriptions, and on noisy tables most describe a few rows each). The splits are the
+    table's own rows (a CV on all of them, or a held-out quarter of a long table), not a
+    2,000-row sample's: on a long table the reduct may be cut (:func:`bounded`), which a
+    sample's would not be, and the rules it gives are other rules."""
     scores: dict[tuple[float, Cut], tuple[float, int]] = {}
     fits: dict[float, RuleSet] = {}
     for precision in precisions:
