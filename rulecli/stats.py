@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import math
 
 import numpy as np
@@ -77,6 +79,9 @@ def chi2_independence(table: np.ndarray) -> tuple[float, int, float]:
     return statistic, dof, chi2_sf(statistic, dof)
 
 
+# the same few critical values are asked for at every beam step of a search (a 100,000-row
+# cn2 spent 12 % of its time bisecting them again)
+@functools.lru_cache(maxsize=4096)
 def chi2_critical(alpha: float, dof: int) -> float:
     """The statistic a chi-square variable with ``dof`` degrees of freedom exceeds with probability ``alpha``.
 

@@ -66,6 +66,8 @@ from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_sta
 from rulecli.stats import chi2_critical
 
 QUALITIES = ("entropy", "laplace", "accuracy")
+# thresholds a numeric feature offers a rule (see _spread)
+MAX_THRESHOLDS = 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,6 +158,21 @@ class _Candidates:
         raise IndexError(index)
 
 
+def _spread(at_most: np.ndarray) -> slice | np.ndarray:
+    """Which of a numeric feature's thresholds (given the class counts of the rows at or
+    below each, in value order) are tried: all of them up to ``MAX_THRESHOLDS``; beyond, those
+    at the rows' quantiles, as many. The search's cost is its candidates, and a long table's
+    feature offers thousands of values where the thousandth parts of its rows are as fine a
+    cut as the data can tell apart (XGBoost's proposal of candidate splits, Chen & Guestrin
+    2016); on at most ``MAX_THRESHOLDS`` rows every value is tried, as before."""
+    if at_most.shape[0] <= MAX_THRESHOLDS:
+        return slice(None)
+    below = across(at_most, np.add)
+    targets = below[-1] * np.arange(1, MAX_THRESHOLDS + 1) / MAX_THRESHOLDS
+    picks = np.searchsorted(below, targets - 1e-9)  # ascending: a repeat stands beside its twin
+    return picks[np.r_[True, picks[1:] != picks[:-1]]]
+
+
 class _Search:
     """Beam search for the best complex over the current training rows."""
 
@@ -218,12 +235,13 @@ class _Search:
                 tables.append(levels[present])
                 continue
             start, stop = bounds[i], bounds[i + 1]
+            picks = _spread(at_most[start:stop])
             if (name, Op.LE) not in used:
-                blocks.append((j, Op.LE, thresholds.values[start:stop]))
-                tables.append(at_most[start:stop])
+                blocks.append((j, Op.LE, thresholds.values[start:stop][picks]))
+                tables.append(at_most[start:stop][picks])
             if (name, Op.GE) not in used:
-                blocks.append((j, Op.GE, thresholds.lows[start:stop]))
-                tables.append(at_least[start:stop])
+                blocks.append((j, Op.GE, thresholds.lows[start:stop][picks]))
+                tables.append(at_least[start:stop][picks])
         counts = np.vstack(tables) if tables else np.zeros((0, enc.n_classes), dtype=np.int64)
         return _Candidates(blocks, counts)
 
