@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from rulecli import engines, io, learners
+from rulecli import budget, engines, io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts, min_bucket_for
 from rulecli.drift import drift_warnings, feature_drift, psi_failures
@@ -273,9 +273,11 @@ def fit(learner: str, data: Data, *, progress: Progress | None = None, **options
 
     ``options`` holds the data options (``target``, ``features``, ``exclude``,
     ``categorical``, ``numeric``, ``target_bins``, ``target_type``, ``weights``,
-    ``class_weight``, ``input_format``, ``null_values``), ``engine`` (see :func:`prepare`)
-    and the learner's parameters (e.g. ``folds=3`` for ripper).
+    ``class_weight``, ``input_format``, ``null_values``), ``engine`` (see :func:`prepare`),
+    ``time_budget`` (seconds to learn for, keeping the model learned by then) and the
+    learner's parameters (e.g. ``folds=3`` for ripper).
     """
+    share = check_time_budget(options.pop("time_budget", None))
     data_options = {k: options.pop(k) for k in (*DATA_KEYS, *READ_KEYS) if k in options}
     engine = options.pop("engine", None)
     engine = EngineOptions(engine) if isinstance(engine, str) else engine
@@ -284,7 +286,8 @@ def fit(learner: str, data: Data, *, progress: Progress | None = None, **options
     params = make_params(learner, **options)
     ds = prepare(data, numeric_target=spec.numeric_target, engine=engine, **data_options)
     try:
-        return fit_model(learner, ds, params, progress)
+        with budget.spending(share) as spent:
+            return with_budget_record(fit_model(learner, ds, params, progress), spent)
     finally:
         if ds is not data:
             release(ds)
@@ -333,13 +336,23 @@ def train(
     null_values: Sequence[str] = (),
     layout: io.CsvOptions = io.CSV,
     progress: Progress | None = None,
+    time_budget: float | None = None,
 ) -> Training:
-    """What a learner command does: ``cv``-fold cross-validation, the final fit, scoring on ``test``."""
+    """What a learner command does: ``cv``-fold cross-validation, the final fit, scoring on
+    ``test``. With ``time_budget`` seconds, each of the ``cv`` folds and the final fit learn
+    for an equal share of it and keep what they have learned when it runs out."""
     spec = learners.get(learner)
     report: dict[str, Any] = {}
+    share = check_time_budget(time_budget, (cv or 0) + 1)
     if cv is not None:
-        report["cv"] = cross_validate(ds, lambda part: spec.fit(part, params), cv, cv_seed).as_dict()
-    model = fit_model(learner, ds, params, progress)
+
+        def fold_fit(part: Dataset) -> Predictor:
+            with budget.spending(share) as spent:
+                return with_budget_record(spec.fit(part, params), spent)
+
+        report["cv"] = cross_validate(ds, fold_fit, cv, cv_seed).as_dict()
+    with budget.spending(share) as spent:
+        model = with_budget_record(fit_model(learner, ds, params, progress), spent)
     if test is not None:
         lf, label = scan_for(model, test, input_format=input_format, null_values=null_values, layout=layout)
         if model.target not in lf.collect_schema():
@@ -347,7 +360,40 @@ def train(
         # test rows count by the training's weight column when the test table has it
         weights = ds.weight_column if ds.weight_column in lf.collect_schema() else None
         report["test"] = evaluate(model, lf, per_rule=False, weights=weights)
-    return Training(model, report, imbalance_warnings(model, ds, report))
+    return Training(model, report, [*budget_warnings(model), *imbalance_warnings(model, ds, report)])
+
+
+def check_time_budget(seconds: float | None, parts: int = 1) -> float | None:
+    """Each of ``parts`` fits' share of a time budget of ``seconds`` (None: no budget)."""
+    if seconds is None:
+        return None
+    if not (0 < seconds <= MAX_TIME_BUDGET):
+        raise ParamError(
+            f"must be a number of seconds above 0 and at most {MAX_TIME_BUDGET:g}, got {seconds:g}",
+            param="time_budget",
+        )
+    return seconds / parts
+
+
+MAX_TIME_BUDGET = 1e7  # seconds: about four months
+
+
+def with_budget_record(model: Predictor, spent: budget.Budget | None) -> Predictor:
+    """The model with what a time budget cut from it (``training.time_budget``), if it cut anything."""
+    if spent is None or not spent.cuts:
+        return model
+    training = {**model.info.training, "time_budget": spent.record()}
+    return dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
+
+
+def budget_warnings(model: Predictor) -> list[str]:
+    cut = model.info.training.get("time_budget")
+    if not isinstance(cut, dict):
+        return []
+    return [
+        f"the time budget ({cut['seconds']:g} s) ran out, and the model is what was learned by then: "
+        + "; ".join(cut["cut"])
+    ]
 
 
 BALANCE_GAP = 0.15  # accuracy this far above balanced accuracy: the rare classes are mostly missed

@@ -203,6 +203,15 @@ TimeLimit = Annotated[
         rich_help_panel=OUTPUT,
     ),
 ]
+TimeBudget = Annotated[
+    float | None,
+    typer.Option(
+        "--time-budget",
+        min=0,
+        help="After about this many seconds, keep the model learned so far (exit 0).",
+        rich_help_panel=OUTPUT,
+    ),
+]
 MaxRules = Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")]
 MaxRuleLength = Annotated[
     int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
@@ -266,6 +275,7 @@ class RunOptions:
     cv: int | None = None
     metrics_out: str | None = None
     time_limit: float | None = None
+    time_budget: float | None = None
 
 
 def load_dataset(

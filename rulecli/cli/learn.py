@@ -71,6 +71,7 @@ RUN_OPTIONS = (
     ("cv", common.CvFolds, None),
     ("metrics_out", common.MetricsOut, None),
     ("time_limit", common.TimeLimit, None),
+    ("time_budget", common.TimeBudget, None),
 )
 
 
@@ -99,7 +100,7 @@ def learner_command(name: str) -> Callable[..., None]:
         _option(n, annotation, default) for n, annotation, default in (*DATA_OPTIONS, *ENGINE_OPTIONS, *RUN_OPTIONS)
     ]
     takes_seed = "seed" in learner.params.__dataclass_fields__
-    flags = options.flags_of(learner.params)
+    flags = options.flags_of(learner.params) | {"time_budget": "--time-budget"}
 
     def command(**values: Any) -> None:
         data = values.pop("data")
@@ -152,6 +153,7 @@ def _learn(
         api.check_model_path(run.output)
     if run.metrics_out is not None:
         io.check_writable(run.metrics_out)
+    api.check_time_budget(run.time_budget)
     with _time_limit(name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
         with progress as on_step:
             api.check_engine(engine, cv=run.cv)
@@ -175,6 +177,7 @@ def _learn(
                 null_values=common.split_list(data_opts.null_values),
                 layout=data_opts.layout,
                 progress=on_step,
+                time_budget=run.time_budget,
             )
         # the live progress line is gone (cleared) before anything else prints
         _report(training.report, run)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.discretize import cut_between_one
 from rulecli.learners import Learner, Progress, rules_summary
@@ -471,10 +472,15 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
     tasks = [(bound, k) for bound in bounds for k in range(len(splits))]
     scores: dict[tuple[float, Cut], tuple[float, int]] = {}
     for (bound, k), fitted in zip(tasks, _cv_fits(tasks, splits, params), strict=True):
+        # a fit the time budget cut short cannot score its settings: those scored so far choose
+        if budget.ran_out("aq: the error bound and truncation were chosen on part of the cross-validation"):
+            break
         train, test = splits[k]
         for cut, right, size in truncation_scores(fitted, train, test, settings):
             total, rules = scores.get((bound, cut), (0.0, 0))
             scores[(bound, cut)] = (total + right, rules + size)
+    if not scores:
+        return bounds[0], settings[0]
     chosen = paid_choice(scores)
     assert isinstance(chosen, tuple)
     return chosen
@@ -541,6 +547,8 @@ def _fit(ds: Dataset, enc: Encoded, matrix: _Matrix, params: AQParams, progress:
             continue
         if params.max_rules is not None and len(raw) >= params.max_rules:
             cut = True  # rows no rule covers yet are left to the default
+            break
+        if budget.ran_out(f"aq: stopped after {len(raw)} rules with rows left uncovered"):
             break
         best = _Star(enc, matrix, params, order_rank, covered, cuts).search(int(seed))
         covered[seed] = True  # a seed nothing separates from a counterexample is not retried

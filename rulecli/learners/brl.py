@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
@@ -234,6 +235,9 @@ def run_chain(
     trace = np.empty(iterations)
     accepted = 0
     for it in range(iterations):
+        if budget.ran_out(f"brl: a chain stopped after {it:,} of {iterations:,} iterations"):
+            trace = trace[:it]
+            break
         m = len(state.rules)
         moves = _moves(m, post.n_rules)
         if not moves:
@@ -308,7 +312,9 @@ def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None)
 
     results = [run_chain(post, params.iterations, np.random.default_rng(s), tick) for s in seeds]
     best = max((r.best for r in results), key=lambda s: s.log_posterior)  # first chain wins ties
-    kept = [r.trace[params.burn :] for r in results]
+    # chains a time budget cut short are as long as the shortest
+    shortest = min(r.trace.size for r in results)
+    kept = [r.trace[params.burn : shortest] for r in results]
     training = {
         "rows": ds.total_weight,
         "patterns": patterns.size,
@@ -317,7 +323,7 @@ def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None)
         "log_prior": best.log_prior,
         "log_likelihood": best.log_likelihood,
         "rhat": gelman_rubin(kept),
-        "acceptance": [round(r.accepted / params.iterations, 4) for r in results],
+        "acceptance": [round(r.accepted / max(1, r.trace.size), 4) for r in results],
         "chain_best_log_posterior": [r.best.log_posterior for r in results],
     }
     info = ModelInfo(

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.learners import Learner, Progress, rules_summary
@@ -348,6 +349,8 @@ def _learn_ordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) ->
     rules: list[Rule] = []
     gone = None
     while rows.size and (params.max_rules is None or len(rules) < params.max_rules):
+        if budget.ran_out(f"cn2: the list stopped after {len(rules)} rules"):
+            break
         best = search.best_complex(rows, gone)
         if best is None:
             break
@@ -367,6 +370,8 @@ def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) 
         rows = np.arange(enc.n_rows)
         gone = None
         while (enc.y[rows] == cls).any() and (params.max_rules is None or len(rules) < params.max_rules):
+            if budget.ran_out(f"cn2: rules for class '{enc.classes[cls]}' stopped after {len(rules)} rules in all"):
+                break
             best = search.best_complex(rows, gone)
             if best is None or best.counts[cls] == 0:
                 break

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable, Frontier, is_engine_table
 from rulecli.errors import ParamError
@@ -275,6 +276,8 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
             trees.extend(_grow_chunk(chunk))
             if progress is not None:
                 progress(len(trees))
+            if len(trees) < len(seeds) and budget.ran_out(_cut(len(trees), len(seeds))):
+                break
         _SHARED.clear()
     else:
         with worker_map(
@@ -284,6 +287,9 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
                 trees.extend(chunk_trees)
                 if progress is not None:
                     progress(len(trees))
+                if len(trees) < len(seeds) and budget.ran_out(_cut(len(trees), len(seeds))):
+                    break  # leaving the block stops the workers
+    seeds = seeds[: len(trees)]
     draft = Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), ModelInfo(schema=ds.schema))
     units = oob_data(ds)
     batch = dataset_columns(units)
@@ -293,6 +299,10 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
     if params.importance == "permutation":
         extra["permutation_importance"] = permutation_importance(draft, units, batch, seeds, oob_error, params.seed, ds)
     return _forest(ds, params, tuple(trees), m, oob_error, int((oob.counts > 0).sum()), extra)
+
+
+def _cut(grown: int, trees: int) -> str:
+    return f"forest: {grown} of {trees} trees grown"
 
 
 def _engine_forest(
@@ -311,7 +321,9 @@ def _engine_forest(
     grow = params.grow_params(table, max_features=m)
     trees: list[TreeNodes] = []
     scored: list[tuple[tuple[int, int], Frontier, np.ndarray]] = []
-    for seed in seeds:
+    for k, seed in enumerate(seeds):
+        if k and budget.ran_out(_cut(k, len(seeds))):
+            break
         bag = bag_key(seed)
         grower = CountedGrower(table, bins, grow, np.random.default_rng(seed), bag)
         grown = grower.grow()

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ResourceLimitError
@@ -359,6 +360,8 @@ def _chosen(
     scores: dict[tuple[float, Cut], tuple[float, int]] = {}
     fits: dict[float, RuleSet] = {}
     for precision in precisions:
+        if scores and budget.ran_out(f"reduct: β was chosen among {len(fits)} of {len(precisions)} precisions"):
+            break
         trial = dataclasses.replace(params, precision=precision)
         for k, (train, test) in enumerate(splits):
             fitted = _fit(train, trial)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.learners import Learner, Progress, rules_summary
@@ -461,13 +462,15 @@ class _ClassLearner:
             return True
         return self.params.check_error_rate and stats[FP] / stats[COV] >= 0.5
 
-    def build(self, budget: int | None) -> list[Conds]:
+    def build(self, max_rules: int | None) -> list[Conds]:
         """Add grown-and-pruned rules until the description length or error says stop."""
         rules: list[Conds] = []
         rows = self.data_bits
         dl = min_dl = self.default_dl(self.data)
         st = _Stats([], [], [])
-        while self.has_positives(rows) and (budget is None or len(rules) < budget):
+        while self.has_positives(rows) and (max_rules is None or len(rules) < max_rules):
+            if budget.ran_out(f"ripper: rules for class '{self.enc.classes[self.cls]}' stopped after {len(rules)}"):
+                break
             rule = self.grow_and_prune(bits.indices(rows, self.enc.n_rows))
             trial = self.extend(st, [rule])
             dl += self.relative_dl(trial, len(rules))
@@ -481,15 +484,20 @@ class _ClassLearner:
             rows = trial.remaining[-1]
         return rules
 
-    def optimise(self, rules: list[Conds], budget: int | None) -> list[Conds]:
+    def optimise(self, rules: list[Conds], max_rules: int | None) -> list[Conds]:
         """One optimisation pass: replace or revise each rule, cover what is left, drop rules by DL."""
         final = _Stats([], [], [])
         rows = self.data_bits
         dl = min_dl = self.default_dl(self.data)
         position = 0
         while self.has_positives(rows):
+            if position < len(rules) and budget.ran_out(
+                "ripper: optimisation stopped part-way: the rules after it as built"
+            ):
+                final = self.extend(final, rules[position:])
+                break
             if position >= len(rules):
-                if budget is not None and len(rules) >= budget:
+                if max_rules is not None and len(rules) >= max_rules:
                     break
                 rule = self.grow_and_prune(bits.indices(rows, self.enc.n_rows))
                 trial = self.extend(final, [rule])
@@ -528,11 +536,13 @@ class _ClassLearner:
             return old
         return revision if rev_dl <= rep_dl else replace
 
-    def learn(self, budget: int | None) -> list[Conds]:
-        rules = self.build(budget)
+    def learn(self, max_rules: int | None) -> list[Conds]:
+        rules = self.build(max_rules)
         if self.params.pruning:
             for _ in range(self.params.optimizations):
-                rules = self.optimise(rules, budget)
+                if budget.ran_out("ripper: optimisation passes skipped"):
+                    break
+                rules = self.optimise(rules, max_rules)
         return rules
 
 

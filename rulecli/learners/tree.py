@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError
@@ -74,8 +75,9 @@ class TreeGrowth(Params):
             raise ParamError(f"mse needs a numeric target, but '{ds.target}' has classes", param="criterion")
         return self.criterion
 
-    def grow_params(self, ds: Dataset, max_features: int | None = None) -> GrowParams:
+    def grow_params(self, ds: Dataset, max_features: int | None = None, budgeted: bool = False) -> GrowParams:
         return GrowParams(
+            budgeted=budgeted,
             criterion=self.criterion_for(ds),
             max_depth=self.max_depth,
             max_leaf_nodes=self.max_leaf_nodes,
@@ -365,10 +367,10 @@ def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progres
 
 def _grow(ds: Dataset | EngineTable, params: TreeParams) -> TreeNodes:
     if is_engine_table(ds):
-        grower = CountedGrower(ds, ds.bins(params.max_bins), params.grow_params(ds))
+        grower = CountedGrower(ds, ds.bins(params.max_bins), params.grow_params(ds, budgeted=True))
         return tree_nodes(grower.grow(), grower.data, False, 0.0)
     data = Binned.from_dataset(ds, params.max_bins)
-    return grow_tree(data, ds, params.grow_params(ds), ds.weights)
+    return grow_tree(data, ds, params.grow_params(ds, budgeted=True), ds.weights)
 
 
 def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[float, ...]) -> tuple[float, str | None]:
@@ -402,8 +404,14 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         return 0.0, None
     (splits, n), chosen_by = drawn
     scores: dict[float, tuple[float, int]] = {}
-    for train, test in splits:
+    done = 0
+    for k, (train, test) in enumerate(splits):
         nodes = _grow(train, params)
+        # a tree cut short by the time budget cannot score the alphas: the folds scored so
+        # far choose, or none, and the tree stays as grown
+        if budget.ran_out(f"tree: the pruning strength was chosen on {k} of {len(splits)} held-out parts"):
+            break
+        done = k + 1
         # each fold's tree is pruned at a few dozen alphas, not walked through its whole sequence
         pruner = LevelPruner(nodes) if nodes.n_nodes > 1 else None
         levels = level_index(train.schema, train.schema.feature_names)
@@ -422,7 +430,9 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
                 n_leaves = int(pruned.leaves.size)
             right, leaves = scores.get(alpha, (0.0, 0))
             scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + n_leaves)
-    chosen = one_se_choice(scores, n)
+    if not scores:
+        return 0.0, None
+    chosen = one_se_choice(scores, n if done == len(splits) else sum(float(t.total_weight) for _, t in splits[:done]))
     assert isinstance(chosen, float)
     return chosen, chosen_by
 

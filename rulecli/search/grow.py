@@ -41,6 +41,7 @@ from types import ModuleType
 
 import numpy as np
 
+from rulecli import budget
 from rulecli.engines import Bins, EngineTable, Frontier, Split
 from rulecli.search import encoded
 from rulecli.search.binned import Binned
@@ -60,6 +61,9 @@ class GrowParams:
     min_samples_leaf: float = 1.0
     min_impurity_decrease: float = 0.0
     max_features: int | None = None  # random features per node (forests); None = all
+    # stop growing once the time budget is spent, the leaves so far the tree (a tree learner's
+    # own tree; a forest stops between whole trees)
+    budgeted: bool = False
 
     @property
     def regression(self) -> bool:
@@ -256,6 +260,8 @@ class Grower:
                 self._count(pending, heap)
                 pending = []
             if not heap or (limit is not None and n_leaves >= limit):
+                break
+            if self.params.budgeted and budget.ran_out(f"tree: growth stopped at {n_leaves:,} leaves"):
                 break
             if limit is None:
                 chosen = [heapq.heappop(heap)[1] for _ in range(len(heap))]
