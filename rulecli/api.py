@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from rulecli import budget, engines, io, learners
@@ -62,7 +63,7 @@ from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
 from rulecli.search.stats import recounted
-from rulecli.stats import sample_seed
+from rulecli.stats import hash_sampled, sample_seed
 from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
 from rulecli.words import counted
 
@@ -975,3 +976,80 @@ def _curve(model: Forest, frame: pl.DataFrame, feature: str) -> Curve | None:
         column, name = f"proba_{cls}", f"P({cls})"
     values = scored.get_column(column).cast(pl.Float64).to_numpy().reshape(len(grid), sample.height).mean(axis=1)
     return Curve(feature, name, grid, [float(v) for v in values])
+
+
+# ---------------------------------------------------------------------------- distill
+
+HOLDOUT = 0.25  # the share of the rows distill keeps out of learning to measure on
+
+
+def distill(
+    teacher: Predictor,
+    data: Data,
+    *,
+    learner: str = "ripper",
+    test: Data | None = None,
+    holdout: float = HOLDOUT,
+    seed: int = 0,
+    progress: Progress | None = None,
+    **params: Any,
+) -> Predictor:
+    """A rule model that imitates ``teacher`` (a forest, or any classifier rulecli scores):
+    ``learner`` learns from the rows of ``data`` with the teacher's predictions as their
+    class (Craven & Shavlik 1996: the teacher labels the examples the rules learn from), and
+    its fidelity (how often it predicts what the teacher does) and both models' accuracy
+    (where the table holds the true class) are measured on ``test``, or else on a hashed
+    ``holdout`` share of ``data`` kept out of learning (``training.distilled``)."""
+    if not teacher.classes:
+        raise ParamError("distill imitates a classifier; this model predicts numbers")
+    if test is None and not (0 < holdout < 1):
+        raise ParamError(f"must be a share of the rows in (0, 1), got {holdout:g}", param="holdout")
+    features = list(teacher.info.schema.feature_names) if teacher.info.schema is not None else []
+    table = _taught(teacher, data)
+    if test is None:
+        held = pl.Series(hash_sampled(np.arange(table.height), sample_seed(seed), holdout))
+        learn_rows, measured, measured_on = table.filter(~held), table.filter(held), f"a hashed {holdout:g} of the rows"
+    else:
+        learn_rows, measured = table, _taught(teacher, test)
+        measured_on = source_label(test) if isinstance(test, str | Path) else "the test table"
+    taught = learn_rows.filter(pl.col(TAUGHT).is_not_null())
+    if taught.height < 2 or taught[TAUGHT].n_unique() < 2:
+        raise InputError(
+            f"{source_label(data) if isinstance(data, str | Path) else '<data>'}: the teacher predicts "
+            "one class (or none) on the rows to learn from; there is nothing to imitate"
+        )
+    student_rows = taught.drop(teacher.target, strict=False).rename({TAUGHT: teacher.target})
+    if "seed" in learners.get(learner).params.__dataclass_fields__:
+        params.setdefault("seed", seed)
+    student = fit(learner, student_rows, target=teacher.target, features=features, progress=progress, **params)
+    record = _fidelity(teacher, student, measured, measured_on)
+    record |= {"teacher": teacher.info.algorithm, "rows": taught.height}
+    training = {**student.info.training, "distilled": record}
+    return dataclasses.replace(student, info=dataclasses.replace(student.info, training=training))
+
+
+TAUGHT = "__rulecli_taught"
+
+
+def _taught(teacher: Predictor, data: Data) -> pl.DataFrame:
+    """``data`` as the teacher reads it, with the teacher's prediction of each row (``TAUGHT``)."""
+    lf, label = scan_for(teacher, data)
+    table = io.collect(lf, label)
+    predicted = predict(teacher, table)["prediction"].cast(pl.String)
+    return table.with_columns(predicted.alias(TAUGHT))
+
+
+def _fidelity(teacher: Predictor, student: Predictor, rows: pl.DataFrame, measured_on: str) -> dict[str, Any]:
+    """How often ``student`` predicts what ``teacher`` does on ``rows``, and each one's accuracy
+    where ``rows`` hold the true class."""
+    said = predict(student, rows.drop(TAUGHT))["prediction"].cast(pl.String)
+    taught = rows[TAUGHT]
+    out: dict[str, Any] = {"measured_on": measured_on, "measured_rows": rows.height}
+    out["fidelity"] = float((said == taught).fill_null(False).mean()) if rows.height else None
+    if teacher.target in rows.columns and rows.height:
+        truth = rows[teacher.target].cast(pl.String)
+        out["accuracy"] = {
+            "rules": float((said == truth).fill_null(False).mean()),
+            "teacher": float((taught == truth).fill_null(False).mean()),
+        }
+    return out

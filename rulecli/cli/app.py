@@ -34,8 +34,9 @@ COMMANDS = {
     "show": ("rulecli.cli.show:show", "Print a saved model as its rules (or its JSON)."),
     "diff": ("rulecli.cli.diff:diff", "Compare two models rule by rule (exit 1 when they differ)."),
     "report": ("rulecli.cli.report:report", "Write an HTML page about a model on a table."),
+    "distill": ("rulecli.cli.distill:distill", "Learn rules that imitate a model (a forest), with their fidelity."),
 }
-ORDER = ("discretize", *learners.REGISTRY, "predict", "evaluate", "export", "show", "diff", "report")
+ORDER = ("discretize", *learners.REGISTRY, "distill", "predict", "evaluate", "export", "show", "diff", "report")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 
