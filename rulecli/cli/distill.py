@@ -25,6 +25,15 @@ def distill(
     holdout: Annotated[
         float, typer.Option("--holdout", help="Without --test: the share of DATA kept out of learning to measure on.")
     ] = api.HOLDOUT,
+    synthetic: Annotated[
+        float,
+        typer.Option(
+            "--synthetic",
+            min=0,
+            help="Rows made up per row of DATA (each a row with some values swapped in from others), "
+            "labelled by the model and learned from too; 0: none.",
+        ),
+    ] = api.SYNTHETIC,
     seed: common.Seed = 0,
     output: common.OutputPath = None,
     json_out: common.JsonOut = False,
@@ -51,7 +60,9 @@ def distill(
     teacher = api.load(model_path)
     extra = {"max_rules": max_rules} if max_rules is not None else {}
     with options.flags({"holdout": "--holdout"}):
-        student = api.distill(teacher, data, learner=learner, test=test, holdout=holdout, seed=seed, **extra)
+        student = api.distill(
+            teacher, data, learner=learner, test=test, holdout=holdout, synthetic=synthetic, seed=seed, **extra
+        )
     common.emit_model(student, output=output, as_json=json_out, quiet=quiet)
     record = student.info.training["distilled"]
     console.info(_summary(record, learner), quiet=quiet)

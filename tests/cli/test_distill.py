@@ -76,3 +76,12 @@ def test_a_model_of_numbers_is_not_distilled(tmp_path: Path):
     assert run_cli("tree", str(PENGUINS), "-y", "body_mass_g", "-q", "-o", str(model)).code == 0
     result = run_cli("distill", str(model), str(PENGUINS))
     assert result.code == 2 and result.stderr == "Error: distill imitates a classifier; this model predicts numbers\n"
+
+
+def test_made_up_rows_labelled_by_the_teacher_are_learned_from_too(halves, tmp_path: Path):
+    forest, train, test = halves
+    result = run_cli("distill", str(forest), str(train), "--test", str(test), "--synthetic", "2", "--json", "-q")
+    assert result.code == 0, result.stderr
+    record = json.loads(result.stdout)["training"]["distilled"]
+    assert record["rows"] == pl.read_csv(train).height and record["synthetic_rows"] == 2 * record["rows"]
+    assert record["fidelity"] > 0.85
