@@ -35,7 +35,9 @@ from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.metrics import (
     GATE_ON,
     Gate,
+    cost_matrix,
     drift_failures,
+    expected_cost,
     gate_failures,
     leaf_reports,
     rule_drift,
@@ -645,6 +647,8 @@ def evaluate(
     reference: str | Path | pl.DataFrame | pl.LazyFrame | None = None,
     max_psi: float | None = None,
     weights: str | None = None,
+    costs: Data | None = None,
+    max_cost: float | None = None,
     **read: Any,
 ) -> dict[str, Any]:
     """Metrics of ``model`` on labelled data, each row counted by the column ``weights`` if
@@ -652,7 +656,9 @@ def evaluate(
     ``gates`` a ``gates`` entry (``passed``, ``failures``); with ``violations_out`` the rows
     a rule covers but gets wrong written to that file. With ``baseline`` (implied by the two
     rule drift gates) each rule's coverage and accuracy here against its training
-    statistics, tested (:func:`rulecli.metrics.rule_drift`)."""
+    statistics, tested (:func:`rulecli.metrics.rule_drift`). With ``costs`` (a table: the true
+    class in its first column, a column per predicted class) the mean cost per row
+    (``expected_cost``), held against ``max_cost``."""
     lf, label = scan_for(model, data, **read)
     target_name = target or model.target
     if target_name not in lf.collect_schema():
@@ -677,6 +683,12 @@ def evaluate(
     if baseline and not has_rules:
         kind = "a forest" if isinstance(model, Forest) else "a regression tree"
         raise ParamError(f"--baseline compares rules with their training statistics; {kind} has no such rules")
+    if max_cost is not None and costs is None:
+        raise ParamError("--max-cost holds the mean cost per row against a bound: give the costs with --costs")
+    if costs is not None and regression:
+        raise ParamError("--costs weighs wrong classes; this model predicts numbers")
+    matrix = None if costs is None else _costs(costs, model.classes)
+    gates = [*gates, Gate("expected_cost", max_cost, "--max-cost", upper=True)] if max_cost is not None else gates
     with_rules = (per_rule or baseline) and has_rules
     weight = None if weights is None else _weight_expr(lf, weights, label)
     try:
@@ -695,6 +707,8 @@ def evaluate(
             io.write_table(violations(model, lf, truth), violations_out)
     except pl.exceptions.PolarsError as exc:
         raise _polars_failure(label, exc) from exc
+    if matrix is not None:
+        metrics["expected_cost"] = expected_cost(metrics["confusion"], matrix)
     payload = (
         {**metrics, "rules": [r.as_dict(metrics["rows"]) for r in rules]} if with_rules and per_rule else dict(metrics)
     )
@@ -708,9 +722,19 @@ def evaluate(
         payload["feature_drift"] = feature_drift(model, held, lf)
         if max_psi is not None:
             failures += psi_failures(payload["feature_drift"], max_psi)
-    if gates or max_psi is not None or any(bound is not None for bound in drift_gates):
+    if gates or max_psi is not None or any(bound is not None for bound in drift_gates):  # max_cost is a gate
         payload["gates"] = {"passed": not failures, "failures": failures}
     return payload
+
+
+def _costs(costs: Data, classes: Sequence[str]) -> dict[str, dict[str, float]]:
+    """The cost table ``costs`` (a file or a frame) as true class -> predicted class -> cost."""
+    if isinstance(costs, str | Path):
+        table, label = io.collect(io.scan_table(str(costs), schema_overrides=None), str(costs)), source_label(costs)
+    else:
+        table, label = as_data(costs), "the cost table"
+        table = table.collect() if isinstance(table, pl.LazyFrame) else table
+    return cost_matrix(table, classes, label)
 
 
 def _weight_expr(lf: pl.LazyFrame, name: str, label: str) -> pl.Expr:

@@ -10,13 +10,14 @@ set every matching rule counts the row.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from rulecli.errors import ParamError
+from rulecli.errors import InputError, ParamError
 from rulecli.model.compile import (
     DEFAULT_RULE,
     FIRST_MATCH,
@@ -532,3 +533,49 @@ def drift_failures(
                 f"{entry['train_coverage']:.4f} (--min-rule-coverage; adjusted p = {cov_p:.2g})"
             )
     return failures
+
+
+UNCLASSIFIED = "unclassified"  # a cost table's column for rows no rule decides
+
+
+def cost_matrix(table: pl.DataFrame, classes: Sequence[str], label: str) -> dict[str, dict[str, float]]:
+    """The costs of a table with the true class in its first column and one column per
+    predicted class (and optionally ``unclassified``): true class -> predicted class -> cost.
+    Every class the model knows must have a row and a column."""
+    if table.width < 2 or table.height == 0:
+        raise InputError(
+            f"{label}: a cost table has the true class in its first column and a column per predicted class"
+        )
+    truth = [str(v) for v in table.get_column(table.columns[0]).to_list()]
+    missing_rows = [c for c in classes if c not in truth]
+    missing_columns = [c for c in classes if c not in table.columns[1:]]
+    if missing_rows or missing_columns:
+        what = f"row for '{missing_rows[0]}'" if missing_rows else f"column for '{missing_columns[0]}'"
+        raise InputError(f"{label}: the cost table has no {what} (classes: {', '.join(classes)})")
+    out: dict[str, dict[str, float]] = {}
+    for i, cls in enumerate(truth):
+        row: dict[str, float] = {}
+        for name in table.columns[1:]:
+            value = table.get_column(name)[i]
+            try:
+                cost = float(value)
+            except (TypeError, ValueError):
+                cost = math.nan
+            if not math.isfinite(cost):
+                raise InputError(f"{label}: the cost of predicting '{name}' for '{cls}' is not a number: {value!r}")
+            row[name] = cost
+        out[cls] = row
+    return out
+
+
+def expected_cost(confusion: dict[str, Any], costs: dict[str, dict[str, float]]) -> float:
+    """The mean cost per row: each (true, predicted) count of the confusion matrix times its
+    cost; a row no rule decides costs its class's ``unclassified`` column, or else its
+    costliest prediction."""
+    total = rows = 0.0
+    for cls, counts, undecided in zip(confusion["labels"], confusion["matrix"], confusion["unclassified"], strict=True):
+        row = costs[cls]
+        total += sum(float(n) * row[predicted] for predicted, n in zip(confusion["labels"], counts, strict=True))
+        total += float(undecided) * row.get(UNCLASSIFIED, max(row[c] for c in confusion["labels"]))
+        rows += float(sum(counts)) + float(undecided)
+    return total / rows if rows else 0.0

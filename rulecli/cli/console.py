@@ -186,7 +186,7 @@ def metrics_table(title: str, metrics: dict[str, Any]) -> Table:
         ("rows", "mae", "rmse", "r2")
         if "rmse" in metrics
         else ("rows", "accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage", "unclassified")
-    )
+    ) + (("expected_cost",) if "expected_cost" in metrics else ())
     for key in keys:
         value, interval = metrics[key], metrics.get(f"{key}_interval")
         shown = f"{interval[0]:.4f} – {interval[1]:.4f}" if interval else ""

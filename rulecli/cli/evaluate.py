@@ -60,6 +60,16 @@ MaxPsi = _gate(
     "shift, 0.25: a large one) and the test finds the change beyond chance.",
     min=0,
 )
+MaxCost = _gate("--max-cost", "Exit 1 if the mean cost per row (--costs) is higher.")
+Costs = Annotated[
+    str | None,
+    typer.Option(
+        "--costs",
+        metavar="TABLE",
+        help="Costs of each (true, predicted) class pair: a table with the true class in its first column and "
+        "a column per predicted class; adds expected_cost, the mean cost per row.",
+    ),
+]
 Baseline = Annotated[
     bool,
     typer.Option(
@@ -95,6 +105,8 @@ def evaluate(
     gate_on: GateOn = "point",
     reference: common.Reference = None,
     max_psi: MaxPsi = None,
+    costs: Costs = None,
+    max_cost: MaxCost = None,
     baseline: Baseline = False,
     weights: common.Weights = None,
     per_rule: PerRule = True,
@@ -149,6 +161,8 @@ def evaluate(
         reference=reference,
         max_psi=max_psi,
         weights=weights,
+        costs=costs,
+        max_cost=max_cost,
     )
     failures = payload["gates"]["failures"]
     if output is not None:

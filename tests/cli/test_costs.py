@@ -1,0 +1,58 @@
+"""evaluate --costs: the mean cost per row from a cost table, and --max-cost as a gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLE, run_cli
+
+PENGUINS = str(SAMPLE / "penguins.csv")
+COSTS = "truth,Adelie,Chinstrap,Gentoo\nAdelie,0,1,1\nChinstrap,10,0,10\nGentoo,1,1,0\n"
+
+
+@pytest.fixture
+def oner(tmp_path: Path) -> Path:
+    model = tmp_path / "oner.json"
+    assert run_cli("oner", PENGUINS, "-y", "species", "-q", "-o", str(model)).code == 0
+    return model
+
+
+def test_the_mean_cost_per_row_is_the_confusion_matrix_weighed_by_the_costs(oner: Path, tmp_path: Path):
+    costs = tmp_path / "costs.csv"
+    costs.write_text(COSTS)
+    result = run_cli("evaluate", str(oner), PENGUINS, "--costs", str(costs), "--json")
+    assert result.code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    matrix = payload["confusion"]["matrix"]  # rows: truth, columns: predicted (Adelie, Chinstrap, Gentoo)
+    # by hand: a Chinstrap called anything else costs 10, every other mistake 1
+    by_hand = (matrix[0][1] + matrix[0][2] + 10 * (matrix[1][0] + matrix[1][2]) + matrix[2][0] + matrix[2][1]) / 344
+    assert payload["expected_cost"] == pytest.approx(by_hand) and payload["expected_cost"] > 1
+
+
+def test_max_cost_is_a_gate(oner: Path, tmp_path: Path):
+    costs = tmp_path / "costs.csv"
+    costs.write_text(COSTS)
+    failing = run_cli("evaluate", str(oner), PENGUINS, "--costs", str(costs), "--max-cost", "0.5", "-q")
+    assert failing.code == 1 and "quality gate failed: expected_cost 1.5988 > 0.5000 (--max-cost)" in failing.stderr
+    passing = run_cli("evaluate", str(oner), PENGUINS, "--costs", str(costs), "--max-cost", "2", "-q")
+    assert passing.code == 0, passing.stderr
+
+
+@pytest.mark.parametrize(
+    ("table", "args", "message"),
+    [
+        ("truth,Adelie,Gentoo\nAdelie,0,1\nGentoo,1,0\n", [], "the cost table has no row for 'Chinstrap'"),
+        (COSTS.replace("10,0,10", "ten,0,10"), [], "the cost of predicting 'Adelie' for 'Chinstrap' is not a number"),
+        (None, ["--max-cost", "1"], "--max-cost holds the mean cost per row against a bound: give the costs"),
+    ],
+)
+def test_a_cost_table_that_does_not_fit_is_refused(oner: Path, tmp_path: Path, table, args, message):
+    costs = tmp_path / "costs.csv"
+    if table is not None:
+        costs.write_text(table)
+        args = [*args, "--costs", str(costs)]
+    result = run_cli("evaluate", str(oner), PENGUINS, *args)
+    assert result.code == 2 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
