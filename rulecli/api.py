@@ -52,6 +52,7 @@ from rulecli.model.compile import (
     read_dtypes_for,
 )
 from rulecli.model.core import DecisionList, Rule, RuleSet, dated_rule, schema_units
+from rulecli.model.costs import cheapest
 from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
 from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
@@ -340,22 +341,28 @@ def train(
     layout: io.CsvOptions = io.CSV,
     progress: Progress | None = None,
     time_budget: float | None = None,
+    costs: Data | None = None,
 ) -> Training:
     """What a learner command does: ``cv``-fold cross-validation, the final fit, scoring on
     ``test``. With ``time_budget`` seconds, each of the ``cv`` folds and the final fit learn
-    for an equal share of it and keep what they have learned when it runs out."""
+    for an equal share of it and keep what they have learned when it runs out. With
+    ``costs`` (a cost table, as :func:`evaluate` takes) each rule predicts its class of least
+    expected cost (:func:`rulecli.model.costs.cheapest`)."""
     spec = learners.get(learner)
     report: dict[str, Any] = {}
     share = check_time_budget(time_budget, (cv or 0) + 1)
+    if costs is not None and learner in ("tree", "forest"):  # before any work
+        raise ParamError(COSTS_NOT_FOR_TREES)
+    matrix = None if costs is None else _costs(costs, ds.classes)
     if cv is not None:
 
         def fold_fit(part: Dataset) -> Predictor:
             with budget.spending(share) as spent:
-                return with_budget_record(spec.fit(part, params), spent)
+                return with_costs(with_budget_record(spec.fit(part, params), spent), matrix)
 
         report["cv"] = cross_validate(ds, fold_fit, cv, cv_seed).as_dict()
     with budget.spending(share) as spent:
-        model = with_budget_record(fit_model(learner, ds, params, progress), spent)
+        model = with_costs(with_budget_record(fit_model(learner, ds, params, progress), spent), matrix)
     if test is not None:
         lf, label = scan_for(model, test, input_format=input_format, null_values=null_values, layout=layout)
         if model.target not in lf.collect_schema():
@@ -379,6 +386,24 @@ def check_time_budget(seconds: float | None, parts: int = 1) -> float | None:
 
 
 MAX_TIME_BUDGET = 1e7  # seconds: about four months
+
+
+COSTS_NOT_FOR_TREES = (
+    "--costs sets each rule's class by its training counts; a tree or a forest does not take it yet "
+    "(evaluate --costs measures what its mistakes cost)"
+)
+
+
+def with_costs(model: Predictor, costs: dict[str, dict[str, float]] | None) -> Predictor:
+    """A rule model whose rules predict their class of least expected cost under ``costs``
+    (recorded in ``training.costs``); None: the model as it is."""
+    if costs is None:
+        return model
+    if not isinstance(model, DecisionList | RuleSet):
+        raise ParamError(COSTS_NOT_FOR_TREES)
+    relabelled, changed = cheapest(model, costs)
+    training = {**model.info.training, "costs": costs, "rules_relabelled_by_costs": changed}
+    return dataclasses.replace(relabelled, info=dataclasses.replace(model.info, training=training))
 
 
 def with_budget_record(model: Predictor, spent: budget.Budget | None) -> Predictor:

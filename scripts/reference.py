@@ -24,6 +24,7 @@ ONE_MEANING = {
     "--vote": "how the matching rules of a rule set decide a row",
     "--unordered": "a rule set whose rules vote, instead of a decision list",
     "--max-rules": "at most this many rules",
+    "--costs": "a table of the cost of each (true, predicted) pair of classes",
 }
 MARKUP = re.compile(r"\[/?(bold|italic|dim|code|b|i)\]")  # Rich's tags in help texts
 

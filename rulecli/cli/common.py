@@ -212,6 +212,16 @@ TimeBudget = Annotated[
         rich_help_panel=OUTPUT,
     ),
 ]
+LearnCosts = Annotated[
+    str | None,
+    typer.Option(
+        "--costs",
+        metavar="TABLE",
+        help="Each rule predicts its class of least expected cost under this cost table (true class in the first "
+        "column, a column per predicted class).",
+        rich_help_panel="Data",
+    ),
+]
 MaxRules = Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")]
 MaxRuleLength = Annotated[
     int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")
@@ -276,6 +286,7 @@ class RunOptions:
     metrics_out: str | None = None
     time_limit: float | None = None
     time_budget: float | None = None
+    costs: str | None = None
 
 
 def load_dataset(

@@ -72,6 +72,7 @@ RUN_OPTIONS = (
     ("metrics_out", common.MetricsOut, None),
     ("time_limit", common.TimeLimit, None),
     ("time_budget", common.TimeBudget, None),
+    ("costs", common.LearnCosts, None),
 )
 
 
@@ -154,6 +155,8 @@ def _learn(
     if run.metrics_out is not None:
         io.check_writable(run.metrics_out)
     api.check_time_budget(run.time_budget)
+    if run.costs is not None:
+        io.check_readable(run.costs)
     with _time_limit(name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
         with progress as on_step:
             api.check_engine(engine, cv=run.cv)
@@ -178,6 +181,7 @@ def _learn(
                 layout=data_opts.layout,
                 progress=on_step,
                 time_budget=run.time_budget,
+                costs=run.costs,
             )
         # the live progress line is gone (cleared) before anything else prints
         _report(training.report, run)

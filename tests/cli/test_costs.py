@@ -56,3 +56,42 @@ def test_a_cost_table_that_does_not_fit_is_refused(oner: Path, tmp_path: Path, t
         args = [*args, "--costs", str(costs)]
     result = run_cli("evaluate", str(oner), PENGUINS, *args)
     assert result.code == 2 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+FLIP = "x,y\n" + "a,no\n" * 6 + "a,yes\n" * 4 + "b,yes\n" * 3 + "b,no\n"
+MISSED_YES_COSTS_5 = "truth,no,yes\nno,0,1\nyes,5,0\n"
+
+
+def test_a_learners_rules_predict_their_class_of_least_expected_cost(tmp_path: Path):
+    data, costs, plain, costed = (tmp_path / n for n in ("d.csv", "c.csv", "plain.json", "costed.json"))
+    data.write_text(FLIP)
+    costs.write_text(MISSED_YES_COSTS_5)
+    assert run_cli("oner", str(data), "-y", "y", "--min-bucket", "1", "-q", "-o", str(plain)).code == 0
+    result = run_cli("oner", str(data), "-y", "y", "--min-bucket", "1", "--costs", str(costs), "-o", str(costed))
+    assert result.code == 0, result.stderr
+    # x = a holds 6 no and 4 yes: 'no' would cost 4 x 5 = 20, 'yes' 6 x 1 = 6
+    assert "IF x = 'a' THEN y = 'no'  (covers 10, correct 6)" in run_cli("show", str(plain)).stdout
+    assert "IF x = 'a' THEN y = 'yes'  (covers 10, correct 4)" in result.stdout
+    saved = json.loads(costed.read_text())["training"]
+    assert saved["rules_relabelled_by_costs"] == 1 and saved["costs"]["yes"]["no"] == 5
+    cost_of = {
+        m: json.loads(run_cli("evaluate", str(m), str(data), "--costs", str(costs), "--json").stdout)["expected_cost"]
+        for m in (plain, costed)
+    }
+    assert cost_of[costed] == pytest.approx(7 / 14) and cost_of[plain] == pytest.approx(21 / 14)
+
+
+def test_costs_apply_to_the_cross_validation_folds_too(tmp_path: Path):
+    costs = tmp_path / "c.csv"
+    costs.write_text(COSTS)
+    result = run_cli("ripper", PENGUINS, "-y", "species", "--costs", str(costs), "--cv", "3", "--json", "-q")
+    assert result.code == 0, result.stderr
+    assert "rules_relabelled_by_costs" in json.loads(result.stdout)["training"]
+
+
+@pytest.mark.parametrize("learner", ["tree", "forest"])
+def test_a_tree_or_forest_refuses_costs_before_any_work(learner: str, tmp_path: Path):
+    costs = tmp_path / "c.csv"
+    costs.write_text(COSTS)
+    result = run_cli(learner, PENGUINS, "-y", "species", "--costs", str(costs))
+    assert result.code == 2 and result.stderr.startswith("Error: --costs sets each rule's class by its training counts")
