@@ -35,7 +35,8 @@ def test_every_learner_out_of_time_still_writes_a_model_that_predicts(learner: s
     cut = json.loads(model.read_text())["training"].get("time_budget")
     if cut is not None:  # oner makes one pass and has nothing to cut
         assert cut["seconds"] == float(NO_TIME) and cut["cut"]
-        assert "Warning: the time budget (1e-06 s) ran out, and the model is what was learned by then: " in result.stderr
+        warning = "Warning: the time budget (1e-06 s) ran out, and the model is what was learned by then: "
+        assert warning in result.stderr
 
 
 def test_a_long_ripper_is_cut_to_the_rules_it_has(tmp_path: Path):
