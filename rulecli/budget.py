@@ -47,6 +47,11 @@ def spending(seconds: float | None, start: float | None = None) -> Iterator[Budg
         _CURRENT.reset(token)
 
 
+def active() -> bool:
+    """Whether a budget is set (a learner may then work in smaller steps, to stop between them)."""
+    return _CURRENT.get() is not None
+
+
 def spent() -> bool:
     """Whether a budget is set and has run out."""
     budget = _CURRENT.get()

@@ -54,6 +54,7 @@ PD_FLOOR = 1e-3
 SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
 GROVE_INSTANCES = 4_000_000  # bootstrap rows of the trees grown together in one batch
 BATCHES_PER_JOB = 8
+BUDGET_BATCH = 10  # trees grown together at most under a time budget
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,12 +164,14 @@ def _chunks(
     none waits long for the others and progress moves in steps of a few trees: batches of
     50 of 200 trees held the bar at 0 for a third of the run, and 100 trees on 100,000 rows
     grew in 38-40 s instead of 41-43. A small forest stays one batch (8 took 20 % longer
-    on 344 rows)."""
+    on 344 rows); under a time budget the batches are of at most ``BUDGET_BATCH`` trees."""
     if grow.max_leaf_nodes is not None:  # best-first growth: one tree at a time
         return [[seed] for seed in seeds]
     size = max(1, GROVE_INSTANCES // max(n_rows, 1))
     if n_rows * len(seeds) >= SMALL_FOREST:
         size = min(size, max(1, -(-len(seeds) // (BATCHES_PER_JOB * jobs))))
+    if budget.active():  # batches of a few trees, to stop between them when the time is up
+        size = min(size, BUDGET_BATCH)
     return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
 
