@@ -35,6 +35,17 @@ class Run:
     stderr: str
 
 
+# the slowest learners of a case that runs over every learner: their runs live in make
+# test-slow, so make test stays under four minutes on two cores (aq's seeds search every
+# row; reduct chooses its precision by a CV of four settings)
+SLOWEST = ("aq", "reduct")
+
+
+def slow_for(names: list[str], slow: tuple[str, ...] = SLOWEST) -> list[object]:
+    """``names`` for ``pytest.mark.parametrize``, the ``slow`` ones marked slow."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n in slow else n for n in names]
+
+
 def run_cli(*args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Run:
     """Run the command in this process, through Typer's CliRunner streams and rulecli's own
     entry point (its one-line errors and exit codes), as the installed command would."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rulecli.cli.app import ORDER, _build
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_cli, slow_for
 
 README = (ROOT / "README.md").read_text()
 REFERENCE = (ROOT / "docs" / "reference.md").read_text()
@@ -63,7 +63,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("name", ORDER)
+@pytest.mark.parametrize("name", slow_for(list(ORDER)))
 def test_every_command_help_has_examples_that_run_from_the_repo_root(name: str, scratch: Path):
     examples = _examples(name)
     assert 2 <= len(examples) <= 4, (name, examples)

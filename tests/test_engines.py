@@ -20,7 +20,7 @@ from rulecli import learners
 from rulecli.engines import sql
 from rulecli.engines.sql import row_hash as sql_row_hash
 from rulecli.stats import bag_key, poisson_draws, row_hash
-from tests.conftest import run_cli
+from tests.conftest import run_cli, slow_for
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -340,7 +340,7 @@ def test_spark_reads_an_existing_file_as_itself_not_as_a_glob(tmp_path: Path):
 SAMPLED = [name for name in learners.names() if "duckdb" not in learners.get(name).engines]
 
 
-@pytest.mark.parametrize("learner", SAMPLED)
+@pytest.mark.parametrize("learner", slow_for(SAMPLED, ("brl",)))
 def test_learners_without_an_engine_form_learn_from_its_sample(tables: Path, learner: str):
     learner_args = [learner, *(["--max-error", "0.2"] if learner == "aq" else [])]  # aq: no tuning CV, quicker
     memory = json.loads(_model([*learner_args, "small.parquet"], tables, f"{learner}.memory.json"))

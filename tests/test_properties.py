@@ -25,6 +25,7 @@ from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule,
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
 from rulecli.model.tree import decision_list
+from tests.conftest import slow_for
 
 
 @st.composite
@@ -159,7 +160,7 @@ def _prepared(df: pl.DataFrame, spec: DataSpec) -> Dataset:
         raise
 
 
-@pytest.mark.parametrize("learner", sorted(LEARNERS))
+@pytest.mark.parametrize("learner", slow_for(sorted(LEARNERS)))
 @given(df=tables(), seed=st.integers(0, 3))
 def test_every_learner_agrees_with_the_reference_and_its_statistics(learner: str, df: pl.DataFrame, seed: int):
     ds = _prepared(df, DataSpec())

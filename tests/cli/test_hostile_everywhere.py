@@ -23,7 +23,7 @@ from rulecli import api, learners
 from rulecli.errors import ParamError
 from rulecli.model.export import DIALECTS
 from tests.cli.test_export_hostile import HOSTILE
-from tests.conftest import run_cli
+from tests.conftest import run_cli, slow_for
 
 QUICK = {"forest": ["--trees", "3"], "brl": ["--iterations", "200"]}
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -87,7 +87,7 @@ def _check_pmml(model, values: set[str], columns: set[str]) -> None:
     assert compared | scores <= values, (compared | scores) - values
 
 
-@pytest.mark.parametrize("learner", learners.names())
+@pytest.mark.parametrize("learner", slow_for(learners.names()))
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     column=HOSTILE,

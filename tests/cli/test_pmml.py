@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.conftest import SAMPLE, run_cli
+from tests.conftest import SAMPLE, run_cli, slow_for
 
 if shutil.which("java") is None:  # .ci/run installs a Java runtime; a bare machine may lack one
     pytest.skip("the PMML engines need a Java runtime", allow_module_level=True)
@@ -111,7 +111,7 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("dataset", sorted(DATASETS))
-@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("config", slow_for(sorted(CONFIGS)))
 def test_every_learner_scores_alike_in_jpmml_and_pmml4s(tmp: Path, config: str, dataset: str):
     learner = config.split("-")[0]
     model = tmp / f"{config}-{dataset}.json"

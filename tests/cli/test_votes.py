@@ -12,7 +12,7 @@ import pytest
 
 from rulecli import api
 from rulecli.model.core import Condition, ModelInfo, Op, Rule, RuleSet, Vote
-from tests.conftest import run_cli
+from tests.conftest import run_cli, slow_for
 
 RULES = """\
 RULESET VOTE one
@@ -70,7 +70,7 @@ def test_without_support_the_class_more_frequent_in_training_wins():
     assert all(values == ["b"] for values in forms.values()), forms
 
 
-@pytest.mark.parametrize("learner", ["aq", "reduct", "cn2", "ripper"])
+@pytest.mark.parametrize("learner", slow_for(["aq", "reduct", "cn2", "ripper"]))
 def test_probabilities_follow_the_vote(tmp_path: Path, learner: str):
     rng = np.random.default_rng(3)
     n = 400
