@@ -208,11 +208,12 @@ def bounded(rs: RoughSets, reduct: list[int], params: ReductParams) -> list[int]
     chosen: list[int] = []
     best = rs.held_out_agreement(chosen)
     while len(chosen) < rs.table.n_attributes:
-        score, a = max((rs.held_out_agreement([*chosen, a]), -a) for a in rs.all_attributes if a not in chosen)
-        if score <= best or rs.granule_count([*chosen, -a]) > _rule_bound([*chosen, -a], params):
+        scores = {a: rs.held_out_agreement([*chosen, a]) for a in sorted(rs.all_attributes) if a not in chosen}
+        top = max(scores, key=lambda a: (scores[a], -a))  # ties: the first attribute
+        if scores[top] <= best or rs.granule_count([*chosen, top]) > _rule_bound([*chosen, top], params):
             break
-        chosen.append(-a)
-        best = score
+        chosen.append(top)
+        best = scores[top]
     return sorted(chosen)
 
 
