@@ -67,8 +67,9 @@ from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_sta
 from rulecli.stats import chi2_critical
 
 QUALITIES = ("entropy", "laplace", "accuracy")
-# thresholds a numeric feature offers a rule (see _spread)
+# a numeric feature with more values than this offers a rule QUANTILES thresholds (see _spread)
 MAX_THRESHOLDS = 1024
+QUANTILES = 256
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,14 +163,14 @@ class _Candidates:
 def _spread(at_most: np.ndarray) -> slice | np.ndarray:
     """Which of a numeric feature's thresholds (given the class counts of the rows at or
     below each, in value order) are tried: all of them up to ``MAX_THRESHOLDS``; beyond, those
-    at the rows' quantiles, as many. The search's cost is its candidates, and a long table's
-    feature offers thousands of values where the thousandth parts of its rows are as fine a
-    cut as the data can tell apart (XGBoost's proposal of candidate splits, Chen & Guestrin
-    2016); on at most ``MAX_THRESHOLDS`` rows every value is tried, as before."""
+    at ``QUANTILES`` quantiles of the rows. The search's cost is its candidates, and a long
+    table's feature offers thousands of values where the 256th parts of its rows are as fine
+    a cut as a rule needs (LightGBM's 255 bins; XGBoost's proposal of candidate splits, Chen &
+    Guestrin 2016); on at most ``MAX_THRESHOLDS`` rows every value is tried, as before."""
     if at_most.shape[0] <= MAX_THRESHOLDS:
         return slice(None)
     below = across(at_most, np.add)
-    targets = below[-1] * np.arange(1, MAX_THRESHOLDS + 1) / MAX_THRESHOLDS
+    targets = below[-1] * np.arange(1, QUANTILES + 1) / QUANTILES
     picks = np.searchsorted(below, targets - 1e-9)  # ascending: a repeat stands beside its twin
     return picks[np.r_[True, picks[1:] != picks[:-1]]]
 
