@@ -42,8 +42,9 @@ SLOWEST = ("aq", "reduct")
 
 
 def slow_for(names: list[str], slow: tuple[str, ...] = SLOWEST) -> list[object]:
-    """``names`` for ``pytest.mark.parametrize``, the ``slow`` ones marked slow."""
-    return [pytest.param(n, marks=pytest.mark.slow) if n in slow else n for n in names]
+    """``names`` for ``pytest.mark.parametrize``, the ``slow`` ones (and their variants,
+    ``aq-support``) marked slow."""
+    return [pytest.param(n, marks=pytest.mark.slow) if n.split("-")[0] in slow else n for n in names]
 
 
 def run_cli(*args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Run:

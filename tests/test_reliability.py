@@ -20,7 +20,7 @@ import pytest
 from rulecli import learners
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
-from tests.conftest import ROOT, SAMPLE, run_cli, run_subprocess
+from tests.conftest import ROOT, SAMPLE, run_cli, run_subprocess, slow_for
 
 PENGUINS = str(SAMPLE / "penguins.csv")
 HOUSE = str(SAMPLE / "house.csv")
@@ -154,7 +154,7 @@ def test_unseen_categories_and_missing_values_are_predicted(tmp_path: Path):
         assert len(result.stdout.splitlines()) == 3
 
 
-@pytest.mark.parametrize("learner", LEARNERS)
+@pytest.mark.parametrize("learner", slow_for(LEARNERS))
 def test_reproducible_round_trips_and_forms_agree(tmp_path: Path, learner: str):
     parquet = tmp_path / "penguins.parquet"
     pl.read_csv(PENGUINS).write_parquet(parquet)

@@ -126,6 +126,7 @@ def test_aq_internal_disjunction_and_interval_selectors():
                 assert cond.closed == Closed.BOTH
 
 
+@pytest.mark.slow  # aq is the slowest learner (tests.conftest.SLOWEST)
 def test_aq_cross_validation_in_workers_learns_the_same_rules(monkeypatch):
     # the error bound is chosen by fits that move to worker processes once they take long;
     # wherever they ran, the choice and the model file are the same
@@ -182,6 +183,7 @@ def test_aq_says_in_its_training_summary_when_max_rules_cut_its_search():
     assert "search_cut" not in fit_aq(ds, AQParams(max_error=0.05, min_share=0.0, majority_rules="keep")).info.training
 
 
+@pytest.mark.slow  # aq is the slowest learner (tests.conftest.SLOWEST)
 def test_aq_learns_a_long_table_from_a_sample_and_counts_its_rules_on_every_row():
     # AQ's time grows with the square of the rows: beyond learn_rows it learns from a hashed sample
     rng = np.random.default_rng(3)
