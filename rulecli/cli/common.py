@@ -194,24 +194,16 @@ JsonOut = Annotated[bool, typer.Option("--json", help="Print the model as JSON o
 Quiet = Annotated[
     bool, typer.Option("--quiet", "-q", help="Print nothing but errors and requested data.", rich_help_panel=OUTPUT)
 ]
-TimeLimit = Annotated[
-    float | None,
-    typer.Option(
-        "--time-limit",
-        min=0,
-        help="Stop with an error after this many seconds of reading and learning (nothing is written).",
-        rich_help_panel=OUTPUT,
-    ),
-]
-TimeBudget = Annotated[
-    float | None,
-    typer.Option(
-        "--time-budget",
-        min=0,
-        help="After about this many seconds, keep the model learned so far (exit 0).",
-        rich_help_panel=OUTPUT,
-    ),
-]
+
+
+def _seconds(flag: str, help: str) -> Any:
+    return Annotated[float | None, typer.Option(flag, min=0, help=help, rich_help_panel=OUTPUT)]
+
+
+TimeLimit = _seconds(
+    "--time-limit", "Stop with an error after this many seconds of reading and learning (nothing is written)."
+)
+TimeBudget = _seconds("--time-budget", "After about this many seconds, keep the model learned so far (exit 0).")
 LearnCosts = Annotated[
     str | None,
     typer.Option(
