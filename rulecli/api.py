@@ -755,7 +755,7 @@ def evaluate(
 def _costs(costs: Data, classes: Sequence[str]) -> dict[str, dict[str, float]]:
     """The cost table ``costs`` (a file or a frame) as true class -> predicted class -> cost."""
     if isinstance(costs, str | Path):
-        table, label = io.collect(io.scan_table(str(costs), schema_overrides=None), str(costs)), source_label(costs)
+        table, label = read_table(costs), source_label(costs)
     else:
         table, label = as_data(costs), "the cost table"
         table = table.collect() if isinstance(table, pl.LazyFrame) else table

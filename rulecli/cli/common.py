@@ -204,16 +204,18 @@ TimeLimit = _seconds(
     "--time-limit", "Stop with an error after this many seconds of reading and learning (nothing is written)."
 )
 TimeBudget = _seconds("--time-budget", "After about this many seconds, keep the model learned so far (exit 0).")
-LearnCosts = Annotated[
-    str | None,
-    typer.Option(
-        "--costs",
-        metavar="TABLE",
-        help="Each rule predicts its class of least expected cost under this cost table (true class in the first "
-        "column, a column per predicted class).",
-        rich_help_panel="Data",
-    ),
-]
+
+
+def cost_table(help: str, panel: str | None = None) -> Any:
+    """A ``--costs TABLE`` option: ``evaluate`` measures with it, a learner decides with it."""
+    return Annotated[str | None, typer.Option("--costs", metavar="TABLE", help=help, rich_help_panel=panel)]
+
+
+LearnCosts = cost_table(
+    "Each rule predicts its class of least expected cost under this cost table (true class in the first column, "
+    "a column per predicted class).",
+    "Data",
+)
 MaxRules = Annotated[int | None, typer.Option("--max-rules", min=0, help="At most this many rules.")]
 MaxRuleLength = Annotated[
     int | None, typer.Option("--max-rule-length", min=1, help="At most this many conditions per rule.")

@@ -61,15 +61,10 @@ MaxPsi = _gate(
     min=0,
 )
 MaxCost = _gate("--max-cost", "Exit 1 if the mean cost per row (--costs) is higher.")
-Costs = Annotated[
-    str | None,
-    typer.Option(
-        "--costs",
-        metavar="TABLE",
-        help="Costs of each (true, predicted) class pair: a table with the true class in its first column and "
-        "a column per predicted class; adds expected_cost, the mean cost per row.",
-    ),
-]
+Costs = common.cost_table(
+    "Costs of each (true, predicted) class pair: a table with the true class in its first column and a column per "
+    "predicted class; adds expected_cost, the mean cost per row."
+)
 Baseline = Annotated[
     bool,
     typer.Option(
