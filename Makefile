@@ -61,9 +61,15 @@ fmt: $(STAMP)
 	$(BIN)/ruff format rulecli tests bench scripts
 	$(BIN)/ruff check --fix rulecli tests bench scripts
 
-## reference: write docs/commands.md from the commands' declarations (the tests fail when it is stale)
+## reference: write docs/commands.md from the commands' declarations and the example report page
+## docs/report-example.html (the tests fail when either is stale), with its screenshot where Chromium is
 reference: $(STAMP)
 	$(BIN)/python scripts/reference.py
+	mkdir -p build
+	$(BIN)/rulecli tree sample_data/penguins.csv -y species -q -o build/penguins.tree.json
+	$(BIN)/rulecli report build/penguins.tree.json sample_data/penguins.csv -q -o docs/report-example.html
+	! command -v chromium >/dev/null || chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1100,1500 --screenshot=docs/report-example.png docs/report-example.html 2>/dev/null
 
 ANCHORS := bench/.venv-anchors
 

@@ -1018,13 +1018,14 @@ def _curve(model: Forest, frame: pl.DataFrame, feature: str) -> Curve | None:
         [sample.with_columns(pl.lit(value).cast(dtype).alias(feature)) for value in grid], how="vertical"
     )
     scored = predict(model, stacked, proba=not model.regression)
+
+    def means(column: str) -> list[float]:
+        values = scored.get_column(column).cast(pl.Float64).to_numpy().reshape(len(grid), sample.height)
+        return [float(v) for v in values.mean(axis=1)]
+
     if model.regression:
-        column, name = "prediction", "mean_prediction"
-    else:
-        cls = model.classes[1] if len(model.classes) == 2 else model.classes[0]
-        column, name = f"proba_{cls}", f"P({cls})"
-    values = scored.get_column(column).cast(pl.Float64).to_numpy().reshape(len(grid), sample.height).mean(axis=1)
-    return Curve(feature, name, grid, [float(v) for v in values])
+        return Curve(feature, "mean prediction", grid, {model.target: means("prediction")})
+    return Curve(feature, "P(class)", grid, {str(cls): means(f"proba_{cls}") for cls in model.classes})
 
 
 # ---------------------------------------------------------------------------- distill

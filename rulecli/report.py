@@ -9,6 +9,8 @@ table of ``evaluate --baseline``. Every text that comes from a model or a table 
 from __future__ import annotations
 
 import html
+import textwrap
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,10 +18,19 @@ from typing import Any
 from rulecli.model.core import schema_units
 from rulecli.model.text import render_condition
 from rulecli.model.tree import Forest, Tree, single_test
-from rulecli.words import visible
+from rulecli.words import counted, visible
 
-TREE_DEPTH = 5  # levels drawn; deeper subtrees are summarised in one box
+TREE_DEPTH = 5  # levels drawn at most; a deeper subtree is one box (the outline lists it)
+OUTLINE_NODES = 4001  # nodes listed in the collapsible outline: a 2,000-leaf tree in full
+OUTLINE_OPEN = 2  # outline levels open when the page opens
 BAR = 120
+# Tableau's ten colours: told apart by most colour-blind readers; classes past ten repeat them
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
+CHAR = 0.62  # a monospace character's advance in ems (0.6 in the common faces), so boxes fit their text
+WRAP = 34  # characters per line in a tree box: a long test wraps instead of being cut
+TREE_WIDTH = 2600  # pixels: a wider drawing loses its deepest level (the outline has them)
+_FONT, _PAD, _LINE, _BAR_H, _GAP_X, _GAP_Y = 11, 8, 14, 8, 14, 30  # a tree box's text and spacing
 
 
 def _e(value: object) -> str:
@@ -29,9 +40,9 @@ def _e(value: object) -> str:
 @dataclass(frozen=True)
 class Curve:
     feature: str
-    curve: str  # what the values are: f_<class> or mean_prediction
+    measure: str  # what the values are: P(class) or mean prediction
     grid: list[float | str]
-    values: list[float]
+    series: dict[str, list[float]]  # one line per class (or the regression target)
 
 
 def bar(share: float | None, color: str = "#3b7dd8") -> str:
@@ -48,18 +59,26 @@ def bar(share: float | None, color: str = "#3b7dd8") -> str:
 
 def heat_map(labels: Sequence[str], matrix: Sequence[Sequence[int]]) -> str:
     """Rows: truth, columns: prediction; each cell shaded by its share of its row."""
-    cell, left, top = 44, 120, 90
+    cell, font = 44, 11
     n = len(labels)
-    width, height = left + cell * n + 10, top + cell * n + 10
+    names = [_short(visible(str(label)), 18) for label in labels]
+    longest = max((_text_width(name, font) for name in names), default=0.0)
+    # room for the row names on the left and the column names, turned 45°, above
+    left, top = int(longest) + 14, int(longest * 0.71) + 20
+    width, height = left + cell * n + int(longest * 0.71) + 10, top + cell * n + 10
     parts = [f'<svg class="chart" width="{width}" height="{height}" role="img" aria-label="confusion matrix">']
-    for j, label in enumerate(labels):
+    for j, name in enumerate(names):
         x = left + cell * j + cell / 2
         parts.append(
-            f'<text x="{x}" y="{top - 6}" transform="rotate(-45 {x} {top - 6})" font-size="11">{_e(label)}</text>'
+            f'<text x="{x}" y="{top - 6}" transform="rotate(-45 {x} {top - 6})" font-size="{font}" '
+            f'font-family="{MONO}">{html.escape(name)}</text>'
         )
-    for i, (label, row) in enumerate(zip(labels, matrix, strict=True)):
+    for i, (name, row) in enumerate(zip(names, matrix, strict=True)):
         y = top + cell * i
-        parts.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end" font-size="11">{_e(label)}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end" font-size="{font}" '
+            f'font-family="{MONO}">{html.escape(name)}</text>'
+        )
         total = sum(row) or 1
         for j, count in enumerate(row):
             share = count / total
@@ -79,13 +98,18 @@ def heat_map(labels: Sequence[str], matrix: Sequence[Sequence[int]]) -> str:
 def horizontal_bars(values: dict[str, float], title: str) -> str:
     top = sorted(values.items(), key=lambda kv: -kv[1])[:20]
     peak = max((v for _, v in top), default=0.0) or 1.0
-    row, left, span = 18, 200, 260
+    names = [_short(visible(name), 40) for name, _ in top]
+    row, span, font = 18, 260, 11
+    left = int(max((_text_width(name, font) for name in names), default=0.0)) + 12
     height = row * len(top) + 10
-    parts = [f'<svg class="chart" width="{left + span + 90}" height="{height}" role="img" aria-label="{_e(title)}">']
-    for i, (name, value) in enumerate(top):
+    parts = [f'<svg class="chart" width="{left + span + 70}" height="{height}" role="img" aria-label="{_e(title)}">']
+    for i, (name, (_, value)) in enumerate(zip(names, top, strict=True)):
         y = 5 + row * i
         width = max(value, 0.0) / peak * span
-        parts.append(f'<text x="{left - 6}" y="{y + 12}" text-anchor="end" font-size="11">{_e(name)}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{y + 12}" text-anchor="end" font-size="{font}" '
+            f'font-family="{MONO}">{html.escape(name)}</text>'
+        )
         parts.append(f'<rect x="{left}" y="{y + 2}" width="{width:.1f}" height="{row - 6}" fill="#3b7dd8"/>')
         parts.append(f'<text x="{left + width + 4:.1f}" y="{y + 12}" font-size="11">{value:.4f}</text>')
     parts.append("</svg>")
@@ -96,109 +120,297 @@ def _label(value: float | str) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def line_chart(curve: Curve) -> str:
-    width, height, pad = 340, 180, 40
-    values = curve.values
-    low, high = min(values), max(values)
+def legend(names: Sequence[str]) -> str:
+    """The colour of each class, as the tree's bars and the curves use them."""
+    items = "".join(
+        f'<span class="key"><i style="background:{_colour(k)}"></i>{_e(name)}</span>' for k, name in enumerate(names)
+    )
+    return f'<p class="legend">{items}</p>'
+
+
+def _colour(k: int) -> str:
+    return PALETTE[k % len(PALETTE)]
+
+
+def line_chart(curve: Curve, colours: dict[str, str]) -> str:
+    """One line per class (points for a categorical feature, whose levels have no order)
+    over the feature's grid; axes labelled, every label inside the drawing."""
+    plot_w, font = 312, 10
+    categories = isinstance(curve.grid[0], str)
+    names = [_short(visible(_label(g)), 28) for g in curve.grid] if categories else []
+    low = min(min(v) for v in curve.series.values())
+    high = max(max(v) for v in curve.series.values())
+    if curve.measure.startswith("P("):  # probabilities: the whole 0–1 scale, so curves compare
+        low, high = 0.0, 1.0
     spread = (high - low) or 1.0
-    n = len(values)
-    points = []
-    for k, v in enumerate(values):
-        x = pad + (width - 2 * pad) * (k / max(n - 1, 1))
-        y = height - pad - (height - 2 * pad) * ((v - low) / spread)
-        points.append(f"{x:.1f},{y:.1f}")
-    first, last = curve.grid[0], curve.grid[-1]
-    categories = isinstance(first, str)
-    if categories:  # levels have no order between them: a point each, named
-        marks = "".join(
-            f'<circle cx="{p.split(",")[0]}" cy="{p.split(",")[1]}" r="4" fill="#d8573b"/>'
-            f'<text x="{p.split(",")[0]}" y="{height - pad + 14}" font-size="10" text-anchor="end" '
-            f'transform="rotate(-30 {p.split(",")[0]} {height - pad + 14})">{_e(_short(str(g), 14))}</text>'
-            for p, g in zip(points, curve.grid, strict=True)
-        )
-    else:
-        marks = f'<polyline fill="none" stroke="#d8573b" stroke-width="2" points="{" ".join(points)}"/>'
-        marks += (
-            f'<text x="{pad}" y="{height - pad + 16}" font-size="11">{_e(_label(first))}</text>'
-            f'<text x="{width - pad}" y="{height - pad + 16}" font-size="11" text-anchor="end">'
-            f"{_e(_label(last))}</text>"
-        )
-    return (
+    n = len(curve.grid)
+    band = plot_w / n if categories else 0.0
+    # turned 30° the longest level name reaches half its width below the axis and 0.87 of
+    # it to the left of its point: the margins make room for both
+    longest = max((_text_width(name, font) for name in names), default=0.0)
+    left, right, top, plot_h = max(52, int(longest * 0.87 - band / 2) + 8), 16, 28, 158
+    bottom = 44 + (int(longest * 0.5) if categories else 0)
+    width, height = left + plot_w + right, top + plot_h + bottom
+
+    def x_at(k: int) -> float:
+        return left + band * (k + 0.5) if categories else left + plot_w * (k / max(n - 1, 1))
+
+    def y_at(v: float) -> float:
+        return top + plot_h * (1 - (v - low) / spread)
+
+    parts = [
         f'<svg class="chart" width="{width}" height="{height}" role="img" aria-label="partial dependence on '
-        f'{_e(curve.feature)}">'
-        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#888"/>'
-        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>'
-        f"{marks}"
-        f'<text x="{pad - 4}" y="{pad + 4}" font-size="11" text-anchor="end">{high:.3g}</text>'
-        f'<text x="{pad - 4}" y="{height - pad}" font-size="11" text-anchor="end">{low:.3g}</text>'
-        f'<text x="{width / 2}" y="16" font-size="12" text-anchor="middle">{_e(curve.curve)} by '
-        f"{_e(curve.feature)}</text></svg>"
+        f'{_e(curve.feature)}">',
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="#888"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#888"/>',
+    ]
+    for v in (low, (low + high) / 2, high):
+        parts.append(f'<text x="{left - 4}" y="{y_at(v) + 4:.1f}" font-size="{font}" text-anchor="end">{v:.3g}</text>')
+    for name, values in curve.series.items():
+        colour = colours.get(name, PALETTE[0])
+        points = [(x_at(k), y_at(v)) for k, v in enumerate(values)]
+        if categories:
+            parts.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>' for x, y in points)
+        else:
+            line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+            parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}"/>')
+    axis_y = top + plot_h + 14
+    if categories:
+        for k, name in enumerate(names):
+            x = x_at(k)
+            parts.append(
+                f'<text x="{x:.1f}" y="{axis_y}" font-size="{font}" font-family="{MONO}" text-anchor="end" '
+                f'transform="rotate(-30 {x:.1f} {axis_y})">{html.escape(name)}</text>'
+            )
+    else:
+        first, last = _label(curve.grid[0]), _label(curve.grid[-1])
+        parts.append(f'<text x="{left}" y="{axis_y}" font-size="{font}">{_e(first)}</text>')
+        parts.append(f'<text x="{left + plot_w}" y="{axis_y}" font-size="{font}" text-anchor="end">{_e(last)}</text>')
+    feature = _short(visible(curve.feature), 40)
+    parts.append(
+        f'<text x="{left + plot_w / 2}" y="{height - 6}" font-size="11" text-anchor="middle">'
+        f"{html.escape(feature)}</text>"
+    )
+    parts.append(f'<text x="{left}" y="16" font-size="12">{_e(curve.measure)} by {html.escape(feature)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _text_width(text: str, font: float) -> float:
+    """The width ``text`` takes in a monospace face: wide (East Asian) characters take two cells."""
+    cells = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return cells * font * CHAR
+
+
+@dataclass
+class _Box:
+    """One node drawn: its lines of text, its class shares and where it sits."""
+
+    lines: list[str]
+    shares: list[float]
+    width: float
+    height: float
+    span: float = 0.0  # the width its drawn subtree takes
+    x: float = 0.0
+    y: float = 0.0
+
+
+def _node_lines(tree: Tree, node: int, test: str, cut: bool) -> tuple[list[str], list[float]]:
+    """What a node's box says: the test that led to it (in full, wrapped), its rows and
+    its prediction, and the class shares its bar shows."""
+    nodes = tree.nodes
+    value = nodes.value[node]
+    rows = f"{float(nodes.n_samples[node]):g} rows"
+    lines = textwrap.wrap(visible(test), WRAP, break_on_hyphens=False) or [""]
+    if tree.regression:
+        lines.append(f"{rows} · mean {float(value[0]):.4g}")
+        shares: list[float] = []
+    else:
+        total = float(value.sum()) or 1.0
+        shares = [float(v) / total for v in value]
+        best = int(value.argmax())
+        lines.extend(textwrap.wrap(f"{rows} · {visible(str(tree.classes[best]))} {shares[best]:.2f}", WRAP))
+    if cut:
+        lines.append(f"+ {_leaves_below(tree, node)} leaves below")
+    return lines, shares
+
+
+def _leaves_below(tree: Tree, node: int) -> int:
+    nodes, count, stack = tree.nodes, 0, [node]
+    while stack:
+        at = stack.pop()
+        if nodes.feature[at] < 0:
+            count += 1
+        else:
+            stack.extend((int(nodes.left[at]), int(nodes.right[at])))
+    return count
+
+
+def _tests(tree: Tree, node: int) -> tuple[str, str]:
+    """The tests a row passes to go left and right from ``node``."""
+    column = tree.features[int(tree.nodes.feature[node])]
+    units = schema_units(tree.info.schema)
+    return tuple(  # type: ignore[return-value]
+        render_condition(single_test(tree.nodes, node, column, to_left=side, units=units)) for side in (True, False)
     )
 
 
-def tree_drawing(tree: Tree) -> str:
-    """The tree's first levels as boxes and edges, leaves left to right in depth-first order."""
+@dataclass
+class _Layout:
+    boxes: dict[int, _Box]
+    children: dict[int, tuple[int, int]]
+    order: list[int]  # breadth first
+    depth: dict[int, int]
+    levels: int
+
+
+def _layout(tree: Tree, levels: int) -> _Layout:
+    """Boxes for the first ``levels`` levels. Each subtree takes its own stretch of the
+    width, as wide as its widest level, so no two boxes overlap and no edge crosses a box."""
     nodes = tree.nodes
-    units = schema_units(tree.info.schema)
-    box_w, box_h, gap_x, gap_y = 150, 40, 12, 34
-    slots: dict[int, float] = {}
-    depth: dict[int, int] = {}
-    order: list[int] = []
-    next_slot = [0.0]
-
-    def place(node: int, level: int) -> float:
-        depth[node] = level
-        order.append(node)
-        if nodes.feature[node] < 0 or level == TREE_DEPTH:
-            slots[node] = next_slot[0]
-            next_slot[0] += 1
-            return slots[node]
-        left = place(int(nodes.left[node]), level + 1)
-        right = place(int(nodes.right[node]), level + 1)
-        slots[node] = (left + right) / 2
-        return slots[node]
-
-    place(0, 0)
-    width = int(next_slot[0] * (box_w + gap_x) + gap_x)
-    height = int((max(depth.values()) + 1) * (box_h + gap_y) + gap_y)
-    parts = [f'<svg class="chart tree" width="{width}" height="{height}" role="img" aria-label="the tree">']
-
-    def xy(node: int) -> tuple[float, float]:
-        return gap_x + slots[node] * (box_w + gap_x), gap_y / 2 + depth[node] * (box_h + gap_y)
-
-    for node in order:
-        if nodes.feature[node] >= 0 and depth[node] < TREE_DEPTH:
-            x, y = xy(node)
-            for child, to_left in ((int(nodes.left[node]), True), (int(nodes.right[node]), False)):
-                cx, cy = xy(child)
-                column = tree.features[int(nodes.feature[node])]
-                test = render_condition(single_test(nodes, node, column, to_left=to_left, units=units))
-                parts.append(
-                    f'<line x1="{x + box_w / 2}" y1="{y + box_h}" x2="{cx + box_w / 2}" y2="{cy}" stroke="#999"/>'
-                )
-                parts.append(
-                    f'<text x="{cx + box_w / 2}" y="{cy - 4}" font-size="9" text-anchor="middle">'
-                    f"{_e(_short(test, 30))}</text>"
-                )
-    for node in order:
-        x, y = xy(node)
-        value = nodes.value[node]
-        if tree.regression:
-            what = f"{tree.target} = {float(value[0]):.4g}"
-        else:
-            what = f"{tree.classes[int(value.argmax())]}"
-        rows = f"{float(nodes.n_samples[node]):g} rows"
+    boxes: dict[int, _Box] = {}
+    children: dict[int, tuple[int, int]] = {}
+    depth, order, tests = {0: 0}, [0], {0: "all rows"}
+    for node in order:  # breadth first: ``order`` grows as it is read
         inner = nodes.feature[node] >= 0
-        if inner and depth[node] == TREE_DEPTH:
-            rows += ", subtree not drawn"
-        fill = "#f4f7fb" if inner else "#e8f3e8"
-        parts.append(f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="4" fill="{fill}" stroke="#889"/>')
-        parts.append(
-            f'<text x="{x + box_w / 2}" y="{y + 16}" font-size="11" text-anchor="middle">{_e(_short(what, 24))}</text>'
-        )
-        parts.append(f'<text x="{x + box_w / 2}" y="{y + 31}" font-size="10" text-anchor="middle">{_e(rows)}</text>')
+        lines, shares = _node_lines(tree, node, tests[node], cut=inner and depth[node] == levels - 1)
+        width = max(110.0, max(_text_width(line, _FONT) for line in lines) + 2 * _PAD)
+        height = _PAD + _LINE * len(lines) + (_BAR_H + 6 if shares else 0) + _PAD / 2
+        boxes[node] = _Box(lines, shares, width, height)
+        if inner and depth[node] < levels - 1:
+            left, right = int(nodes.left[node]), int(nodes.right[node])
+            children[node] = (left, right)
+            tests[left], tests[right] = _tests(tree, node)
+            for child in (left, right):
+                depth[child] = depth[node] + 1
+                order.append(child)
+    for node in reversed(order):  # children before parents
+        box = boxes[node]
+        box.span = box.width
+        if node in children:
+            left, right = children[node]
+            box.span = max(box.width, boxes[left].span + _GAP_X + boxes[right].span)
+    drawn = max(depth.values()) + 1
+    level_h = [max(boxes[n].height for n in order if depth[n] == d) for d in range(drawn)]
+    level_y = [_GAP_Y / 2 + sum(level_h[:d]) + _GAP_Y * d for d in range(drawn)]
+    starts = {0: float(_GAP_X)}
+    for node in order:  # parents before children: each gets the start of its stretch
+        box = boxes[node]
+        box.y = level_y[depth[node]]
+        box.x = starts[node] + (box.span - box.width) / 2
+        if node in children:
+            left, right = children[node]
+            inner_span = boxes[left].span + _GAP_X + boxes[right].span
+            starts[left] = starts[node] + (box.span - inner_span) / 2
+            starts[right] = starts[left] + boxes[left].span + _GAP_X
+    return _Layout(boxes, children, order, depth, drawn)
+
+
+def tree_drawing(tree: Tree) -> tuple[str, int | None]:
+    """The tree's first levels, as many as fit ``TREE_WIDTH`` (at least two), each box
+    with the test that leads to it in full, its rows, prediction and class shares; and
+    the number of levels drawn if they are not the whole tree."""
+    layout = _layout(tree, TREE_DEPTH)
+    while layout.boxes[0].span > TREE_WIDTH and layout.levels > 2:
+        layout = _layout(tree, layout.levels - 1)
+    boxes = layout.boxes
+    width = int(boxes[0].span + 2 * _GAP_X)
+    height = int(max(b.y + b.height for b in boxes.values()) + _GAP_Y / 2)
+    parts = [
+        f'<svg class="chart tree" width="{width}" height="{height}" role="img" aria-label="the tree" '
+        f'font-family="{MONO}" font-size="{_FONT}">'
+    ]
+    for node, pair in layout.children.items():
+        box = boxes[node]
+        for child in pair:
+            to = boxes[child]
+            parts.append(
+                f'<line x1="{box.x + box.width / 2:.1f}" y1="{box.y + box.height:.1f}" '
+                f'x2="{to.x + to.width / 2:.1f}" y2="{to.y:.1f}" stroke="#999"/>'
+            )
+    parts.extend(_box_svg(boxes[node], leaf=tree.nodes.feature[node] < 0) for node in layout.order)
     parts.append("</svg>")
+    whole = all(tree.nodes.feature[n] < 0 or n in layout.children for n in layout.order)
+    return "".join(parts), None if whole else layout.levels
+
+
+def _box_svg(box: _Box, *, leaf: bool) -> str:
+    fill = "#e8f3e8" if leaf else "#f4f7fb"
+    parts = [
+        f'<g class="node"><rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.width:.1f}" height="{box.height:.1f}" '
+        f'rx="4" fill="{fill}" stroke="#889"/>'
+    ]
+    for k, line in enumerate(box.lines):
+        parts.append(
+            f'<text x="{box.x + _PAD:.1f}" y="{box.y + _PAD + _LINE * k + _FONT - 1:.1f}">{html.escape(line)}</text>'
+        )
+    if box.shares:
+        x, y, span = box.x + _PAD, box.y + _PAD + _LINE * len(box.lines) + 2, box.width - 2 * _PAD
+        for k, share in enumerate(box.shares):
+            if share > 0:
+                parts.append(
+                    f'<rect x="{x:.1f}" y="{y:.1f}" width="{share * span:.1f}" height="{_BAR_H}" fill="{_colour(k)}"/>'
+                )
+                x += share * span
+    parts.append("</g>")
     return "".join(parts)
+
+
+def tree_outline(tree: Tree) -> str:
+    """The whole tree as nested, collapsible lists (HTML's own details elements, no
+    script): each node's test, rows, class shares and prediction; the first levels open."""
+    nodes = tree.nodes
+    parts: list[str] = []
+    stack: list[tuple[int, str, int] | None] = [(0, "all rows", 0)]
+    listed = 0
+    while stack:
+        item = stack.pop()
+        if item is None:  # the end of an inner node's list
+            parts.append("</details>")
+            continue
+        if listed == OUTLINE_NODES:
+            parts.append(
+                f'<p class="none">… the outline stops at {OUTLINE_NODES} nodes; rulecli show prints them all.</p>'
+            )
+            break
+        listed += 1
+        node, test, depth = item
+        line = _outline_line(tree, node, test)
+        if nodes.feature[node] < 0:
+            parts.append(f'<div class="leaf">{line}</div>')
+            continue
+        parts.append(f"<details{' open' if depth < OUTLINE_OPEN else ''}><summary>{line}</summary>")
+        left_test, right_test = _tests(tree, node)
+        stack.append(None)
+        stack.append((int(nodes.right[node]), right_test, depth + 1))
+        stack.append((int(nodes.left[node]), left_test, depth + 1))
+    while stack:  # close what the cap left open
+        if stack.pop() is None:
+            parts.append("</details>")
+    return f'<div class="outline">{"".join(parts)}</div>'
+
+
+def _outline_line(tree: Tree, node: int, test: str) -> str:
+    nodes = tree.nodes
+    value = nodes.value[node]
+    rows = f"{float(nodes.n_samples[node]):g} rows"
+    head = f'<span class="test">{_e(test)}</span> · {rows}'
+    if tree.regression:
+        return f"{head} · mean {float(value[0]):.4g}"
+    total = float(value.sum()) or 1.0
+    shares = [float(v) / total for v in value]
+    title = ", ".join(f"{visible(str(c))} {v:g}" for c, v in zip(tree.classes, value.tolist(), strict=True))
+    cells = "".join(
+        f'<i style="width:{100 * share:.1f}%;background:{_colour(k)}"></i>'
+        for k, share in enumerate(shares)
+        if share > 0
+    )
+    best = int(value.argmax())
+    arrow = "→ " if nodes.feature[node] < 0 else ""
+    return (
+        f'{head} <span class="dist" title="{html.escape(title, quote=True)}">{cells}</span> '
+        f"{arrow}{_e(tree.classes[best])} {shares[best]:.2f}"
+    )
 
 
 def _short(text: str, limit: int) -> str:
@@ -214,7 +426,17 @@ th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; vert
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .rule { font-family: ui-monospace, monospace; font-size: 12px; max-width: 640px; }
 .none { color: #999; } .drifted { color: #b00; font-weight: bold; }
-.scroll { overflow-x: auto; }
+.chart { vertical-align: top; margin: 0 12px 12px 0; }
+.scroll { overflow: auto; max-height: 90vh; border: 1px solid #eee; }
+.legend .key { margin-right: 14px; white-space: nowrap; }
+.legend i { display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; }
+.outline { font-size: 12px; font-family: ui-monospace, monospace; }
+.outline details, .outline .leaf { margin-left: 18px; }
+.outline > details { margin-left: 0; }
+.outline summary { cursor: pointer; }
+.outline .leaf { padding-left: 14px; color: #264; }
+.dist { display: inline-flex; width: 80px; height: 9px; background: #eee; overflow: hidden; }
+.dist i { flex: none; height: 100%; }
 """
 
 
@@ -253,15 +475,31 @@ def render(
         parts.append("<h2>Confusion matrix</h2><p>Rows: truth; columns: prediction; shade: share of the row.</p>")
         parts.append(heat_map(confusion["labels"], confusion["matrix"]))
     if isinstance(model, Tree):
-        parts.append(f"<h2>The tree (first {TREE_DEPTH} levels)</h2><div class=scroll>{tree_drawing(model)}</div>")
+        drawing, levels = tree_drawing(model)
+        parts.append("<h2>The tree</h2>" if levels is None else f"<h2>The tree (first {levels} levels)</h2>")
+        parts.append(
+            "<p>Each box: the test that leads to it, its training rows, the class it predicts "
+            "with that class's share, and a bar of all the classes' shares.</p>"
+        )
+        if not model.regression:
+            parts.append(legend([str(c) for c in model.classes]))
+        parts.append(f"<div class=scroll>{drawing}</div>")
+        parts.append(
+            f"<h2>The whole tree ({counted(_leaves_below(model, 0), 'leaf')})</h2><p>Click a test to fold "
+            "or unfold its subtree; hover a bar for the class counts.</p>" + tree_outline(model)
+        )
     if isinstance(model, Forest) and importance:
         parts.append("<h2>Feature importance (mean impurity decrease)</h2>" + horizontal_bars(importance, "importance"))
     if curves:
         parts.append(
             "<h2>Partial dependence</h2><p>The mean prediction over the table's rows with the feature set "
-            "to each value.</p>"
+            "to each value: one line (or, for a categorical feature, one set of points) per class.</p>"
         )
-        parts.append("".join(line_chart(c) for c in curves))
+        names = list(curves[0].series)
+        colours = {name: _colour(k) for k, name in enumerate(names)}
+        if len(names) > 1:
+            parts.append(legend(names))
+        parts.append("".join(line_chart(c, colours) for c in curves))
     if payload.get("baseline"):
         parts.append("<h2>Rules against their training statistics</h2>" + _drift_table(payload["baseline"]))
     if payload.get("feature_drift"):

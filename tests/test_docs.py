@@ -41,6 +41,17 @@ def test_the_generated_command_reference_is_current():
     assert (ROOT / "docs" / "commands.md").read_text() == expected, "docs/commands.md: run make reference"
 
 
+def test_the_example_report_page_is_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """README links docs/report-example.html; make reference writes it with these commands."""
+    monkeypatch.chdir(ROOT)  # the page names the files as they were given
+    model = os.path.relpath(tmp_path / "penguins.tree.json", ROOT)
+    assert run_cli("tree", "sample_data/penguins.csv", "-y", "species", "-q", "-o", model).code == 0
+    page = run_cli("report", model, "sample_data/penguins.csv", "-q").stdout
+    expected = page.replace(model, "build/penguins.tree.json")
+    assert (ROOT / "docs" / "report-example.html").read_text() == expected, "docs/report-example.html: make reference"
+    assert (ROOT / "docs" / "report-example.png").exists()
+
+
 @pytest.mark.parametrize("name", ORDER)
 def test_every_command_and_option_is_documented(name: str):
     assert f"### `rulecli {name}`" in REFERENCE, f"docs/reference.md has no section for {name}"

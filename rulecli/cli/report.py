@@ -37,9 +37,10 @@ def report(
 ) -> None:
     """Write one self-contained HTML page (no scripts, no network) about a model on
     labelled data: metrics, per-class precision and recall, the confusion matrix as a heat
-    map, each rule's coverage and accuracy as bars, a tree drawn, a forest's feature
-    importance and partial-dependence curves, with --baseline the rule drift table and with
-    --reference each column's drift.
+    map, each rule's coverage and accuracy as bars, a tree drawn (each node's test, rows
+    and class shares) and listed whole as a folding outline, a forest's feature importance
+    and partial-dependence curves for every class, with --baseline the rule drift table and
+    with --reference each column's drift.
 
     Examples:
 
