@@ -209,6 +209,16 @@ def seed_param() -> Any:
     return param(0, "Random seed, recorded in the model.")
 
 
+def monotone_param() -> Any:
+    return param(
+        None,
+        "Constraints such as 'age:+,debt:-': the prediction (a numeric target's value, or the share of the "
+        "second of two classes) never falls as age rises, nor rises as debt does.",
+        metavar="COLUMN:+|-,…",
+        panel="Data",
+    )
+
+
 def jobs_param() -> Any:
     return param(
         None,

@@ -35,10 +35,11 @@ import numpy as np
 from rulecli import budget
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable, is_engine_table
+from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.model.simplify import simplify
-from rulecli.params import Params, max_rule_length_param, max_rules_param, param, seed_param
+from rulecli.params import Params, max_rule_length_param, max_rules_param, monotone_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search import bits
 from rulecli.search.encoded import (
@@ -50,6 +51,7 @@ from rulecli.search.encoded import (
     numeric_candidates,
 )
 from rulecli.search.engine_encoded import EngineEncoded
+from rulecli.search.monotone import monotone_signs, pooled_non_increasing
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import is_whole
 
@@ -88,6 +90,7 @@ class RipperParams(Params):
     missing_tests: bool = param(False, "Also test 'is missing' (JRip does not: off keeps its rules).")
     max_rules: int | None = max_rules_param()
     max_rule_length: int | None = max_rule_length_param()
+    monotone: str | None = monotone_param()
     seed: int = seed_param()
 
 
@@ -159,9 +162,13 @@ class _ClassLearner:
         params: RipperParams,
         rng: np.random.Generator,
         on_rule: Progress | None = None,
+        directions: dict[str, int] | None = None,
     ) -> None:
         self.enc, self.cls, self.data, self.exp_fp, self.params, self.rng = enc, cls, data, exp_fp, params, rng
         self.on_rule = on_rule
+        # monotone constraints: the numeric features this class's rules may bound only from
+        # below (+1: 'x >= v') or only from above (-1: 'x <= v')
+        self.directions = directions or {}
         self.w = enc.w  # fractional row weights weigh every count (None: each row counts once)
         self.pos = (enc.y == cls).astype(np.int64)
         self.pos_bits = bits.pack(self.pos.astype(bool))
@@ -359,6 +366,9 @@ class _ClassLearner:
         le_gain = le_p * (np.log2((le_p + 1.0) / (le_t + 1.0)) - log_prior)
         ge_gain = ge_p * (np.log2((ge_p + 1.0) / (ge_t + 1.0)) - log_prior)
         take_le = le_gain > ge_gain  # JRip prefers '>=' on ties
+        for name, direction in self.directions.items():
+            i = thresholds.position[self.enc.names.index(name)]
+            take_le[int(thresholds.bounds[i]) : int(thresholds.bounds[i + 1])] = direction < 0
         threshold_gain = np.where(take_le, le_gain, ge_gain)
         for j, name in enumerate(self.enc.names):
             categorical = self.enc.kinds[j] == Kind.CATEGORICAL
@@ -407,7 +417,8 @@ class _ClassLearner:
         whose gain may be the feature's greatest (the others' gains need not be made:
         scoring 112,000 candidates a search took a fifth of RIPPER's time on 700,000 rows)."""
         kernel = compiled_kernel(0)
-        if kernel is not None and not self.params.missing_tests:
+        # the kernel keeps the candidates best either way; a constrained feature wants one way's best
+        if kernel is not None and not self.params.missing_tests and not self.directions:
             offsets = self.enc.slot_offsets[: len(self.enc.numeric_features) + 1]
             slots, bounds, le_p, le_t, ge_p, ge_t = kernel.foil_candidates(counts, offsets, log_prior)
             values, lows = self.enc.slot_values[slots], self.enc.slot_lows[slots]
@@ -562,8 +573,22 @@ def _class_order(enc: Encoded) -> list[int]:
     return sorted(range(enc.n_classes), key=lambda c: (counts[c], c))
 
 
+def _directions(enc: Encoded, cls: int, signs: tuple[int, ...] | None) -> dict[str, int]:
+    """Which way class ``cls``'s rules may bound each constrained feature: a rule for the
+    second class may only switch on as a '+' feature rises ('x >= v'), a rule for the
+    first only switch off ('x <= v'); '-' the other way."""
+    if signs is None:
+        return {}
+    toward = 1 if cls == 1 else -1
+    return {name: sign * toward for name, sign in zip(enc.names, signs, strict=True) if sign}
+
+
 def _learn_ordered(
-    enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: Progress | None
+    enc: Encoded,
+    params: RipperParams,
+    rng: np.random.Generator,
+    on_rule: Progress | None,
+    signs: tuple[int, ...] | None = None,
 ) -> tuple[list[Rule], int]:
     order = _class_order(enc)
     counts = enc.class_counts(np.arange(enc.n_rows))
@@ -576,7 +601,7 @@ def _learn_ordered(
         exp_fp = counts[cls] / counts[order[i:]].sum()
         done = len(rules)
         tick = None if on_rule is None else (lambda k, done=done: on_rule(done + k))
-        learner = _ClassLearner(enc, cls, rows, exp_fp, params, rng, tick)
+        learner = _ClassLearner(enc, cls, rows, exp_fp, params, rng, tick, _directions(enc, cls, signs))
         class_rules = learner.learn(remaining_budget)
         for conds in class_rules:
             rules.append(Rule(conds, enc.classes[cls]))
@@ -626,18 +651,50 @@ def fit_ripper(
         enc = Encoded.from_dataset(ds)
     rng = np.random.default_rng(params.seed)
     info = ModelInfo(algorithm="ripper", params=params.record(), schema=ds.schema)
+    signs = monotone_signs(params.monotone, ds)
+    if signs is not None and params.unordered:
+        raise ParamError(
+            "takes an ordered list: an unordered rule set's votes for both classes can move either way",
+            param="monotone",
+        )
     if params.unordered:
         raw = _learn_unordered(enc, params, rng, progress)
         rule_set = set_rule_stats(enc, raw, laplace_weights=True)
         default = set_default_rule(enc, raw)
         model: DecisionList | RuleSet = RuleSet(ds.target, ds.classes, tuple(rule_set), default, Vote.BEST, info)
     else:
-        raw, default_class = _learn_ordered(enc, params, rng, progress)
+        raw, default_class = _learn_ordered(enc, params, rng, progress, signs)
         listed, default = list_rule_stats(enc, raw, enc.classes[default_class])
         model = DecisionList(ds.target, ds.classes, tuple(listed), default, info)
     model = simplify(model)
+    if signs is not None:
+        model = _monotone_shares(model)
     training = training_summary(ds, model.rules)
     return dataclasses.replace(model, info=dataclasses.replace(info, training=training))
+
+
+def _monotone_shares(model: DecisionList | RuleSet) -> DecisionList | RuleSet:
+    """A two-class list's class shares made to fall down the list, the default last.
+    Every rule predicts one class; a constrained feature moving the allowed way only
+    switches rules on (or only off), so the deciding rule moves up (or down) the list, and
+    the predicted share moves the allowed way too. Shares that break the order are pooled
+    into their weighted mean (the rule's class and training counts stay as they are)."""
+    assert isinstance(model, DecisionList) and model.default is not None
+    rules = [*model.rules, model.default]
+    if not model.rules or any(r.stats is None or r.stats.class_counts is None for r in rules):
+        return model
+    k = model.classes.index(model.rules[0].prediction)
+    counts = np.array([r.stats.class_counts for r in rules], dtype=np.float64)  # type: ignore[union-attr]
+    totals = counts.sum(axis=1)
+    shares = np.divide(counts[:, k], totals, out=np.zeros_like(totals), where=totals > 0)
+    pooled = pooled_non_increasing(shares, totals)
+    if np.array_equal(pooled, shares):
+        return model
+    fitted = [
+        dataclasses.replace(r, probabilities=(1 - q, q) if k == 1 else (q, 1 - q))
+        for r, q in zip(rules, pooled.tolist(), strict=True)
+    ]
+    return dataclasses.replace(model, rules=tuple(fitted[:-1]), default=fitted[-1])
 
 
 LEARNER = Learner(

@@ -25,10 +25,11 @@ from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Columns, Tree, TreeNodes, leaves_of, level_index, levels, node_walker
-from rulecli.params import Params, param, seed_param
+from rulecli.params import Params, monotone_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import CRITERIA, CountedGrower, Grower, GrownTree, GrowParams
+from rulecli.search.monotone import monotone_signs
 from rulecli.search.tuning import one_se_choice, pruning_splits
 from rulecli.stats import is_whole
 from rulecli.words import counted
@@ -61,6 +62,7 @@ class TreeGrowth(Params):
     max_bins: int = param(
         255, "Numeric features with more distinct values are cut at this many quantiles.", ge=2, le=65535, panel=TREE
     )
+    monotone: str | None = monotone_param()
 
     def criterion_for(self, ds: Dataset) -> str:
         if self.criterion is None:
@@ -75,8 +77,11 @@ class TreeGrowth(Params):
             raise ParamError(f"mse needs a numeric target, but '{ds.target}' has classes", param="criterion")
         return self.criterion
 
-    def grow_params(self, ds: Dataset, max_features: int | None = None, budgeted: bool = False) -> GrowParams:
+    def grow_params(
+        self, ds: Dataset | EngineTable, max_features: int | None = None, budgeted: bool = False
+    ) -> GrowParams:
         return GrowParams(
+            monotone=monotone_signs(self.monotone, ds),
             budgeted=budgeted,
             criterion=self.criterion_for(ds),
             max_depth=self.max_depth,
