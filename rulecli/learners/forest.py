@@ -191,7 +191,9 @@ def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.r
     weights = [bootstrap_weights(seed, rng, ds) for seed, rng in zip(seeds, rngs, strict=True)]
     grove = Grove(data, ds.y, len(ds.classes), grow, weights, rngs)
     grown = grove.grow_all()
-    return [tree_nodes(tree, data, ds.regression, c) for tree, c in zip(grown, grove.centres, strict=True)]
+    return [
+        tree_nodes(tree, data, ds.regression, c, grow.monotone) for tree, c in zip(grown, grove.centres, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -330,7 +332,7 @@ def _engine_forest(
         bag = bag_key(seed)
         grower = CountedGrower(table, bins, grow, np.random.default_rng(seed), bag)
         grown = grower.grow()
-        nodes = tree_nodes(grown, grower.data, False, 0.0)
+        nodes = tree_nodes(grown, grower.data, False, 0.0, grow.monotone)
         trees.append(nodes)
         scored.append((bag, grower.leaf_frontier(model_order(grown)), leaf_shares(nodes)))
         if progress is not None:

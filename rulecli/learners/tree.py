@@ -29,7 +29,7 @@ from rulecli.params import Params, monotone_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
 from rulecli.search.grow import CRITERIA, CountedGrower, Grower, GrownTree, GrowParams
-from rulecli.search.monotone import monotone_signs
+from rulecli.search.monotone import monotone_signs, monotone_tree
 from rulecli.search.tuning import one_se_choice, pruning_splits
 from rulecli.stats import is_whole
 from rulecli.words import counted
@@ -125,8 +125,11 @@ def model_order(grown: GrownTree) -> list[int]:
     return order.tolist()
 
 
-def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) -> TreeNodes:
-    """The grown nodes renumbered depth-first (left subtree first), as model arrays."""
+def tree_nodes(
+    grown: GrownTree, data: Binned, regression: bool, centre: float, monotone: tuple[int, ...] | None = None
+) -> TreeNodes:
+    """The grown nodes renumbered depth-first (left subtree first), as model arrays, their
+    values kept in the order of the ``monotone`` constraints."""
     order = np.array(model_order(grown), dtype=np.int64)
     new_id = np.empty(order.size, dtype=np.int64)
     new_id[order] = np.arange(order.size)
@@ -148,7 +151,7 @@ def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) 
     else:
         weight = stats.sum(axis=1)
         value = stats
-    return TreeNodes(
+    nodes = TreeNodes(
         feature=feature,
         threshold=np.array(grown.threshold, dtype=np.float64)[order],
         left_levels=level_names(grown.left_codes),
@@ -161,6 +164,7 @@ def tree_nodes(grown: GrownTree, data: Binned, regression: bool, centre: float) 
         impurity=np.array(grown.impurity, dtype=np.float64)[order],
         improvement=np.array(grown.improvement, dtype=np.float64)[order],
     )
+    return nodes if monotone is None else monotone_tree(nodes, monotone, regression)
 
 
 def _subtree_ends(nodes: TreeNodes) -> np.ndarray:
@@ -324,9 +328,13 @@ def grow_tree(
     grow: GrowParams,
     weights: np.ndarray | None = None,
     rng: np.random.Generator | None = None,
+    *,
+    ordered: bool = True,
 ) -> TreeNodes:
+    """A tree grown on ``data``; with ``ordered`` its values kept in the order of any
+    monotone constraints (without, as grown: for pruning first)."""
     grower = Grower(data, ds.y, len(ds.classes), grow, weights, rng)
-    return tree_nodes(grower.grow(), data, ds.regression, grower.centre)
+    return tree_nodes(grower.grow(), data, ds.regression, grower.centre, grow.monotone if ordered else None)
 
 
 def dataset_columns(ds: Dataset) -> Columns:
@@ -348,7 +356,7 @@ def training_summary(nodes: TreeNodes) -> dict[str, object]:
 
 
 def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progress | None = None) -> Tree:
-    grown = _grow(ds, params)
+    grown = _grow(ds, params, ordered=False)
     alpha = params.ccp_alpha
     training: dict[str, object] = {"rows": ds.n_rows}
     if alpha is None and ds.regression:
@@ -361,6 +369,9 @@ def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progres
         training |= {"ccp_alpha": alpha} | ({"ccp_alpha_chosen_by": chosen_by} if chosen_by else {})
     else:
         nodes = prune(grown, alpha)
+    signs = monotone_signs(params.monotone, ds)
+    if signs is not None:  # the pruned tree's values, in order (a collapse can break it)
+        nodes = monotone_tree(nodes, signs, ds.regression)
     info = ModelInfo(
         algorithm="cart",
         params=dataclasses.replace(params, ccp_alpha=alpha).record() | {"criterion": params.criterion_for(ds)},
@@ -370,12 +381,13 @@ def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progres
     return Tree(ds.target, ds.classes, ds.schema.feature_names, nodes, info)
 
 
-def _grow(ds: Dataset | EngineTable, params: TreeParams) -> TreeNodes:
+def _grow(ds: Dataset | EngineTable, params: TreeParams, *, ordered: bool = True) -> TreeNodes:
+    grow = params.grow_params(ds, budgeted=True)
     if is_engine_table(ds):
-        grower = CountedGrower(ds, ds.bins(params.max_bins), params.grow_params(ds, budgeted=True))
-        return tree_nodes(grower.grow(), grower.data, False, 0.0)
+        grower = CountedGrower(ds, ds.bins(params.max_bins), grow)
+        return tree_nodes(grower.grow(), grower.data, False, 0.0, grow.monotone if ordered else None)
     data = Binned.from_dataset(ds, params.max_bins)
-    return grow_tree(data, ds, params.grow_params(ds, budgeted=True), ds.weights)
+    return grow_tree(data, ds, grow, ds.weights, ordered=ordered)
 
 
 def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[float, ...]) -> tuple[float, str | None]:

@@ -197,8 +197,6 @@ class Grower:
         self.root_weight = 1.0
         self.pure_tolerance = _PURE
         self.signs = None if params.monotone is None else np.array(params.monotone, dtype=np.int64)
-        # monotone constraints: the range each node's value must stay in (the root: none)
-        self.value_bounds: dict[int, tuple[float, float]] = {}
 
     # -- node bookkeeping
 
@@ -283,7 +281,6 @@ class Grower:
                 n_leaves += 1
         self.node_rows.clear()
         self._unsplit_leaves()
-        self._clip_values()
         return self.tree
 
     def _unsplit_leaves(self) -> None:
@@ -353,55 +350,16 @@ class Grower:
         first = self._new_nodes(pieces, stats, depths)
         for i, n in enumerate(nodes):
             t.left[n], t.right[n] = first + 2 * i, first + 2 * i + 1
-        self._bound_children(nodes)
         return list(range(first, first + 2 * len(nodes)))
 
     # -- monotone constraints: a split on a constrained feature must order its children's
-    # values the constraint's way, and it divides the node's range at the middle of the two:
-    # everything grown on the low side stays below everything grown on the high side.
-    # Values outside their range are clipped when growth ends. Two rows that differ only
-    # in that feature part at a split on it, so the higher one's leaf is never lower
-    # (the method of scikit-learn's monotonic_cst and LightGBM's "basic" constraints).
+    # values the constraint's way (their values are then kept in order by
+    # rulecli.search.monotone.monotone_tree)
 
     def _value(self, sums: np.ndarray) -> np.ndarray:
         """The second class's share, or the mean (centred), of channel sums."""
         w = _weight(sums, self.regression)
         return np.divide(sums[..., 1], w, out=np.zeros_like(w, dtype=np.float64), where=w > 0)
-
-    def _bound_children(self, nodes: list[int]) -> None:
-        if self.signs is None:
-            return
-        t = self.tree
-        for n in nodes:
-            lo, hi = self.value_bounds.get(n, (-np.inf, np.inf))
-            left, right = t.left[n], t.right[n]
-            sign = 0 if self.data.categorical[t.feature[n]] else int(self.signs[t.feature[n]])
-            if sign == 0 or not np.isfinite(t.threshold[n]):  # not an ordering of its values
-                self.value_bounds[left] = self.value_bounds[right] = (lo, hi)
-                continue
-            low_value, high_value = (float(np.clip(self._value(t.stats[c]), lo, hi)) for c in (left, right))
-            middle = (low_value + high_value) / 2
-            low_side, high_side = (lo, middle), (middle, hi)
-            self.value_bounds[left], self.value_bounds[right] = (
-                (low_side, high_side) if sign > 0 else (high_side, low_side)
-            )
-
-    def _clip_values(self) -> None:
-        """Each node's value into its range: a class share as the two class weights that
-        give it (the node's weight kept), a mean as its sum."""
-        t = self.tree
-        for n, (lo, hi) in self.value_bounds.items():
-            value = float(self._value(t.stats[n]))
-            if lo <= value <= hi:
-                continue
-            value = min(max(value, lo), hi)
-            stats = t.stats[n].astype(np.float64).copy()
-            if self.regression:
-                stats[1] = stats[0] * value
-            else:
-                w = float(stats.sum())
-                stats[:] = (w * (1 - value), w * value)
-            t.stats[n] = stats
 
     def _directions(self, nodes: list[int], j: int, on_j: np.ndarray) -> np.ndarray:
         """Per node of ``on_j`` (positions in ``nodes``) splitting on categorical feature
@@ -849,7 +807,6 @@ class Grove(Grower):
             chosen = [heapq.heappop(heap)[1] for _ in range(len(heap))]
             pending = self._split(chosen)
         self.node_rows.clear()
-        self._clip_values()
         return self._per_tree()
 
     def _per_tree(self) -> list[GrownTree]:
@@ -987,8 +944,6 @@ class CountedGrower(Grower):
         self.root_weight = 1.0
         self.pure_tolerance = _PURE
         self.signs = None if params.monotone is None else np.array(params.monotone, dtype=np.int64)
-        # monotone constraints: the range each node's value must stay in (the root: none)
-        self.value_bounds: dict[int, tuple[float, float]] = {}
         self.parent: dict[int, int] = {}
         self.batch_cells: dict[int, list[np.ndarray]] = {}  # batch node -> (n_bins + 1, k) per feature
         self.split_cells: dict[int, list[np.ndarray]] = {}  # split node -> its cells, until its children have theirs
@@ -1105,5 +1060,4 @@ class CountedGrower(Grower):
         for i, n in enumerate(nodes):
             t.left[n], t.right[n] = first + 2 * i, first + 2 * i + 1
             self.parent[first + 2 * i] = self.parent[first + 2 * i + 1] = n
-        self._bound_children(nodes)
         return list(range(first, first + 2 * len(nodes)))

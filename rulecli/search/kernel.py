@@ -405,3 +405,119 @@ def foil_candidates(counts, offsets, log_prior):
                 n += 1
     bounds[n_features] = n
     return slots[:n], bounds, le_p[:n], le_t[:n], ge_p[:n], ge_t[:n]
+
+
+@numba.njit(cache=True)
+def ordered_values(order, feature, threshold, missing_left, left, right, value, weight, signs, slot_of, goes):
+    """:func:`rulecli.search.monotone.monotone_tree`'s replay: ``order`` the split nodes
+    breadth first; ``value`` (per node) is changed in place. A categorical column ``j``
+    owns the level slots from ``slot_of[j]`` (its last slot: missing values and unnamed
+    levels; -1 for a numeric column); ``goes[node]`` says which slots a categorical split
+    sends left."""
+    n, d, slots = feature.size, signs.size, goes.shape[1]
+    low = np.full((n, d), -np.inf)
+    high = np.full((n, d), np.inf)
+    missing = np.ones((n, d), dtype=np.bool_)
+    takes = np.ones((n, slots), dtype=np.bool_)
+    front = np.zeros(n, dtype=np.int64)  # the current leaves, and where each sits among them
+    place = np.full(n, -1, dtype=np.int64)
+    front[0], place[0], size = 0, 0, 1
+    bounds = np.empty(2)
+    for parent in order:
+        j = feature[parent]
+        a, b = left[parent], right[parent]
+        for child in (a, b):
+            low[child], high[child], missing[child], takes[child] = (
+                low[parent],
+                high[parent],
+                missing[parent],
+                takes[parent],
+            )
+        if slot_of[j] >= 0:
+            for s in range(slot_of[j], _slot_end(slot_of, j, slots)):
+                takes[a, s] &= goes[parent, s]
+                takes[b, s] &= not goes[parent, s]
+        else:
+            low[b, j] = max(low[b, j], threshold[parent])
+            high[a, j] = min(high[a, j], threshold[parent])
+            missing[a, j] &= missing_left[parent]
+            missing[b, j] &= not missing_left[parent]
+        # the parent leaves the leaves: the last one takes its place
+        at = place[parent]
+        size -= 1
+        front[at] = front[size]
+        place[front[at]] = at
+        place[parent] = -1
+        for child in (a, b):
+            _bounds(child, front, size, low, high, missing, takes, slot_of, signs, value, bounds)
+            if bounds[0] <= bounds[1]:
+                value[child] = min(max(value[child], bounds[0]), bounds[1])
+            else:
+                value[child] = value[parent]
+        sign = signs[j] if slot_of[j] < 0 and not np.isnan(threshold[parent]) else 0
+        if sign != 0 and sign * (value[b] - value[a]) < 0:  # pooled into their weighted mean
+            total = weight[a] + weight[b] + 1e-12
+            pooled = (value[a] * (weight[a] + 5e-13) + value[b] * (weight[b] + 5e-13)) / total
+            _bounds(a, front, size, low, high, missing, takes, slot_of, signs, value, bounds)
+            lowest, highest = bounds[0], bounds[1]
+            _bounds(b, front, size, low, high, missing, takes, slot_of, signs, value, bounds)
+            lowest, highest = max(lowest, bounds[0]), min(highest, bounds[1])
+            fixed = min(max(pooled, lowest), highest) if lowest <= highest else value[parent]
+            value[a] = fixed
+            value[b] = fixed
+        for child in (a, b):
+            front[size] = child
+            place[child] = size
+            size += 1
+
+
+@numba.njit(cache=True)
+def _slot_end(slot_of, j, slots):
+    for k in range(j + 1, slot_of.size):
+        if slot_of[k] >= 0:
+            return slot_of[k]
+    return slots
+
+
+@numba.njit(cache=True)
+def _bounds(child, front, size, low, high, missing, takes, slot_of, signs, value, out):
+    """The range ``child``'s value must keep to stay ordered with the current leaves:
+    those that meet it in every column but one constrained column and lie wholly on one
+    side of it there."""
+    d, slots = signs.size, takes.shape[1]
+    lowest, highest = -np.inf, np.inf
+    for i in range(size):
+        other = front[i]
+        apart, where = 0, -1
+        for k in range(d):
+            if slot_of[k] >= 0:
+                meets = False
+                for s in range(slot_of[k], _slot_end(slot_of, k, slots)):
+                    if takes[other, s] and takes[child, s]:
+                        meets = True
+                        break
+            else:
+                meets = max(low[other, k], low[child, k]) < min(high[other, k], high[child, k]) or (
+                    missing[other, k] and missing[child, k]
+                )
+            if not meets:
+                apart += 1
+                where = k
+                if apart > 1:
+                    break
+        if apart != 1 or signs[where] == 0:
+            continue
+        k = where
+        if not (low[other, k] < high[other, k] and low[child, k] < high[child, k]):
+            continue  # present values on both sides: a missing value has no place in the order
+        if high[other, k] <= low[child, k]:
+            beneath = signs[k] > 0
+        elif low[other, k] >= high[child, k]:
+            beneath = signs[k] < 0
+        else:
+            continue
+        if beneath:
+            lowest = max(lowest, value[other])
+        else:
+            highest = min(highest, value[other])
+    out[0], out[1] = lowest, highest

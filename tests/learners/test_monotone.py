@@ -46,7 +46,7 @@ def _violations(model: rulecli.Predictor, frame: pl.DataFrame, column: str, sign
     return int((sign * np.diff(values, axis=0) < -1e-9).sum())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     learner=st.sampled_from(MONOTONE),
     seed=st.integers(0, 2**16),
