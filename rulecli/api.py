@@ -351,9 +351,11 @@ def train(
     spec = learners.get(learner)
     report: dict[str, Any] = {}
     share = check_time_budget(time_budget, (cv or 0) + 1)
-    if costs is not None and learner in ("tree", "forest"):  # before any work
-        raise ParamError(COSTS_NOT_FOR_TREES)
+    if costs is not None and ds.regression:  # before any work
+        raise ParamError("needs classes; this target is a number", param="costs")
     matrix = None if costs is None else _costs(costs, ds.classes)
+    if matrix is not None and learner in PRIOR_COSTS:
+        ds = with_cost_priors(ds, matrix)
     if cv is not None:
 
         def fold_fit(part: Dataset) -> Predictor:
@@ -388,19 +390,43 @@ def check_time_budget(seconds: float | None, parts: int = 1) -> float | None:
 MAX_TIME_BUDGET = 1e7  # seconds: about four months
 
 
-COSTS_NOT_FOR_TREES = (
-    "--costs sets each rule's class by its training counts; a tree or a forest does not take it yet "
-    "(evaluate --costs measures what its mistakes cost)"
-)
+PRIOR_COSTS = ("tree", "forest")  # learners that take costs as class weights while they learn
+
+
+def with_cost_priors(ds: Dataset | EngineTable, costs: dict[str, dict[str, float]]) -> Dataset:
+    """``ds`` with each class weighed by what misclassifying one of its rows costs: CART's
+    altered priors (Breiman et al. 1984, §4.4), so splits, leaves and votes all weigh the
+    costs. A class's weight is the mean of C(j, k) − C(j, j) over the other classes k; with
+    two classes a leaf's (or a forest's) most weighed class is then exactly the class of
+    least expected cost (Elkan 2001, Theorem 1); with more, it approximates it."""
+    if is_engine_table(ds):
+        raise ParamError(
+            "with a tree or a forest weighs the classes of rows in memory; leave out --engine", param="costs"
+        )
+    assert isinstance(ds, Dataset)
+    extra = np.array(
+        [
+            np.mean([max(costs[c][k] - costs[c][c], 0.0) for k in ds.classes if k != c]) if len(ds.classes) > 1 else 1.0
+            for c in ds.classes
+        ]
+    )
+    if not (extra > 0).any():
+        raise ParamError("makes no mistake cost more than a right answer", param="costs")
+    prior = extra / extra[extra > 0].mean()
+    weights = prior if ds.class_weights is None else ds.class_weights * prior
+    weighting = "costs" if ds.weighting is None else f"{ds.weighting}, costs"
+    return dataclasses.replace(ds, class_weights=weights, weighting=weighting)
 
 
 def with_costs(model: Predictor, costs: dict[str, dict[str, float]] | None) -> Predictor:
-    """A rule model whose rules predict their class of least expected cost under ``costs``
-    (recorded in ``training.costs``); None: the model as it is."""
+    """A rule model whose rules predict their class of least expected cost under ``costs``,
+    or a tree or forest learned with them as class weights (:func:`with_cost_priors`),
+    with the costs recorded in ``training.costs``; None: the model as it is."""
     if costs is None:
         return model
     if not isinstance(model, DecisionList | RuleSet):
-        raise ParamError(COSTS_NOT_FOR_TREES)
+        training = {**model.info.training, "costs": costs}
+        return dataclasses.replace(model, info=dataclasses.replace(model.info, training=training))
     relabelled, changed = cheapest(model, costs)
     training = {**model.info.training, "costs": costs, "rules_relabelled_by_costs": changed}
     return dataclasses.replace(relabelled, info=dataclasses.replace(model.info, training=training))

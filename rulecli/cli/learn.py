@@ -101,7 +101,7 @@ def learner_command(name: str) -> Callable[..., None]:
         _option(n, annotation, default) for n, annotation, default in (*DATA_OPTIONS, *ENGINE_OPTIONS, *RUN_OPTIONS)
     ]
     takes_seed = "seed" in learner.params.__dataclass_fields__
-    flags = options.flags_of(learner.params) | {"time_budget": "--time-budget"}
+    flags = options.flags_of(learner.params) | {"time_budget": "--time-budget", "costs": "--costs"}
 
     def command(**values: Any) -> None:
         data = values.pop("data")

@@ -90,8 +90,29 @@ def test_costs_apply_to_the_cross_validation_folds_too(tmp_path: Path):
 
 
 @pytest.mark.parametrize("learner", ["tree", "forest"])
-def test_a_tree_or_forest_refuses_costs_before_any_work(learner: str, tmp_path: Path):
+def test_a_tree_or_forest_learns_with_the_costs_as_class_weights(learner: str, tmp_path: Path):
+    data, costs = tmp_path / "d.csv", tmp_path / "c.csv"
+    data.write_text(FLIP)
+    costs.write_text(MISSED_YES_COSTS_5)
+    options = ["--max-depth", "1", "--min-samples-leaf", "3"] + (["-B", "40"] if learner == "forest" else [])
+    options += ["--ccp-alpha", "0"] if learner == "tree" else []
+
+    def predicted(*more: str) -> list[str]:
+        model = tmp_path / f"{learner}{len(more)}.json"
+        assert run_cli(learner, str(data), "-y", "y", *options, *more, "-q", "-o", str(model)).code == 0
+        out = run_cli("predict", str(model), str(data)).stdout.splitlines()[1:]
+        return [line.rsplit(",", 1)[-1] for line in out]
+
+    # x = a holds 6 no and 4 yes: a 'yes' missed costs 5, so the costed leaf weighs 6 x 1 against 4 x 5
+    assert predicted()[:10] == ["no"] * 10
+    assert predicted("--costs", str(costs))[:10] == ["yes"] * 10
+    model = tmp_path / f"{learner}2.json"
+    training = json.loads(model.read_text())["training"]
+    assert training["costs"]["yes"]["no"] == 5 and training["weights"] == "costs"
+
+
+def test_costs_need_classes(tmp_path: Path):
     costs = tmp_path / "c.csv"
     costs.write_text(COSTS)
-    result = run_cli(learner, PENGUINS, "-y", "species", "--costs", str(costs))
-    assert result.code == 2 and result.stderr.startswith("Error: --costs sets each rule's class by its training counts")
+    result = run_cli("tree", PENGUINS, "-y", "body_mass_g", "--costs", str(costs))
+    assert result.code == 2 and "Error: --costs needs classes; this target is a number" in result.stderr
