@@ -209,14 +209,14 @@ def seed_param() -> Any:
     return param(0, "Random seed, recorded in the model.")
 
 
-def monotone_param() -> Any:
-    return param(
-        None,
+def monotone_param(refused: str | None = None) -> Any:
+    """``--monotone``; a learner whose search cannot honour it declares it ``refused``
+    (why), so that asking for it says why instead of "no such option"."""
+    help = (
         "Constraints such as 'age:+,debt:-': the prediction (a numeric target's value, or the share of the "
-        "second of two classes) never falls as age rises, nor rises as debt does.",
-        metavar="COLUMN:+|-,…",
-        panel="Data",
+        "second of two classes) never falls as age rises, nor rises as debt does."
     )
+    return param(None, help if refused is None else f"Refused: {refused}.", metavar="COLUMN:+/-,…", panel="Data")
 
 
 def jobs_param() -> Any:

@@ -25,6 +25,7 @@ ONE_MEANING = {
     "--unordered": "a rule set whose rules vote, instead of a decision list",
     "--max-rules": "at most this many rules",
     "--costs": "a table of the cost of each (true, predicted) pair of classes",
+    "--monotone": "which way each numeric column may move the prediction (learners that cannot honour it say why)",
 }
 MARKUP = re.compile(r"\[/?(bold|italic|dim|code|b|i)\]")  # Rich's tags in help texts
 

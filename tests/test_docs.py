@@ -110,7 +110,18 @@ def test_readme_commands_run_as_written(scratch: Path):
 
 # names whose help reads differently per command for the same meaning: where this command
 # writes, its JSON output, the target column, and how its rules vote, list or are capped
-WORDED_PER_COMMAND = {"--output", "-o", "--json", "--target", "-y", "--vote", "--unordered", "--max-rules", "--costs"}
+WORDED_PER_COMMAND = {
+    "--output",
+    "-o",
+    "--json",
+    "--target",
+    "-y",
+    "--vote",
+    "--unordered",
+    "--max-rules",
+    "--costs",
+    "--monotone",
+}
 
 
 def test_every_option_name_has_one_meaning_and_one_type_across_commands():

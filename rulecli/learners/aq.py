@@ -52,12 +52,14 @@ from rulecli.params import (
     max_rule_length_param,
     max_rules_param,
     min_share_param,
+    monotone_param,
     param,
     rules_per_class_param,
     seed_param,
 )
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
+from rulecli.search.monotone import refuse_monotone
 from rulecli.search.stats import (
     counted_on_every_row,
     learning_sample,
@@ -77,6 +79,9 @@ CUT_CACHE = 1 << 17  # cuts kept per fit (about 20 MB)
 # rows: the time grows with the square of the rows (10,000 noisy rows: about a minute of
 # CPU; 100,000 did not finish in 3 minutes). Beyond this many, aq learns from a hashed sample.
 LEARN_ROWS = 10_000
+
+
+AQ_MONOTONE = "aq's rules vote as a set, and a vote can move either way (ripper, tree and forest take it)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +105,7 @@ class AQParams(Params):
     max_rule_length: int | None = max_rule_length_param()
     learn_rows: int = learn_rows_param(LEARN_ROWS)  # AQ's search grows with the square of the rows
     jobs: int | None = jobs_param()
+    monotone: str | None = monotone_param(AQ_MONOTONE)
     seed: int = seed_param()
 
 
@@ -398,6 +404,7 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
     >>> [(r.conditions[0].value, r.prediction) for r in model.rules], model.default.prediction
     ([('u', 'a')], 'b')
     """
+    refuse_monotone(params.monotone, AQ_MONOTONE)
     whole, held = ds, None
     drawn = learning_sample(ds, params.learn_rows, params.seed)
     if drawn is not None:

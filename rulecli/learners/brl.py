@@ -38,15 +38,21 @@ from rulecli.dataset import Dataset
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Rule, RuleStats
-from rulecli.params import Params, bins_param, discretize_param, param, seed_param
+from rulecli.params import Params, bins_param, discretize_param, monotone_param, param, seed_param
 from rulecli.schema import Schema
 from rulecli.search import bits
 from rulecli.search.cells import feature_cells
+from rulecli.search.monotone import refuse_monotone
 from rulecli.search.patterns import Items, Patterns, mine
 from rulecli.stats import is_whole, tally
 from rulecli.words import counted
 
 PROGRESS_EVERY = 250
+
+
+BRL_MONOTONE = (
+    "brl samples lists of mined intervals that bound a column from both sides (ripper, tree and forest take it)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +67,7 @@ class BRLParams(Params):
     burn_in: int | None = param(None, "Iterations per chain left out of R-hat (default: half).", ge=0)
     discretize: str = discretize_param("equal-frequency")
     bins: int = bins_param(3)
+    monotone: str | None = monotone_param(BRL_MONOTONE)
     seed: int = seed_param()
 
     def check(self) -> None:
@@ -298,6 +305,7 @@ def gelman_rubin(traces: list[np.ndarray]) -> float | None:
 
 
 def fit_brl(ds: Dataset, params: BRLParams, *, progress: Progress | None = None) -> DecisionList:
+    refuse_monotone(params.monotone, BRL_MONOTONE)
     table = _items(ds, params)
     min_count = max(1, math.ceil(params.min_support * ds.total_weight))
     patterns = mine(table.items, min_count, params.max_length, ds.weights)

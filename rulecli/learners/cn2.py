@@ -59,10 +59,11 @@ from rulecli.engines import EngineTable, is_engine_table
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.model.simplify import simplify
-from rulecli.params import Params, beam_width_param, max_rules_param, param, seed_param
+from rulecli.params import Params, beam_width_param, max_rules_param, monotone_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
 from rulecli.search.engine_encoded import EngineEncoded
+from rulecli.search.monotone import refuse_monotone
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
 
@@ -70,6 +71,9 @@ QUALITIES = ("entropy", "laplace", "accuracy")
 # a numeric feature with more values than this offers a rule QUANTILES thresholds (see _spread)
 MAX_THRESHOLDS = 1024
 QUANTILES = 256
+
+
+CN2_MONOTONE = "cn2's list mixes both classes' rules, and a rule's class is known only when its search ends (ripper, tree and forest take it)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,6 +106,7 @@ class CN2Params(Params):
     )
     max_rule_length: int = param(5, "At most this many conditions per rule.", ge=1)
     max_rules: int | None = max_rules_param()
+    monotone: str | None = monotone_param(CN2_MONOTONE)
     seed: int = seed_param()
 
     @property
@@ -411,6 +416,7 @@ def fit_cn2(
     >>> [(r.conditions[0].value, r.prediction) for r in model.rules], model.default.prediction
     ([('u', 'a')], 'b')
     """
+    refuse_monotone(params.monotone, CN2_MONOTONE)
     if params.min_support is None:
         params = dataclasses.replace(params, min_support=min_covered_for(float(ds.class_counts().sum())))
     enc = EngineEncoded.from_table(ds) if is_engine_table(ds) else Encoded.from_dataset(ds)

@@ -42,6 +42,12 @@ def monotone_signs(text: str | None, ds: Dataset | EngineTable) -> tuple[int, ..
     return tuple(signs.values())
 
 
+def refuse_monotone(text: str | None, why: str) -> None:
+    """A learner whose search cannot honour monotone constraints, asked for them."""
+    if text is not None and text.strip():
+        raise ParamError(f"is refused here: {why}", param="monotone")
+
+
 def pooled_non_increasing(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """The non-increasing sequence nearest ``values`` in weighted squared error: adjacent
     violators pooled into their weighted mean (Ayer et al. 1955; Barlow et al. 1972)."""

@@ -104,6 +104,15 @@ def test_a_constraint_that_cannot_hold_is_refused(tmp_path: Path, args: tuple[st
     assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.json").exists()
 
 
+@pytest.mark.parametrize("learner", ["cn2", "aq", "brl"])
+def test_a_learner_whose_search_cannot_honour_it_says_why(tmp_path: Path, learner: str):
+    data = tmp_path / "t.csv"
+    _table(1, 200, regression=False).write_csv(data)
+    refused = run_cli(learner, str(data), "-y", "y", "--monotone", "x0:+", "-o", str(tmp_path / "m.json"))
+    assert refused.code == 2 and refused.stderr.startswith("Error: --monotone is refused here: "), refused.stderr
+    assert "(ripper, tree and forest take it)" in refused.stderr and not (tmp_path / "m.json").exists()
+
+
 def test_three_classes_have_no_one_share_to_constrain(tmp_path: Path):
     data = tmp_path / "t.csv"
     frame = _table(1, 300, regression=True)
