@@ -73,7 +73,10 @@ MAX_THRESHOLDS = 1024
 QUANTILES = 256
 
 
-CN2_MONOTONE = "cn2's list mixes both classes' rules, and a rule's class is known only when its search ends (ripper, tree and forest take it)"
+CN2_MONOTONE = (
+    "cn2's list mixes both classes' rules, and a rule's class is known only when its search ends "
+    "(ripper, tree and forest take it)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
