@@ -314,3 +314,39 @@ def test_a_decision_lists_prediction_by_runs_is_the_first_matching_rules(labels)
     by_number = lf.with_columns(predict_expr(model, first_match_expr(model))).collect()["prediction"]
     assert by_runs.to_list() == by_number.to_list()
     assert len(set(by_runs.to_list())) > 1 or set(labels) == {"c"}
+
+
+def test_tree_arrays_are_written_as_json_writes_each_value():
+    """The forest writer formats each distinct number once; the text is what ``json``
+    makes of the plain values (whole counts as integers, impurities cut to 10 digits,
+    NaN thresholds as null, +inf as "+inf")."""
+    import json
+    import math
+
+    import rulecli
+    from rulecli.model.serde import nodes_json
+    from tests.conftest import SAMPLE
+
+    def reference(values: np.ndarray, kind: str) -> object:
+        if kind == "threshold":
+            return [None if math.isnan(v) else "+inf" if v == math.inf else v for v in values.tolist()]
+        if kind == "count":
+            return [int(v) if v == math.floor(v) else v for v in values.ravel().tolist()]
+        if kind == "short":
+            return [v if v == 0 else float(f"{v:.10g}") for v in values.tolist()]
+        return values.tolist()
+
+    models = [
+        rulecli.fit("forest", SAMPLE / "penguins.csv", target="species", trees=5),
+        rulecli.fit("forest", SAMPLE / "penguins.csv", target="body_mass_g", trees=3),
+        rulecli.fit("forest", SAMPLE / "labor.csv", target="class", trees=5),
+    ]
+    for model in models:
+        for nodes, written in zip(model.trees, nodes_json(model.trees), strict=True):
+            for key, kind in (("threshold", "threshold"), ("n_samples", "count"), ("impurity", "short")):
+                assert json.loads(written[key]) == reference(getattr(nodes, key), kind)
+                assert written[key] == json.dumps(reference(getattr(nodes, key), kind), separators=(",", ":"))
+            value = nodes.value
+            rows = value.tolist() if value.shape[1] == 1 else [reference(r, "count") for r in value]
+            assert written["value"] == json.dumps(rows, separators=(",", ":"))
+            assert written["improvement"] == json.dumps(reference(nodes.improvement, "short"), separators=(",", ":"))
