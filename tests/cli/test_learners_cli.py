@@ -79,6 +79,7 @@ def test_bad_options_are_one_line_errors(args: list[str], message: str):
     assert result.code == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # 6 s; aq's other cases run in make test
 def test_aq_on_inconsistent_data_keeps_every_rule_within_its_error_bound(tmp_path: Path):
     """Many rows share a description but not a class (a titanic-like table): a seed nothing
     separates from its counterexamples gets no rule, rather than one past --max-error."""
