@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rulecli.model.core import schema_units
 from rulecli.model.text import render_condition
 from rulecli.model.tree import Forest, Tree, single_test
@@ -226,13 +228,18 @@ def _node_lines(tree: Tree, node: int, test: str, cut: bool) -> tuple[list[str],
         lines.append(f"{rows} · mean {float(value[0]):.4g}")
         shares: list[float] = []
     else:
-        total = float(value.sum()) or 1.0
-        shares = [float(v) / total for v in value]
+        shares = _shares(value)
         best = int(value.argmax())
         lines.extend(textwrap.wrap(f"{rows} · {visible(str(tree.classes[best]))} {shares[best]:.2f}", WRAP))
     if cut:
         lines.append(f"+ {_leaves_below(tree, node)} leaves below")
     return lines, shares
+
+
+def _shares(value: np.ndarray) -> list[float]:
+    """A node's class weights as shares of their sum."""
+    total = float(value.sum()) or 1.0
+    return [float(v) / total for v in value]
 
 
 def _leaves_below(tree: Tree, node: int) -> int:
@@ -397,8 +404,7 @@ def _outline_line(tree: Tree, node: int, test: str) -> str:
     head = f'<span class="test">{_e(test)}</span> · {rows}'
     if tree.regression:
         return f"{head} · mean {float(value[0]):.4g}"
-    total = float(value.sum()) or 1.0
-    shares = [float(v) / total for v in value]
+    shares = _shares(value)
     title = ", ".join(f"{visible(str(c))} {v:g}" for c, v in zip(tree.classes, value.tolist(), strict=True))
     cells = "".join(
         f'<i style="width:{100 * share:.1f}%;background:{_colour(k)}"></i>'
