@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import textwrap
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ import numpy as np
 from rulecli.model.core import schema_units
 from rulecli.model.text import render_condition
 from rulecli.model.tree import Forest, Tree, single_test
+from rulecli.schema import Unit
 from rulecli.words import counted, visible
 
 TREE_DEPTH = 5  # levels drawn at most; a deeper subtree is one box (the outline lists it)
@@ -253,10 +254,10 @@ def _leaves_below(tree: Tree, node: int) -> int:
     return count
 
 
-def _tests(tree: Tree, node: int) -> tuple[str, str]:
-    """The tests a row passes to go left and right from ``node``."""
+def _tests(tree: Tree, node: int, units: Mapping[str, Unit]) -> tuple[str, str]:
+    """The tests a row passes to go left and right from ``node`` (``units``: the tree's
+    date columns, :func:`rulecli.model.core.schema_units`)."""
     column = tree.features[int(tree.nodes.feature[node])]
-    units = schema_units(tree.info.schema)
     return tuple(  # type: ignore[return-value]
         render_condition(single_test(tree.nodes, node, column, to_left=side, units=units)) for side in (True, False)
     )
@@ -274,7 +275,7 @@ class _Layout:
 def _layout(tree: Tree, levels: int) -> _Layout:
     """Boxes for the first ``levels`` levels. Each subtree takes its own stretch of the
     width, as wide as its widest level, so no two boxes overlap and no edge crosses a box."""
-    nodes = tree.nodes
+    nodes, units = tree.nodes, schema_units(tree.info.schema)
     boxes: dict[int, _Box] = {}
     children: dict[int, tuple[int, int]] = {}
     depth, order, tests = {0: 0}, [0], {0: "all rows"}
@@ -287,7 +288,7 @@ def _layout(tree: Tree, levels: int) -> _Layout:
         if inner and depth[node] < levels - 1:
             left, right = int(nodes.left[node]), int(nodes.right[node])
             children[node] = (left, right)
-            tests[left], tests[right] = _tests(tree, node)
+            tests[left], tests[right] = _tests(tree, node, units)
             for child in (left, right):
                 depth[child] = depth[node] + 1
                 order.append(child)
@@ -366,7 +367,7 @@ def _box_svg(box: _Box, *, leaf: bool) -> str:
 def tree_outline(tree: Tree) -> str:
     """The whole tree as nested, collapsible lists (HTML's own details elements, no
     script): each node's test, rows, class shares and prediction; the first levels open."""
-    nodes = tree.nodes
+    nodes, units = tree.nodes, schema_units(tree.info.schema)
     parts: list[str] = []
     stack: list[tuple[int, str, int] | None] = [(0, "all rows", 0)]
     listed = 0
@@ -387,7 +388,7 @@ def tree_outline(tree: Tree) -> str:
             parts.append(f'<div class="leaf">{line}</div>')
             continue
         parts.append(f"<details{' open' if depth < OUTLINE_OPEN else ''}><summary>{line}</summary>")
-        left_test, right_test = _tests(tree, node)
+        left_test, right_test = _tests(tree, node, units)
         stack.append(None)
         stack.append((int(nodes.right[node]), right_test, depth + 1))
         stack.append((int(nodes.left[node]), left_test, depth + 1))

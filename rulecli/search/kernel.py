@@ -408,12 +408,12 @@ def foil_candidates(counts, offsets, log_prior):
 
 
 @numba.njit(cache=True)
-def ordered_values(order, feature, threshold, missing_left, left, right, value, weight, signs, slot_of, goes):
+def ordered_values(order, feature, threshold, missing_left, left, right, value, weight, signs, slot_of, slot_end, goes):
     """:func:`rulecli.search.monotone.monotone_tree`'s replay: ``order`` the split nodes
     breadth first; ``value`` (per node) is changed in place. A categorical column ``j``
-    owns the level slots from ``slot_of[j]`` (its last slot: missing values and unnamed
-    levels; -1 for a numeric column); ``goes[node]`` says which slots a categorical split
-    sends left."""
+    owns the level slots ``slot_of[j]`` to ``slot_end[j]`` (its last slot: missing values
+    and unnamed levels; -1 for a numeric column); ``goes[node]`` says which slots a
+    categorical split sends left."""
     n, d, slots = feature.size, signs.size, goes.shape[1]
     low = np.full((n, d), -np.inf)
     high = np.full((n, d), np.inf)
@@ -434,7 +434,7 @@ def ordered_values(order, feature, threshold, missing_left, left, right, value, 
                 takes[parent],
             )
         if slot_of[j] >= 0:
-            for s in range(slot_of[j], _slot_end(slot_of, j, slots)):
+            for s in range(slot_of[j], slot_end[j]):
                 takes[a, s] &= goes[parent, s]
                 takes[b, s] &= not goes[parent, s]
         else:
@@ -449,7 +449,7 @@ def ordered_values(order, feature, threshold, missing_left, left, right, value, 
         place[front[at]] = at
         place[parent] = -1
         for child in (a, b):
-            _bounds(child, front, size, low, high, missing, takes, slot_of, signs, value, bounds)
+            _bounds(child, front, size, low, high, missing, takes, slot_of, slot_end, signs, value, bounds)
             if bounds[0] <= bounds[1]:
                 value[child] = min(max(value[child], bounds[0]), bounds[1])
             else:
@@ -458,9 +458,9 @@ def ordered_values(order, feature, threshold, missing_left, left, right, value, 
         if sign != 0 and sign * (value[b] - value[a]) < 0:  # pooled into their weighted mean
             total = weight[a] + weight[b] + 1e-12
             pooled = (value[a] * (weight[a] + 5e-13) + value[b] * (weight[b] + 5e-13)) / total
-            _bounds(a, front, size, low, high, missing, takes, slot_of, signs, value, bounds)
+            _bounds(a, front, size, low, high, missing, takes, slot_of, slot_end, signs, value, bounds)
             lowest, highest = bounds[0], bounds[1]
-            _bounds(b, front, size, low, high, missing, takes, slot_of, signs, value, bounds)
+            _bounds(b, front, size, low, high, missing, takes, slot_of, slot_end, signs, value, bounds)
             lowest, highest = max(lowest, bounds[0]), min(highest, bounds[1])
             fixed = min(max(pooled, lowest), highest) if lowest <= highest else value[parent]
             value[a] = fixed
@@ -472,19 +472,11 @@ def ordered_values(order, feature, threshold, missing_left, left, right, value, 
 
 
 @numba.njit(cache=True)
-def _slot_end(slot_of, j, slots):
-    for k in range(j + 1, slot_of.size):
-        if slot_of[k] >= 0:
-            return slot_of[k]
-    return slots
-
-
-@numba.njit(cache=True)
-def _bounds(child, front, size, low, high, missing, takes, slot_of, signs, value, out):
+def _bounds(child, front, size, low, high, missing, takes, slot_of, slot_end, signs, value, out):
     """The range ``child``'s value must keep to stay ordered with the current leaves:
     those that meet it in every column but one constrained column and lie wholly on one
     side of it there."""
-    d, slots = signs.size, takes.shape[1]
+    d = signs.size
     lowest, highest = -np.inf, np.inf
     for i in range(size):
         other = front[i]
@@ -492,7 +484,7 @@ def _bounds(child, front, size, low, high, missing, takes, slot_of, signs, value
         for k in range(d):
             if slot_of[k] >= 0:
                 meets = False
-                for s in range(slot_of[k], _slot_end(slot_of, k, slots)):
+                for s in range(slot_of[k], slot_end[k]):
                     if takes[other, s] and takes[child, s]:
                         meets = True
                         break

@@ -91,14 +91,16 @@ def monotone_tree(nodes: TreeNodes, signs: tuple[int, ...], regression: bool) ->
         for level in (*nodes.left_levels[node], *nodes.right_levels[node]):
             slots.setdefault(level, len(slots))
     slot_of = np.full(len(signs), -1, dtype=np.int64)
+    slot_end = np.full(len(signs), -1, dtype=np.int64)
     start = 0
     for j in sorted(named):
         slot_of[j] = start
         start += len(named[j]) + 1
+        slot_end[j] = start
     goes = np.zeros((nodes.n_nodes, max(start, 1)), dtype=bool)
     for j, slots in named.items():
         for node in split[nodes.feature[split] == j].tolist():
-            row = goes[node, slot_of[j] : slot_of[j] + len(slots) + 1]
+            row = goes[node, slot_of[j] : slot_end[j]]
             row[:] = bool(nodes.missing_left[node])  # the rest go as missing values do
             row[[slots[v] for v in nodes.left_levels[node]]] = True
             row[[slots[v] for v in nodes.right_levels[node]]] = False
@@ -113,6 +115,7 @@ def monotone_tree(nodes: TreeNodes, signs: tuple[int, ...], regression: bool) ->
         nodes.n_samples.astype(np.float64),
         np.array(signs, dtype=np.int64),
         slot_of,
+        slot_end,
         goes,
     )
     if regression:
