@@ -345,7 +345,7 @@ def format_number(value: float) -> str:
 
 
 def interval_labels(cuts: Cuts) -> list[str]:
-    """Labels in the seeds' notation, e.g. ``[22,3152]``, ``(3152,4548]``.
+    """Labels in interval notation, e.g. ``[22,3152]``, ``(3152,4548]``.
 
     The outer bounds show the training minimum and maximum; new values beyond
     them still fall into the first and last interval.

@@ -1,6 +1,6 @@
 """Evaluation metrics and per-rule statistics, computed from Polars expressions.
 
-Rule statistics follow ../shared/seeds/README.md: for a rule ``a => b`` on ``n`` rows,
+Rule statistics: for a rule ``a => b`` on ``n`` rows,
 ``n_a`` rows are decided by the rule, ``n_ab`` of them have class ``b``, ``n_b`` rows
 have class ``b``; coverage = n_a/n, class support = n_ab/n_b, accuracy = n_ab/n_a.
 In a decision list a rule decides the rows it is the *first* to match; in a rule

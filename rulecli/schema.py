@@ -23,7 +23,7 @@ class Kind(StrEnum):
 class Cuts:
     """Interior cut points of a discretised numeric column.
 
-    ``right_closed`` intervals are ``(a, b]`` (the seeds' notation); otherwise ``[a, b)``.
+    ``right_closed`` intervals are ``(a, b]`` (interval notation); otherwise ``[a, b)``.
     ``low``/``high`` are the training minimum and maximum, used only for labels.
     """
 

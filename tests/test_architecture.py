@@ -89,3 +89,15 @@ def test_no_row_loops_in_the_library():
         source = path.read_text()
         for banned in ("iter_rows", "map_elements", "to_pandas", "import pickle"):
             assert banned not in source, f"{module} uses {banned}"
+
+
+def test_the_code_cites_papers_not_the_teaching_texts_beside_the_repository():
+    # the texts the algorithms were specified from are not shipped: a reader of the code
+    # follows a citation to a paper or a page under docs/
+    cited = [
+        f"{path.name}:{n}"
+        for _, path in _modules()
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"shared/seeds|\bseeds? \d{3}\b|\bseeds'|\blecture\b", line)
+    ]
+    assert not cited, cited

@@ -1,9 +1,9 @@
-"""AQ: seed-and-star covering, as the lecture in ../shared/seeds (004) describes it.
+"""AQ: seed-and-star covering (Michalski 1969, 1973).
 
 References
 ----------
 R. S. Michalski, "On the quasi-minimal solution of the general covering problem", 1969,
-and the AQ family after it. The lecture's algorithm:
+and the AQ family after it. The algorithm:
 
 1. pick an object x* no rule covers yet; 2. start from the all-``*`` rule;
 3. find an object y of another class that the rule matches; 4. if there is none, go to 7;
@@ -17,9 +17,8 @@ Selectors are AQ's own: for a nominal attribute the internal disjunction ``a in 
 that keeps x*'s value and drops y's (so one selector can exclude several counterexamples
 over the steps); for a numeric attribute an interval around x*'s value whose end lies
 midway between x* and y. "Too many counterexamples" means more than ``max_error`` of the
-rows the rule covers (the lecture's example: 1 %; by default the bound is chosen per table
-by cross-validation, as the lecture's 1 % is an example, not a rule, and fits only clean
-tables). Seeds are taken in a shuffled order
+rows the rule covers (1 % in textbook examples; by default the bound is chosen per table
+by cross-validation, as 1 % fits only clean tables). Seeds are taken in a shuffled order
 (``seed``); each counterexample to exclude is the first in that order.
 
 The result is an unordered rule set: rows matching several rules are decided by voting
@@ -72,7 +71,7 @@ from rulecli.search.workers import cores, worker_map
 from rulecli.stats import is_whole
 
 VOTES = {"one": Vote.ONE, "support": Vote.WEIGHTED}
-ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)  # below 30 rows, the lecture's 1 % (the first) is kept
+ERROR_GRID = (0.01, 0.05, 0.1, 0.2, 0.3)  # below 30 rows, 1 % (the first) is kept
 DEFAULTS = ("majority", "none")
 CUT_CACHE = 1 << 17  # cuts kept per fit (about 20 MB)
 # Each seed's star is searched over every row, and noisy tables give a rule per few dozen
@@ -463,7 +462,7 @@ def _truncated(model: RuleSet, ds: Dataset, cut: Cut, params: AQParams) -> RuleS
 def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
     """The error bound and truncation chosen together on the training rows
     (:mod:`rulecli.search.tuning`). How many counterexamples a rule may cover, and how light
-    a rule may be, depend on the table's noise: the lecture's 1 % and every rule kept fit
+    a rule may be, depend on the table's noise: a 1 % bound and every rule kept fit
     clean tables, while on noisy ones they leave many rules covering a handful of rows each.
     AQ's stars overlap, so a few strong rules often do what many do: a setting's rules must
     pay for themselves, each by a held-out row it gets right (one-standard-error's tolerance

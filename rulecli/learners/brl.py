@@ -1,5 +1,5 @@
 """Bayesian Rule Lists (Letham, Rudin, McCormick & Madigan 2015), with the bit-vector
-coverage of Scalable BRL (Yang, Rudin & Seltzer 2017); seeds 000/003, ch. 4.5.
+coverage of Scalable BRL (Yang, Rudin & Seltzer 2017).
 
 1. Pre-mining: numeric features are discretised (cuts stored), every feature = value
    (and "is missing") is an item, and :func:`rulecli.search.patterns.mine` finds every

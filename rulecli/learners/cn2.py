@@ -4,8 +4,7 @@ References
 ----------
 P. Clark and T. Niblett, "The CN2 induction algorithm", Machine Learning 3:261-283, 1989
 (ordered rules: a decision list). P. Clark and R. Boswell, "Rule induction with CN2: some
-recent improvements", EWSL 1991 (unordered rules, Laplace quality). The lecture in
-../shared/seeds (004) specifies the search: start from the empty pattern; extend every
+recent improvements", EWSL 1991 (unordered rules, Laplace quality). The search: start from the empty pattern; extend every
 pattern in the beam by every atomic selector; drop patterns below the minimum support;
 score each as a rule (its majority class) with a quality measure; remember the best; keep
 the ``beam_width`` best; repeat while the beam is not empty. Emit the best rule, mark the
@@ -23,8 +22,8 @@ matching rule with the highest Laplace accuracy decide, which was 1.5 points mor
 on the benchmark datasets (BENCHMARKS.md).
 
 Default ``alpha = 0.05``: with ``alpha = 1`` (no test, Orange's default) entropy favours
-rules covering a handful of rows and the list grows long; the seeds' lecture warns that
-such rules do not generalise; 0.05 is the conventional level, and on the benchmark data
+rules covering a handful of rows and the list grows long, and such rules do not
+generalise (Clark & Niblett's reason for the test); 0.05 is the conventional level, and on the benchmark data
 it gives shorter lists at no loss of accuracy (BENCHMARKS.md).
 
 That test alone does not scale: against the class distribution a rule is learned from,

@@ -1,16 +1,17 @@
-"""Random forests (seed 002): bagged CART trees with m random features per node.
+"""Random forests (Breiman 2001): bagged CART trees with m random features per node.
 
 Each tree grows on a bootstrap sample, kept as a draw count per row, and chooses each
 split among ``m`` features drawn afresh at the node (default ⌊√d⌋ for classes, ⌊d/3⌋ for
-a numeric target, as the seed suggests). The forest predicts the average of the trees'
+a numeric target, as Breiman suggests). The forest predicts the average of the trees'
 leaf class shares (or leaf means).
 
-The seed's estimates, computed here:
+The estimates of Breiman (2001) and of Hastie, Tibshirani & Friedman, *The Elements of
+Statistical Learning* (2009, §10.13 and §15.3), computed here:
 
 * OOB error: each training row is predicted by the trees whose bootstrap missed it
   (A_k); the misclassified share (or the mean squared error) over the rows that have
-  such trees (the seed divides by n; a row in every bootstrap has no OOB prediction and
-  is left out and counted).
+  such trees (not over all n: a row in every bootstrap has no OOB prediction and is left
+  out and counted).
 * Importance D_j = (1/B) Σ_trees Σ F_r over the nodes split on j, F_r = G_r|I_r|/|I_1|.
   Optionally permutation importance: the rise of the OOB error when feature j is
   shuffled across rows.
@@ -20,9 +21,9 @@ The seed's estimates, computed here:
   make it −∞). For a numeric target, the mean prediction at each t.
 
 Every tree draws from its own seed (``SeedSequence(seed).spawn(B)``), so the forest is
-the same for any number of worker processes. The seed draws n rows with replacement; here
+the same for any number of worker processes. Breiman draws n rows with replacement; here
 each row is drawn a Poisson(1) number of times, from a hash of its row number and the
-tree's seed (:func:`bootstrap_draws`): the limit of the seed's draw count as n grows, and
+tree's seed (:func:`bootstrap_draws`): the limit of that draw count as n grows, and
 a bag every engine draws alike without writing it out, so a forest grown in DuckDB or
 Spark is the one grown in memory.
 """
@@ -236,7 +237,7 @@ def out_of_bag(
 
 
 def impurity_importance(forest: Forest) -> dict[str, float]:
-    """D_j = (1/B) Σ F_r over nodes split on j (seed 002), per feature."""
+    """D_j = (1/B) Σ F_r over nodes split on j (Hastie et al. 2009, §10.13.1), per feature."""
     totals = np.zeros(len(forest.features))
     for nodes in forest.trees:
         inner = nodes.feature >= 0
@@ -373,7 +374,7 @@ def _forest(
 def partial_dependence(
     forest: Forest, ds: Dataset, feature: str, class_index: int | None, grid_points: int = 20
 ) -> tuple[list[float | str], list[float]]:
-    """The seed's f^{y0,j}(t) (or the mean prediction, regression) over a grid of t."""
+    """f^{y0,j}(t) (Hastie et al. 2009, eq. 10.52; the mean prediction, regression) over a grid of t."""
     if feature not in forest.features:
         raise ParamError(f"'{feature}' is not a feature of the forest", param="partial_dependence")
     j = forest.features.index(feature)

@@ -1,11 +1,11 @@
-"""Rough-set reducts and the rules they give (seed 004, lecture 11; Pawlak 1982, 1991).
+"""Rough-set reducts and the rules they give (Pawlak 1982, 1991).
 
 Numeric attributes are discretised first (``--discretize``, cuts stored in the model);
 a missing value is one more value. :mod:`rulecli.search.roughset` computes γ, the core,
 the approximations and the reducts, at a precision β (Ziarko's variable precision rough
-sets; β = 1 is the lecture's, Pawlak's, model, which fits clean tables: on noisy ones every
+sets; β = 1 is Pawlak's model, which fits clean tables: on noisy ones every
 granule holds a few rows of another decision, γ is 0 for every attribute set and the
-reduct is empty). Rules follow the lecture: the distinct object descriptions restricted to
+reduct is empty). Rules follow Pawlak: the distinct object descriptions restricted to
 a reduct, each a rule; a description whose objects share one decision (below β = 1, whose
 majority decision holds at least β of them) is a *certain* rule for it (from a lower
 approximation), any other gives a *possible* rule per decision present (from the upper

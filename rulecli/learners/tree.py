@@ -1,11 +1,11 @@
-"""CART classification and regression trees (seeds 001 and 002).
+"""CART classification and regression trees (Breiman, Friedman, Olshen & Stone 1984).
 
 The growth itself — impurity, split index G, best-first order by F_r, the limits — is in
 :mod:`rulecli.search.grow`; this module prepares the data, turns the grown nodes into a
 :class:`~rulecli.model.tree.Tree` and optionally prunes it by minimal cost-complexity.
 
 ``--min-samples-split`` has scikit-learn's meaning (a node needs at least that many rows
-to be split); the seeds' S_min — stop when every leaf has at most S_min rows — is
+to be split); a stopping rule S_min — stop when every leaf has at most S_min rows — is
 ``--min-samples-split S_min+1``.
 """
 

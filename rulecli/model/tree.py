@@ -7,7 +7,7 @@ the way ``missing_left`` says. A numeric threshold of +inf splits present values
 whatever their size) from missing ones (right). A leaf's ``value`` holds its training class weights
 (classification) or its mean (regression).
 
-A tree is also a set of rules, one per leaf (the seeds' point): :func:`leaf_rules`
+A tree is also a set of rules, one per leaf: :func:`leaf_rules`
 turns each root-to-leaf path into a conjunction, merging repeated tests on one column
 into one interval or one level set; the branch that takes missing values carries
 ``or missing``. Exactly one leaf rule matches any row, so a single tree predicts through

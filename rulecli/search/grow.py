@@ -1,6 +1,6 @@
 """CART growth on binned features, batched: every pending node's best split in one pass.
 
-The seeds (001, 002) define the procedure: node impurity I (entropy, Gini,
+The procedure is CART's (Breiman, Friedman, Olshen & Stone 1984): node impurity I (entropy, Gini,
 misclassification rate, or the mean squared error for a numeric target); for a split
 ``x_j < θ`` the split index ``G = I(node) − P_L·I(left) − P_R·I(right)``; each node's
 best (j, θ) maximises G; the leaf with the largest ``F_r = G_r·|I_r|/|I_1|`` is split
@@ -18,7 +18,7 @@ of growth matters only when ``max_leaf_nodes`` stops it: then leaves are split s
 in F order, and a new batch is counted only when an uncounted child might beat the best
 counted leaf (F is at most ``I(node)·|I_r|/|I_1|``). Without that limit every splittable
 node of a level is split and the whole next level is one batch. Either way the tree
-equals one grown node by node in the seeds' order.
+equals one grown node by node, the largest F first.
 
 Rows with a missing value of the split feature go to the child where the cut gains more
 (G computed with them on each side, as scikit-learn >= 1.3 does); on a tie, to the child
@@ -30,7 +30,7 @@ order and the best split of the K orders is kept (a heuristic, not exhaustive).
 Levels absent at a node travel with the missing values.
 
 Counts are weighted: a forest's bootstrap sample is a weight per row (how often it was
-drawn), so |I_r| counts draws, as the seeds' bootstrap samples do.
+drawn), so |I_r| counts draws, as a bootstrap sample holds a row once per draw.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Pawlak's rough sets over a decision table: indiscernibility, approximations, reducts.
 
-The lecture (seed 004) defines the pieces. Objects are *indiscernible* on an attribute
+Pawlak (1982, 1991) defines the pieces. Objects are *indiscernible* on an attribute
 set B when they agree on every attribute of B; the classes of that relation are the
 granules. For a decision class X: the lower approximation is the union of granules inside
 X, the upper approximation the union of granules meeting X, the boundary their
@@ -223,7 +223,7 @@ class RoughSets:
         return [j for j in range(self.table.n_attributes) if self.gamma(self.all_attributes - {j}) < full]
 
     def eliminate(self, order: list[int], start: frozenset[int] | None = None) -> list[int]:
-        """The lecture's elimination: in ``order``, drop each attribute whose removal keeps γ."""
+        """Elimination (Pawlak 1991): in ``order``, drop each attribute whose removal keeps γ."""
         full = self.gamma(self.all_attributes)
         kept = set(self.all_attributes if start is None else start)
         if not kept:
