@@ -4,11 +4,12 @@ References
 ----------
 P. Clark and T. Niblett, "The CN2 induction algorithm", Machine Learning 3:261-283, 1989
 (ordered rules: a decision list). P. Clark and R. Boswell, "Rule induction with CN2: some
-recent improvements", EWSL 1991 (unordered rules, Laplace quality). The search: start from the empty pattern; extend every
-pattern in the beam by every atomic selector; drop patterns below the minimum support;
-score each as a rule (its majority class) with a quality measure; remember the best; keep
-the ``beam_width`` best; repeat while the beam is not empty. Emit the best rule, mark the
-rows it covers — they no longer count for support — and repeat.
+recent improvements", EWSL 1991 (unordered rules, Laplace quality). The search: start
+from the empty pattern; extend every pattern in the beam by every atomic selector; drop
+patterns below the minimum support; score each as a rule (its majority class) with a
+quality measure; remember the best; keep the ``beam_width`` best; repeat while the beam is
+not empty. Emit the best rule, mark the rows it covers — they no longer count for support —
+and repeat.
 
 Selectors are ``a = v`` for categorical features and ``x <= v`` / ``x >= v`` at data values
 for numeric ones (at most one of each per feature and rule, so intervals arise). A
