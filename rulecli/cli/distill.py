@@ -30,7 +30,7 @@ def distill(
         typer.Option(
             "--synthetic",
             min=0,
-            help="Rows made up per row of DATA (each a row with some values swapped in from others), "
+            help="Rows made up per row of DATA (each a row with its decimal numbers moved a little), "
             "labelled by the model and learned from too; 0: none.",
         ),
     ] = api.SYNTHETIC,

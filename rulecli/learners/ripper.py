@@ -52,6 +52,7 @@ from rulecli.search.encoded import (
 )
 from rulecli.search.engine_encoded import EngineEncoded
 from rulecli.search.monotone import monotone_signs, pooled_non_increasing
+from rulecli.search.selection import kept_rules
 from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import is_whole
 
@@ -88,7 +89,10 @@ class RipperParams(Params):
     )
     unordered: bool = param(False, "Rules for every class, voting by confidence, instead of a list.")
     missing_tests: bool = param(False, "Also test 'is missing' (JRip does not: off keeps its rules).")
-    max_rules: int | None = max_rules_param()
+    max_rules: int | None = max_rules_param(
+        help="At most this many rules: a list keeps those of its whole list that predict the most training rows "
+        "right; with --unordered, the first learned."
+    )
     max_rule_length: int | None = max_rule_length_param()
     monotone: str | None = monotone_param()
     seed: int = seed_param()
@@ -612,7 +616,7 @@ def _learn_ordered(
 def _learn_unordered(
     enc: Encoded, params: RipperParams, rng: np.random.Generator, on_rule: Progress | None
 ) -> list[Rule]:
-    """Every class against all the others on all rows (the seeds' unordered RIPPER)."""
+    """Every class against all the others on all rows (Cohen 1995's unordered RIPPER)."""
     counts = enc.class_counts(np.arange(enc.n_rows))
     rows = np.arange(enc.n_rows)
     rules: list[Rule] = []
@@ -663,7 +667,11 @@ def fit_ripper(
         default = set_default_rule(enc, raw)
         model: DecisionList | RuleSet = RuleSet(ds.target, ds.classes, tuple(rule_set), default, Vote.BEST, info)
     else:
-        raw, default_class = _learn_ordered(enc, params, rng, progress, signs)
+        # a budget is met by dropping rules from the whole list (rulecli.search.selection)
+        whole = dataclasses.replace(params, max_rules=None if params.max_rules else params.max_rules)
+        raw, default_class = _learn_ordered(enc, whole, rng, progress, signs)
+        if params.max_rules and len(raw) > params.max_rules:
+            raw = _within_budget(enc, raw, default_class, params.max_rules)
         listed, default = list_rule_stats(enc, raw, enc.classes[default_class])
         model = DecisionList(ds.target, ds.classes, tuple(listed), default, info)
     model = simplify(model)
@@ -671,6 +679,14 @@ def fit_ripper(
         model = _monotone_shares(model)
     training = training_summary(ds, model.rules)
     return dataclasses.replace(model, info=dataclasses.replace(info, training=training))
+
+
+def _within_budget(enc: Encoded, rules: list[Rule], default_class: int, budget: int) -> list[Rule]:
+    """The ``budget`` rules of the list that keep the most training rows predicted right."""
+    masks = np.stack([enc.rule_mask(r.conditions) for r in rules])
+    predicted = [enc.classes.index(r.prediction) for r in rules] + [default_class]
+    right = np.stack([enc.y == c for c in predicted])
+    return [rules[k] for k in kept_rules(masks, right, enc.w, budget)]
 
 
 def _monotone_shares(model: DecisionList | RuleSet) -> DecisionList | RuleSet:

@@ -80,8 +80,10 @@ def test_a_model_of_numbers_is_not_distilled(tmp_path: Path):
 
 def test_made_up_rows_labelled_by_the_teacher_are_learned_from_too(halves, tmp_path: Path):
     forest, train, test = halves
-    result = run_cli("distill", str(forest), str(train), "--test", str(test), "--synthetic", "2", "--json", "-q")
+    result = run_cli("distill", str(forest), str(train), "--test", str(test), "--json", "-q")
     assert result.code == 0, result.stderr
     record = json.loads(result.stdout)["training"]["distilled"]
     assert record["rows"] == pl.read_csv(train).height and record["synthetic_rows"] == 2 * record["rows"]
     assert record["fidelity"] > 0.85
+    none = run_cli("distill", str(forest), str(train), "--test", str(test), "--synthetic", "0", "--json", "-q")
+    assert json.loads(none.stdout)["training"]["distilled"]["synthetic_rows"] == 0

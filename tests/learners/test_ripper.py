@@ -101,6 +101,21 @@ def test_caps_on_rules_and_rule_length():
     assert len(capped.rules) == 1 and len(capped.rules[0].conditions) == 1
 
 
+def test_a_rule_budget_keeps_the_rules_that_predict_most_rows_right():
+    ds = prepare_dataset(pl.read_csv(SAMPLE / "penguins.csv"), DataSpec(target="species"))
+    whole = fit_ripper(ds, RipperParams())
+    # the whole list spends its first two rules on Chinstrap, the rarest class: stopping at
+    # two would send every Gentoo to the default, Adelie
+    assert [r.prediction for r in whole.rules] == ["Chinstrap", "Chinstrap", "Gentoo"]
+    capped = fit_ripper(ds, RipperParams(max_rules=2))
+    assert [r.conditions for r in capped.rules] == [r.conditions for r in whole.rules[1:]]
+    # the second Chinstrap rule holds the first's rows: the list loses no right row.
+    # Counted again on the shorter list, every row is credited once
+    credited = (*capped.rules, capped.default)
+    assert sum(r.stats.covered for r in credited) == ds.n_rows
+    assert sum(r.stats.correct for r in credited) == sum(r.stats.correct for r in (*whole.rules, whole.default))
+
+
 def test_unordered_rule_set_votes_by_confidence():
     ds = prepare_dataset(_steps(), DataSpec())
     model = fit_ripper(ds, RipperParams(unordered=True, seed=1))
