@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 RUNTIME := $(VENV)/.runtime-stamp
 RULECLI := $(BIN)/rulecli
 
-.PHONY: demo test test-spark test-slow lint fmt reference bench bench-env bytecode experiment clean
+.PHONY: demo test test-engines test-spark test-slow lint fmt reference bench bench-env bytecode experiment clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,7 +42,11 @@ demo: $(RUNTIME)
 
 # the tests spread over the machine's cores (pytest-xdist): the suite is CPU-bound, one core per worker
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto -m "not slow and not spark"
+	$(BIN)/python -m pytest -q -n auto -m "not slow and not spark and not engines"
+
+## test-engines: the longer tests that DuckDB learns the models memory learns
+test-engines: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto -m "engines and not slow"
 
 ## test-spark: the engine tests that start Spark in local mode (PySpark and a Java 17 runtime)
 test-spark: $(STAMP)

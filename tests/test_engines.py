@@ -72,13 +72,17 @@ def _model(args: list[str], cwd: Path, out: str) -> bytes:
         ["oner", "--discretize", "mdlp"],
         ["tree", "--max-depth", "8"],
         ["tree", "--max-leaf-nodes", "6", "--criterion", "entropy"],
-        ["tree"],  # pruning chosen by cross-validation on the engine's hashed sample
-        ["reduct"],  # one pass: the distinct rows of cells; truncation chosen on the hashed sample
-        ["ripper"],  # a pass per candidate count and per condition's rows; the splits in memory
-        ["ripper", "--unordered", "--missing-tests", "--seed", "4"],
+        # the five longest (4-12 s each) in make test-engines
+        pytest.param(["tree"], marks=pytest.mark.engines),  # pruning chosen by CV on the engine's hashed sample
+        # one pass: the distinct rows of cells; truncation chosen on the hashed sample
+        pytest.param(["reduct"], marks=pytest.mark.engines),
+        # a pass per candidate count and per condition's rows; the splits in memory
+        pytest.param(["ripper"], marks=pytest.mark.engines),
+        pytest.param(["ripper", "--unordered", "--missing-tests", "--seed", "4"], marks=pytest.mark.engines),
         ["cn2"],  # a pass per beam member's candidate counts
         ["cn2", "--unordered", "--beam-width", "3"],
-        ["forest", "--trees", "10", "--max-depth", "8"],  # a pass per level of each tree, its rows' draws hashed
+        # a pass per level of each tree, its rows' draws hashed
+        pytest.param(["forest", "--trees", "10", "--max-depth", "8"], marks=pytest.mark.engines),
         ["forest", "--trees", "4", "--max-leaf-nodes", "8", "--criterion", "entropy", "--seed", "3"],
     ],
     ids=" ".join,
@@ -147,6 +151,7 @@ def long_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
     ids=lambda learner: " ".join(learner),
 )
+@pytest.mark.engines
 def test_duckdb_learns_the_in_memory_model_on_100k_rows(long_table: Path, learner: list[str]):
     memory = _model([*learner, "long.parquet"], long_table, f"{learner[0]}.memory.json")
     assert _model([*learner, "long.parquet", "--engine", "duckdb"], long_table, f"{learner[0]}.duckdb.json") == memory
@@ -170,6 +175,7 @@ def _other_formats(tables: Path) -> None:
     ],
     ids=" ".join,
 )
+@pytest.mark.engines
 @pytest.mark.parametrize("learner", [["ripper"], ["tree", "--max-depth", "8"]], ids=" ".join)
 def test_duckdb_learns_from_a_parquet_copy_of_other_formats(tables: Path, tmp_path: Path, learner, read):
     _other_formats(tables)
@@ -181,6 +187,7 @@ def test_duckdb_learns_from_a_parquet_copy_of_other_formats(tables: Path, tmp_pa
     assert list(spill.iterdir()) == []  # the copy went with the command
 
 
+@pytest.mark.engines
 def test_duckdb_reads_standard_input_through_a_copy(tables: Path):
     _other_formats(tables)
     text = (tables / "whole.csv").read_text()

@@ -20,13 +20,12 @@ import pytest
 from rulecli import learners
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import parse_text, render_text
-from tests.conftest import ROOT, SAMPLE, run_cli, run_subprocess, slow_for
+from tests.conftest import QUICK, ROOT, SAMPLE, run_cli, run_subprocess, slow_for
 
 PENGUINS = str(SAMPLE / "penguins.csv")
 HOUSE = str(SAMPLE / "house.csv")
 LEARNERS = learners.names()
 # Options that keep each learner quick on the small tables here.
-QUICK = {"forest": ["--trees", "5"], "brl": ["--iterations", "300"]}
 
 BAD_DATA = {
     "empty.csv": ("", "file is empty"),
@@ -75,7 +74,8 @@ def test_missing_target_column_and_files_that_are_not_tables(tmp_path: Path):
         assert result.code == 2 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
 
 
-def test_awkward_features_warn_and_are_skipped_not_fatal(tmp_path: Path):
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_awkward_features_warn_and_are_skipped_not_fatal(tmp_path: Path, learner: str):
     rng = np.random.default_rng(0)
     n = 200
     frame = pl.DataFrame(
@@ -93,16 +93,15 @@ def test_awkward_features_warn_and_are_skipped_not_fatal(tmp_path: Path):
     )
     path = tmp_path / "awkward.csv"
     frame.write_csv(path)
-    for learner in LEARNERS:
-        result = run_cli(learner, str(path), "-y", "y", "--json", *QUICK.get(learner, []))
-        assert result.code == 0, (learner, result.stderr)
-        assert "'constant' is constant; skipped" in result.stderr
-        assert "'empty' has no values; skipped" in result.stderr
-        assert "column 'id' has a different value on (nearly) every row" in result.stderr
-        assert "'stray' looks numeric but holds 'n/a'" in result.stderr
-        assert "column 'many' has 150 distinct values" in result.stderr
-        features = json.loads(result.stdout)["schema"]["features"]
-        assert not {"constant", "id", "many"} & {f["name"] for f in features}
+    result = run_cli(learner, str(path), "-y", "y", "--json", *QUICK.get(learner, []))
+    assert result.code == 0, (learner, result.stderr)
+    assert "'constant' is constant; skipped" in result.stderr
+    assert "'empty' has no values; skipped" in result.stderr
+    assert "column 'id' has a different value on (nearly) every row" in result.stderr
+    assert "'stray' looks numeric but holds 'n/a'" in result.stderr
+    assert "column 'many' has 150 distinct values" in result.stderr
+    features = json.loads(result.stdout)["schema"]["features"]
+    assert not {"constant", "id", "many"} & {f["name"] for f in features}
 
 
 def test_stdin_closed_early_is_an_empty_file():

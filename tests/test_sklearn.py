@@ -28,6 +28,8 @@ QUICK = {
     "ForestClassifier": {"trees": 5},
     "ForestRegressor": {"trees": 5},
 }
+# reduct's settings fixed (not chosen by its own cross-validation) inside a grid search's
+IN_A_GRID = {"ReductClassifier": {"precision": 0.9, "min_share": 0.01, "majority_rules": "keep"}}
 VOTES = (
     "a voting rule set predicts the class with most votes (one rule, one vote); its probabilities "
     "are the matched rules' class shares, whose largest need not be the winner"
@@ -95,7 +97,7 @@ def test_a_notebook_fits_each_classifier_in_a_pipeline_with_a_grid_search(cls, t
         make_column_transformer(("passthrough", make_column_selector()), verbose_feature_names_out=False).set_output(
             transform="pandas"
         ),
-        cls(**QUICK.get(cls.__name__, {})),
+        cls(**{**QUICK, **IN_A_GRID}.get(cls.__name__, {})),
     )
     step = pipeline.steps[-1][0]
     search = GridSearchCV(pipeline, {f"{step}__seed": [0, 1]}, cv=3).fit(X, y)

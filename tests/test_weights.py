@@ -18,9 +18,8 @@ from hypothesis import strategies as st
 
 from rulecli import learners
 from rulecli.discretize import compute_cuts
-from tests.conftest import run_cli
+from tests.conftest import QUICK, run_cli
 
-QUICK: dict[str, list[str]] = {"forest": ["-B", "5"], "brl": ["--iterations", "400"]}
 NAMES = learners.names()
 
 
@@ -315,8 +314,9 @@ def test_diff_and_report_count_rows_by_weight(tmp_path: Path):
     )
     for name, seed in (("old", "1"), ("new", "2")):
         run = run_cli(
-            "aq", _write(df, tmp_path / "t.csv"), "-y", "y", "--seed", seed, "-q", "-o", str(tmp_path / f"{name}.json")
-        )
+            "aq", _write(df, tmp_path / "t.csv"), "-y", "y", "--seed", seed, "-q", "-o", str(tmp_path / f"{name}.json"),
+            *QUICK["aq"],
+        )  # fmt: skip
         assert run.code == 0, run.stderr
     models = (str(tmp_path / "old.json"), str(tmp_path / "new.json"))
     weighted = json.loads(run_cli("diff", *models, data, "--weights", "w", "--json").stdout)["rules"]

@@ -23,9 +23,8 @@ from rulecli import api, learners
 from rulecli.errors import ParamError
 from rulecli.model.export import DIALECTS
 from tests.cli.test_export_hostile import HOSTILE
-from tests.conftest import run_cli, slow_for
+from tests.conftest import QUICK, run_cli, slow_for
 
-QUICK = {"forest": ["--trees", "3"], "brl": ["--iterations", "200"]}
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 NUMERIC = {"lessThan", "lessOrEqual", "greaterThan", "greaterOrEqual"}
 TEXT_FORMS = [n for n in learners.names() if n != "forest"]

@@ -212,7 +212,7 @@ def test_cn2_leaves_out_rules_of_a_handful_of_rows_on_a_long_table(tmp_path: Pat
 def test_the_spinner_names_the_phase_running(tmp_path: Path):
     # aq's spinner said "reading and preparing the data" through its whole run
     data = tmp_path / "d.parquet"
-    _noisy_rules(400, 5).write_parquet(data)
+    _noisy_rules(200, 5).write_parquet(data)
     shown = run_at_a_terminal("aq", str(data), "-o", str(tmp_path / "m.json"), stream="stderr", env={"COLUMNS": "100"})
     assert "aq: reading and preparing the data" in shown and "aq: learning" in shown, shown[-500:]
 

@@ -172,6 +172,7 @@ def test_ids_and_many_levels_are_used_when_asked(tmp_path: Path):
     assert "city" in names and "Customer ID" in names
 
 
+@pytest.mark.engines
 @pytest.mark.parametrize("typed", [False, True], ids=["text", "Date"])
 def test_duckdb_types_dates_ids_and_notes_as_memory_does(tmp_path: Path, typed: bool):
     pytest.importorskip("duckdb")
