@@ -22,8 +22,8 @@ from harness import OUT, WEKA_JAR, split_arff, write_arff
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.held_out import evaluate_model
 from rulecli.learners.aq import AQParams, fit_aq
-from rulecli.validation import evaluate_model
 
 TABLES = [
     *harness.WEKA_DATASETS,

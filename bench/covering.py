@@ -26,11 +26,11 @@ from harness import (
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.held_out import evaluate_model
 from rulecli.learners.aq import AQParams, fit_aq
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.model.core import Vote
-from rulecli.validation import evaluate_model
 
 ANCHOR_PYTHON = Path(os.environ.get("RULECLI_BENCH_PYTHON", ROOT / "bench" / ".venv-anchors" / "bin" / "python"))
 OURS = {

@@ -11,10 +11,10 @@ from harness import OUT, RULECLI, WEKA_DATASETS, accuracy_rules_table, measure, 
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.held_out import evaluate_model, model_size, truth_expr
 from rulecli.learners.reduct import ReductParams, fit_reduct
 from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.learners.tree import TreeParams, fit_tree
-from rulecli.validation import evaluate_model, model_size, truth_expr
 
 LEARNERS = {
     "reduct": lambda ds: fit_reduct(ds, ReductParams()),

@@ -25,10 +25,10 @@ from trees import REGRESSION_DATASETS, ours, sklearn
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.held_out import evaluate_model, model_size, truth_expr
 from rulecli.learners.forest import ForestParams, fit_forest
 from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.model.serde import dumps
-from rulecli.validation import evaluate_model, model_size, truth_expr
 
 SIZES = (10_000, 100_000, 1_000_000)
 LEARNERS = ("oner", "ripper", "cn2", "aq", "brl", "reduct", "tree", "forest")

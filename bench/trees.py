@@ -12,9 +12,9 @@ from harness import OUT, ROOT, WEKA_DATASETS, arff_as_csv, mean, split_arff, syn
 
 from rulecli import io
 from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.held_out import evaluate_model, model_size, truth_expr
 from rulecli.learners.forest import ForestParams, fit_forest
 from rulecli.learners.tree import TreeParams, fit_tree
-from rulecli.validation import evaluate_model, model_size, truth_expr
 
 REGRESSION_DATASETS = ["cpu", "cpu.with.vendor"]
 

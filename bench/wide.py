@@ -205,7 +205,7 @@ def splits(name: str, frame: pl.DataFrame, repeats: int) -> list[dict]:
 def ours_worker(learner: str, manifest: Path) -> None:
     """Fit one learner (defaults) on every split in ``manifest``; one JSON line per split."""
     from rulecli import api, io
-    from rulecli.validation import evaluate_model, model_size, truth_expr
+    from rulecli.held_out import evaluate_model, model_size, truth_expr
 
     for line in manifest.read_text().splitlines():
         split = json.loads(line)

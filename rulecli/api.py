@@ -32,6 +32,7 @@ from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts, min_
 from rulecli.drift import drift_warnings, feature_drift, psi_failures
 from rulecli.engines import ENGINES, EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
+from rulecli.held_out import cross_validate, evaluate_model, is_regression, truth_expr
 from rulecli.metrics import (
     GATE_ON,
     Gate,
@@ -65,9 +66,8 @@ from rulecli.report import Curve
 from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
-from rulecli.search.stats import recounted
+from rulecli.search.rule_stats import recounted
 from rulecli.stats import hash_sampled, sample_seed
-from rulecli.validation import cross_validate, evaluate_model, is_regression, truth_expr
 from rulecli.words import counted
 
 Data = str | Path | pl.DataFrame | Dataset

@@ -16,14 +16,14 @@ FORBIDDEN = {
     "rulecli.schema": ("rulecli.model", "rulecli.learners", "rulecli.dataset", "rulecli.discretize", "rulecli.io"),
     "rulecli.model": ("rulecli.learners", "rulecli.dataset", "rulecli.discretize", "rulecli.metrics", "rulecli.io"),
     "rulecli.discretize": ("rulecli.model", "rulecli.learners", "rulecli.dataset", "rulecli.io"),
-    "rulecli.learners": ("rulecli.io", "rulecli.metrics", "rulecli.validation"),
+    "rulecli.learners": ("rulecli.io", "rulecli.metrics", "rulecli.held_out"),
     "rulecli.metrics": ("rulecli.learners", "rulecli.io"),
-    "rulecli.validation": ("rulecli.io",),
+    "rulecli.held_out": ("rulecli.io",),
     "rulecli.dataset": ("rulecli.model", "rulecli.learners", "rulecli.io"),
     "rulecli.params": ("rulecli.",),
     "rulecli.search": ("rulecli.learners", "rulecli.io"),
     # an engine counts what learners ask; it knows neither them nor how they search
-    "rulecli.engines": ("rulecli.learners", "rulecli.search", "rulecli.metrics", "rulecli.validation"),
+    "rulecli.engines": ("rulecli.learners", "rulecli.search", "rulecli.metrics", "rulecli.held_out"),
 }
 # the API sits between the commands and the library: only the CLI (and the package's lazy
 # attribute access) may import it

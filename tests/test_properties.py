@@ -201,8 +201,8 @@ def test_text_round_trip_for_any_names_and_values(parts):
 
 @given(df=tables(), seed=st.integers(0, 3))
 def test_forests_and_regression_trees_predict_and_evaluate_on_any_table(df: pl.DataFrame, seed: int):
+    from rulecli.held_out import evaluate_model, truth_expr
     from rulecli.learners.tree import TreeParams, fit_tree
-    from rulecli.validation import evaluate_model, truth_expr
 
     ds = _prepared(df, DataSpec())
     forest = fit_forest(ds, ForestParams(trees=3, seed=seed))

@@ -59,7 +59,7 @@ from rulecli.params import (
 from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded
 from rulecli.search.monotone import refuse_monotone
-from rulecli.search.stats import (
+from rulecli.search.rule_stats import (
     counted_on_every_row,
     learning_sample,
     set_default_rule,

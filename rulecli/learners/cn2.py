@@ -64,7 +64,7 @@ from rulecli.schema import Kind
 from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
 from rulecli.search.engine_encoded import EngineEncoded
 from rulecli.search.monotone import refuse_monotone
-from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
+from rulecli.search.rule_stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
 
 QUALITIES = ("entropy", "laplace", "accuracy")

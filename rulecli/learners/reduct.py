@@ -45,7 +45,7 @@ from rulecli.params import (
 from rulecli.schema import Schema
 from rulecli.search.cells import cells_of, feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets, positive_granules
-from rulecli.search.stats import counted_on_every_row, learning_sample
+from rulecli.search.rule_stats import counted_on_every_row, learning_sample
 from rulecli.search.tuning import (
     CHOSEN_BY,
     Cut,

@@ -52,8 +52,8 @@ from rulecli.search.encoded import (
 )
 from rulecli.search.engine_encoded import EngineEncoded
 from rulecli.search.monotone import monotone_signs, pooled_non_increasing
+from rulecli.search.rule_stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.search.selection import kept_rules
-from rulecli.search.stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import is_whole
 
 PRUNE_METRICS = ("jrip", "cohen")

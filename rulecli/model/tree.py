@@ -299,7 +299,7 @@ def node_walker(nodes: TreeNodes, codes_of: list[dict[str, int]], rows: np.ndarr
 @dataclass(frozen=True)
 class Packed:
     """All of a model's trees in one set of node arrays, the input of the compiled walk
-    (:mod:`rulecli.model.kernel`, which reads two cells per feature: see its ``fill``).
+    (:mod:`rulecli.model.tree_walk`, which reads two cells per feature: see its ``fill``).
 
     Each tree is renumbered breadth-first so that siblings sit side by side: node n's
     children are ``pair`` (left) and ``pair + 1`` (right). A numeric node reads the
@@ -347,7 +347,7 @@ class Walkers:
 
     @cached_property
     def packed(self) -> Packed:
-        from rulecli.model import kernel  # only the compiled walk reads the packed trees
+        from rulecli.model import tree_walk  # only the compiled walk reads the packed trees
 
         # every tree at once, renumbered in one compiled pass: tree by tree in NumPy, a
         # forest of 100 fully grown trees (1.5M nodes) took 0.37 s to prepare
@@ -363,7 +363,7 @@ class Walkers:
         # a split on a level set has no threshold (serde refuses one with neither)
         categorical_node = (model_feature >= 0) & np.isnan(threshold)
         directions, slot = self._directions(categorical_node, offsets, model_feature, missing_left)
-        order, depths, meta, test = kernel.pack(
+        order, depths, meta, test = tree_walk.pack(
             feature,
             threshold,
             missing_left,
@@ -490,9 +490,9 @@ MIN_WORK = 1 << 20
 def average_output(prepared: Walkers, batch: Columns) -> np.ndarray:
     """Average over trees of leaf class shares (n_rows, K), or of leaf means (n_rows, 1)."""
     if batch.n_rows * prepared.n_trees >= MIN_WORK:
-        from rulecli.model import kernel  # Numba takes 0.3 s to import: only where it pays
+        from rulecli.model import tree_walk  # Numba takes 0.3 s to import: only where it pays
 
-        return kernel.summed(prepared.packed, batch.numeric, batch.codes) / prepared.n_trees
+        return tree_walk.summed(prepared.packed, batch.numeric, batch.codes) / prepared.n_trees
     out = np.zeros((batch.n_rows, prepared.outputs[0].shape[1]))
     for shares, w in zip(prepared.outputs, prepared.trees, strict=True):
         out += shares[leaves_of(w, batch)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 # imported through the forest's kernel, which chooses where Numba caches what it compiles
-from rulecli.model.kernel import numba
+from rulecli.model.tree_walk import numba
 
 
 @numba.njit(cache=True, parallel=True)

@@ -27,7 +27,7 @@ from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import PREDICTION, fires_frame, predict_expr, prediction_frame
 from rulecli.model.core import Rule, RuleSet
 from rulecli.search.encoded import Encoded
-from rulecli.search.stats import engine_default_rule, set_default_rule
+from rulecli.search.rule_stats import engine_default_rule, set_default_rule
 from rulecli.stats import hash_sampled
 
 CHOSEN_BY = "3-fold cross-validation"

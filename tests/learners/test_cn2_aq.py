@@ -205,7 +205,7 @@ def test_aq_learns_a_long_table_from_a_sample_and_counts_its_rules_on_every_row(
 def test_a_sample_to_learn_from_is_not_the_tuning_sample_again():
     # drawn with the run's seed, the 2,000-row tuning sample of a 10,000-row sample of 100,000
     # rows kept all 10,000 (every row below the sample's hash bound is below the tuning's)
-    from rulecli.search.stats import learning_sample
+    from rulecli.search.rule_stats import learning_sample
     from rulecli.search.tuning import TUNE_ROWS, cv_splits
 
     df = pl.DataFrame({"x": np.arange(100_000) % 7, "y": np.where(np.arange(100_000) % 3 == 0, "a", "b")})
