@@ -668,7 +668,7 @@ def fit_ripper(
         model: DecisionList | RuleSet = RuleSet(ds.target, ds.classes, tuple(rule_set), default, Vote.BEST, info)
     else:
         # a budget is met by dropping rules from the whole list (rulecli.search.selection)
-        whole = dataclasses.replace(params, max_rules=None if params.max_rules else params.max_rules)
+        whole = dataclasses.replace(params, max_rules=None) if params.max_rules else params
         raw, default_class = _learn_ordered(enc, whole, rng, progress, signs)
         if params.max_rules and len(raw) > params.max_rules:
             raw = _within_budget(enc, raw, default_class, params.max_rules)
