@@ -197,6 +197,7 @@ def test_duckdb_reads_standard_input_through_a_copy(tables: Path):
     assert engine.stdout == memory.stdout
 
 
+@pytest.mark.engines
 def test_rows_without_a_target_leave_the_row_numbers_in_step(tmp_path: Path):
     # ripper's rows are numbered in memory: the engine numbers the rows with a target alike
     df = _table(900, seed=2).with_columns(y=pl.when(pl.int_range(pl.len()) % 7 == 3).then(None).otherwise(pl.col("y")))
@@ -220,6 +221,7 @@ def test_minus_zero_is_zero_on_every_engine(tmp_path: Path, learner: str):
     assert _model([learner, "z.parquet", "--engine", "duckdb"], tmp_path, "duck.json") == memory
 
 
+@pytest.mark.engines
 def test_ripper_bins_a_feature_of_many_values_at_data_values(tmp_path: Path):
     rng = np.random.default_rng(5)
     x = rng.normal(size=3000).round(6)  # about 3,000 distinct values: binned at quantiles
@@ -347,6 +349,7 @@ def test_spark_reads_an_existing_file_as_itself_not_as_a_glob(tmp_path: Path):
 SAMPLED = [name for name in learners.names() if "duckdb" not in learners.get(name).engines]
 
 
+@pytest.mark.engines
 @pytest.mark.parametrize("learner", slow_for(SAMPLED, ("brl",)))
 def test_learners_without_an_engine_form_learn_from_its_sample(tables: Path, learner: str):
     learner_args = [learner, *(["--max-error", "0.2"] if learner == "aq" else [])]  # aq: no tuning CV, quicker
