@@ -25,17 +25,26 @@ def kept_rules(masks: np.ndarray, right: np.ndarray, weights: np.ndarray | None,
     w = np.ones(n_rows) if weights is None else weights
     keep = list(range(n_rules))
     sizes = masks @ w
+    # each row's place in ``keep`` of the rule it goes to, kept up to date as rules go
+    first = _first_match(masks, keep, np.arange(n_rows))
     while len(keep) > budget:
-        first = _first_match(masks, keep, np.arange(n_rows))
+        order = np.argsort(first, kind="stable")
+        bounds = np.searchsorted(first[order], np.arange(len(keep) + 1))
         losses = np.empty(len(keep))
+        moves = []
         for j, rule in enumerate(keep):
-            rows = np.flatnonzero(first == j)
+            rows = order[bounds[j] : bounds[j + 1]]
             later = keep[j + 1 :]
             fallback = _first_match(masks, later, rows)
             to = np.array([*later, n_rules])[fallback]
             losses[j] = w[rows] @ (right[rule, rows].astype(np.float64) - right[to, rows])
+            moves.append((rows, fallback))
         least = np.flatnonzero(losses == losses.min())
-        keep.pop(int(least[np.argmin(sizes[[keep[j] for j in least]])]))
+        gone = int(least[np.argmin(sizes[[keep[j] for j in least]])])
+        rows, fallback = moves[gone]
+        first[first > gone] -= 1
+        first[rows] = gone + fallback
+        keep.pop(gone)
     return keep
 
 
