@@ -171,7 +171,7 @@ def prepare(
     options = EngineOptions(engine) if isinstance(engine, str) else engine
     if options is not None and options.name != "memory":
         if isinstance(data, pl.DataFrame):
-            raise ParamError(f"--engine {options.name} reads files and tables; a DataFrame is in memory already")
+            raise ParamError(f"`engine={options.name}` reads files and tables; a DataFrame is in memory already")
 
         def reader(out: str) -> None:
             io.parquet_copy(
@@ -226,19 +226,19 @@ def check_engine(engine: EngineOptions | None, *, cv: int | None = None) -> None
     if engine is None:
         return
     if engine.name != "duckdb" and (engine.memory_limit or engine.temp_directory):
-        raise ParamError("--memory-limit and --temp-directory go with --engine duckdb")
+        raise ParamError("`memory_limit` and `temp_directory` go with `engine=duckdb`")
     if engine.name != "spark" and engine.spark_master:
-        raise ParamError("--spark-master goes with --engine spark")
+        raise ParamError("`spark_master` goes with `engine=spark`")
     if engine.name == "memory":
         if engine.table:
-            raise ParamError("--db-table goes with --engine duckdb or spark")
+            raise ParamError("`table` goes with `engine=duckdb` or spark")
         if engine.sample_rows is not None:
-            raise ParamError("--sample-rows goes with --engine duckdb or spark")
+            raise ParamError("`sample_rows` goes with `engine=duckdb` or spark")
         return
     if engine.name not in ENGINES:
-        raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine.name}'")
+        raise ParamError(f"`engine` must be one of {', '.join(ENGINES)}, got '{engine.name}'")
     if cv is not None:
-        raise ParamError(f"--cv reads the table in memory; with --engine {engine.name}, hold out a --test table")
+        raise ParamError(f"`cv` reads the table in memory; with `engine={engine.name}`, hold out a `test` table")
 
 
 def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress: Progress | None = None) -> Predictor:
@@ -253,7 +253,7 @@ def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress:
     rows = engines.SAMPLE_ROWS if ds.sample_rows is None else ds.sample_rows
     sample = ds.sample(sample_seed(seed), min(1.0, rows / ds.n_rows))
     if sample.n_rows < 2 or len(set(sample.y.tolist())) < 2:
-        raise InputError(f"{ds.source}: the engine's sample holds a single class; pass a larger --sample-rows")
+        raise InputError(f"{ds.source}: the engine's sample holds a single class; pass a larger `sample_rows`")
     model = spec.fit(sample, params, progress=progress)
     note = {"rows": sample.n_rows, "of_rows": ds.n_rows, "drawn_by": "a hash of the row numbers", "seed": seed}
     learned_from = model.info.training.get("sample")
@@ -401,7 +401,7 @@ def with_cost_priors(ds: Dataset | EngineTable, costs: dict[str, dict[str, float
     least expected cost (Elkan 2001, Theorem 1); with more, it approximates it."""
     if is_engine_table(ds):
         raise ParamError(
-            "with a tree or a forest weighs the classes of rows in memory; leave out --engine", param="costs"
+            "with a tree or a forest weighs the classes of rows in memory; leave out `engine`", param="costs"
         )
     assert isinstance(ds, Dataset)
     extra = np.array(
@@ -451,7 +451,7 @@ def budget_warnings(model: Predictor) -> list[str]:
 
 
 BALANCE_GAP = 0.15  # accuracy this far above balanced accuracy: the rare classes are mostly missed
-HINT = "--class-weight balanced weighs every class the same in total"
+HINT = "`class_weight=balanced` weighs every class the same in total"
 
 
 def imbalance_warnings(model: Predictor, ds: Dataset | EngineTable, report: dict[str, Any]) -> list[str]:
@@ -473,7 +473,7 @@ def imbalance_warnings(model: Predictor, ds: Dataset | EngineTable, report: dict
         figures = measured.get("summary", measured)
         accuracy, balanced = (_mean(figures.get(k)) for k in ("accuracy", "balanced_accuracy"))
         if accuracy is not None and balanced is not None and accuracy - balanced > BALANCE_GAP:
-            label = "--cv" if where == "cv" else "--test"
+            label = f"`{where}`"
             out.append(
                 f"{label}: balanced accuracy {balanced:.2f} is far below accuracy {accuracy:.2f} (the rare "
                 f"classes are mostly missed); {HINT}"
@@ -501,11 +501,14 @@ def predicted_classes(model: Predictor) -> set[str] | None:
 def target_note(ds: Dataset, predicts_numbers: bool) -> str | None:
     """What a person should be told about how the target was typed (see :func:`prepare`)."""
     if ds.regression:
-        return f"'{ds.target}' is a number: predicting its value (--classification or --target-bins K for classes)"
+        return (
+            f"'{ds.target}' is a number: predicting its value (`target_type=classification` or `target_bins` K "
+            "for classes)"
+        )
     if predicts_numbers and all(c.lstrip("-").isdigit() for c in ds.classes):
         return (
             f"'{ds.target}' holds {len(ds.classes)} integer codes: predicting them as classes "
-            "(--regression to predict a number)"
+            "(`target_type=regression` to predict a number)"
         )
     return None
 
@@ -518,7 +521,7 @@ def partial_dependence(
     if not model.regression:
         label = cls if cls is not None else model.classes[0]
         if label not in model.classes:
-            raise ParamError(f"--class '{label}' is not one of the classes: {', '.join(model.classes)}")
+            raise ParamError(f"`cls` '{label}' is not one of the classes: {', '.join(model.classes)}")
         class_index = model.classes.index(label)
     # the forest learner imports the tree grower and its tuning (30 ms): not on every command's path
     from rulecli.learners.forest import partial_dependence as forest_partial_dependence
@@ -647,7 +650,7 @@ def prediction_plan(
         if name not in columns:
             close = difflib.get_close_matches(name, list(columns), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise InputError(f"{label}: --keep column '{name}' is not in the data{hint}")
+            raise InputError(f"{label}: `keep` column '{name}' is not in the data{hint}")
     if keep_all:
         keep = list(columns)
     written = {
@@ -657,7 +660,7 @@ def prediction_plan(
     }
     clash = [name for name in keep if name in written]
     if clash:
-        raise InputError(f"{label}: the data already has a column '{clash[0]}' that predict writes; choose with --keep")
+        raise InputError(f"{label}: the data already has a column '{clash[0]}' that predict writes; choose with `keep`")
     return prediction_frame(model, lf, keep=tuple(keep), proba=proba, explain=explain), label
 
 
@@ -713,33 +716,33 @@ def evaluate(
     lf, label = scan_for(model, data, **read)
     target_name = target or model.target
     if target_name not in lf.collect_schema():
-        raise InputError(f"{label}: target column '{target_name}' is not in the data (pass -y COLUMN)")
+        raise InputError(f"{label}: target column '{target_name}' is not in the data (name it with `target`)")
     truth = truth_expr(model, target)
     if gate_on not in GATE_ON:
-        raise ParamError(f"--gate-on must be one of {', '.join(GATE_ON)}, got '{gate_on}'")
+        raise ParamError(f"`gate_on` must be one of {', '.join(GATE_ON)}, got '{gate_on}'")
     regression = is_regression(model)
     _check_gates(gates, regression)
     has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
     drift_gates = (max_rule_drift, min_rule_coverage, max_coverage_ratio)
     baseline = baseline or any(bound is not None for bound in drift_gates)
-    for option, bound in (("--max-rule-drift", max_rule_drift), ("--min-rule-coverage", min_rule_coverage)):
+    for option, bound in (("`max_rule_drift`", max_rule_drift), ("`min_rule_coverage`", min_rule_coverage)):
         if bound is not None and not (math.isfinite(bound) and bound >= 0):
             raise ParamError(f"{option} must be a number of at least 0, got {bound}")
     if max_coverage_ratio is not None and not (math.isfinite(max_coverage_ratio) and max_coverage_ratio > 1):
-        raise ParamError(f"--max-coverage-ratio must be a number above 1, got {max_coverage_ratio}")
+        raise ParamError(f"`max_coverage_ratio` must be a number above 1, got {max_coverage_ratio}")
     if max_psi is not None and not (math.isfinite(max_psi) and max_psi > 0):
-        raise ParamError(f"--max-psi must be a number above 0, got {max_psi}")
+        raise ParamError(f"`max_psi` must be a number above 0, got {max_psi}")
     if max_psi is not None and reference is None:
-        raise ParamError("--max-psi holds the columns against a table: give it with --reference (the training table)")
+        raise ParamError("`max_psi` holds the columns against a table: give it with `reference` (the training table)")
     if baseline and not has_rules:
         kind = "a forest" if isinstance(model, Forest) else "a regression tree"
-        raise ParamError(f"--baseline compares rules with their training statistics; {kind} has no such rules")
+        raise ParamError(f"`baseline` compares rules with their training statistics; {kind} has no such rules")
     if max_cost is not None and costs is None:
-        raise ParamError("--max-cost holds the mean cost per row against a bound: give the costs with --costs")
+        raise ParamError("`max_cost` holds the mean cost per row against a bound: give the costs with `costs`")
     if costs is not None and regression:
-        raise ParamError("--costs weighs wrong classes; this model predicts numbers")
+        raise ParamError("`costs` weighs wrong classes; this model predicts numbers")
     matrix = None if costs is None else _costs(costs, model.classes)
-    gates = [*gates, Gate("expected_cost", max_cost, "--max-cost", upper=True)] if max_cost is not None else gates
+    gates = [*gates, Gate("expected_cost", max_cost, "`max_cost`", upper=True)] if max_cost is not None else gates
     with_rules = (per_rule or baseline) and has_rules
     weight = None if weights is None else _weight_expr(lf, weights, label)
     try:
@@ -791,7 +794,7 @@ def _costs(costs: Data, classes: Sequence[str]) -> dict[str, dict[str, float]]:
 def _weight_expr(lf: pl.LazyFrame, name: str, label: str) -> pl.Expr:
     """The weight column as a number per row, checked as training checks it."""
     if name not in lf.collect_schema():
-        raise InputError(f"{label}: weight column '{name}' given with --weights is not in the data")
+        raise InputError(f"{label}: weight column '{name}' given with `weights` is not in the data")
     try:
         column = lf.select(name).collect()
     except pl.exceptions.PolarsError as exc:
@@ -908,12 +911,12 @@ def diff(
     ``weights``, if given) and the rows whose prediction changes (all of them written to
     ``changed_rows``, if given)."""
     if weights is not None and data is None:
-        raise ParamError("--weights needs DATA: the rules are counted on the rows of a table")
+        raise ParamError("`weights` needs `data`: the rules are counted on the rows of a table")
     if old.target != new.target:
         raise ParamError(f"the models predict different targets ('{old.target}', '{new.target}'): nothing to compare")
     if changed_rows is not None:
         if data is None:
-            raise ParamError("--changed-rows needs DATA: the rows whose prediction changes are rows of a table")
+            raise ParamError("`changed_rows` needs `data`: the rows whose prediction changes are rows of a table")
         io.table_output(changed_rows)
     structure = model_diff(old, new)
     if data is None:

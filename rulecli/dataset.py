@@ -66,7 +66,7 @@ class DataSpec:
     # a column of row weights (not a feature) and per-class weights: "balanced" or "a=2,b=1"
     weights: str | None = None
     class_weight: str | None = None
-    # columns used even where they look like IDs or free text (also any named with --features)
+    # columns used even where they look like IDs or free text (also any named with `features`)
     use: tuple[str, ...] = ()
 
 
@@ -105,7 +105,7 @@ class Dataset(TargetView):
     warnings: tuple[str, ...] = field(default=())
     # each row's weight from the weight column (a weight k counts the row k times), or None
     row_weights: np.ndarray | None = None
-    # each class's weight (--class-weight), or None
+    # each class's weight (`class_weight`), or None
     class_weights: np.ndarray | None = None
     # how the weights were given, for the model's record ("column w", "class weight balanced")
     weighting: str | None = None
@@ -227,8 +227,8 @@ def _sorted_labels(series: pl.Series) -> tuple[str, ...]:
 def is_number_target(column: pl.Series, spec: DataSpec) -> bool:
     """The typing rule every command shares: a float target, or integers with more than
     ``MAX_NUMERIC_CLASSES`` distinct values, is a number; any other target (integer codes
-    such as 0/1 or ratings 1-5, text, booleans) holds classes. ``--regression`` /
-    ``--classification`` (and ``--categorical``) decide instead."""
+    such as 0/1 or ratings 1-5, text, booleans) holds classes. ``target_type`` (and
+    ``categorical``) decide instead."""
     if spec.target_type is not None:
         return spec.target_type == "regression"
     if spec.target_bins is not None or column.name in spec.categorical or not is_numeric_dtype(column.dtype):
@@ -243,17 +243,17 @@ def _prepare_target(
     if spec.target_type not in TARGET_TYPES:
         raise ParamError(f"the target type must be one of {', '.join(TARGET_TYPES[1:])}, got '{spec.target_type}'")
     if spec.target_type == "regression" and not spec.numeric_target:
-        raise ParamError("--regression: this learner predicts classes (tree and forest predict numbers)")
+        raise ParamError("`target_type=regression`: this learner predicts classes (tree and forest predict numbers)")
     if spec.target_type == "regression" and not is_numeric_dtype(column.dtype):
-        raise InputError(f"{source}: --regression needs a numeric target, but '{name}' is {column.dtype}")
+        raise InputError(f"{source}: `target_type=regression` needs a numeric target, but '{name}' is {column.dtype}")
     if is_number_target(column, spec) and spec.target_bins is None:
         if not spec.numeric_target:
             n_distinct = column.drop_nulls().n_unique()
             kind = "a float" if column.dtype.is_float() else f"numeric with {n_distinct} distinct values"
             raise InputError(
                 f"{source}: target '{name}' is {kind}, a number this learner cannot predict; pass "
-                f"--target-bins K to bin it into K classes, --classification to read its values as classes, "
-                f"or use tree / forest"
+                "`target_bins` K to bin it into K classes, `target_type=classification` to read its values as "
+                "classes, or use tree / forest"
             )
         values = _to_numeric(df, name, source)
         if values.drop_nulls().n_unique() < 2:
@@ -261,9 +261,9 @@ def _prepare_target(
         return values.alias(name), Target(name, ())
     if spec.target_bins is not None:
         if spec.target_bins < 2:
-            raise ParamError(f"--target-bins must be at least 2, got {spec.target_bins}")
+            raise ParamError(f"`target_bins` must be at least 2, got {spec.target_bins}")
         if not is_numeric_dtype(column.dtype):
-            raise InputError(f"{source}: --target-bins needs a numeric target, but '{name}' is {column.dtype}")
+            raise InputError(f"{source}: `target_bins` needs a numeric target, but '{name}' is {column.dtype}")
         values = df.select(numeric_expr(name)).to_series().to_numpy().astype(np.float64)
         cuts = compute_cuts(name, values, "equal-frequency", bins=spec.target_bins, weights=weights)
         labels = df.select(label_expr(cuts)).to_series()
@@ -286,14 +286,14 @@ def _stray_text_in_numbers(series: pl.Series) -> str | None:
 
 
 def _feature_names(df: pl.DataFrame, target: str, spec: DataSpec, source: str) -> list[str]:
-    check_columns(df.columns, spec.features, source, "--features")
-    check_columns(df.columns, spec.exclude, source, "--exclude")
-    check_columns(df.columns, spec.categorical, source, "--categorical")
-    check_columns(df.columns, spec.numeric, source, "--numeric")
-    check_columns(df.columns, spec.use, source, "--use")
+    check_columns(df.columns, spec.features, source, "`features`")
+    check_columns(df.columns, spec.exclude, source, "`exclude`")
+    check_columns(df.columns, spec.categorical, source, "`categorical`")
+    check_columns(df.columns, spec.numeric, source, "`numeric`")
+    check_columns(df.columns, spec.use, source, "`use`")
     both = set(spec.categorical) & set(spec.numeric)
     if both:
-        raise ParamError(f"column '{sorted(both)[0]}' is given with both --categorical and --numeric")
+        raise ParamError(f"column '{sorted(both)[0]}' is given with both `categorical` and `numeric`")
     chosen = list(spec.features) if spec.features else list(df.columns)
     return [c for c in chosen if c != target and c not in spec.exclude and c != spec.weights]
 
@@ -331,10 +331,10 @@ def prepare_dataset(
     if len(set(df.columns)) != len(df.columns):
         raise InputError(f"{source}: duplicate column names")
     target_name = spec.target if spec.target is not None else df.columns[-1]
-    check_columns(df.columns, [target_name], source, "--target")
+    check_columns(df.columns, [target_name], source, "`target`")
     warnings: list[str] = []
     if spec.weights == target_name:
-        raise ParamError(f"--weights {spec.weights}: that is the target column")
+        raise ParamError(f"`weights` {quoted(spec.weights)}: that is the target column")
     weights = None if spec.weights is None else read_weights(df, spec.weights, source)
     ids = None
     if weights is not None and not (weights > 0).all():
@@ -372,7 +372,7 @@ def prepare_dataset(
     per_class = None
     if spec.class_weight is not None:
         if target.regression:
-            raise ParamError("--class-weight weighs classes, but this target is a number")
+            raise ParamError("`class_weight` weighs classes, but this target is a number")
         per_class = _class_weights(spec.class_weight, target.classes, codes, weights)
     frame = pl.DataFrame([*(series for series, _ in kept), labels.alias(target_name)])
     schema = Schema(tuple(feature for _, feature in kept), target, left_out)
@@ -386,7 +386,7 @@ MAX_WEIGHT_SUM = 1e15  # weighted counts stay exact integers below 2^53
 
 def read_weights(df: pl.DataFrame, name: str, source: str, purpose: str = "learn") -> np.ndarray:
     """The weight column as float64: finite numbers of at least 0 on every row."""
-    check_columns(df.columns, [name], source, "--weights")
+    check_columns(df.columns, [name], source, "`weights`")
     values, bad = _as_numbers(df, name)
     if bad is not None:
         raise InputError(f"{source}: weight column '{name}' holds {str(bad)!r}, which is not a number")
@@ -422,15 +422,15 @@ def _class_weights(text: str, classes: tuple[str, ...], y: np.ndarray, weights: 
     for part in text.split(","):
         label, equals, value = part.strip().rpartition("=")
         if not equals or not label:
-            raise ParamError(f"--class-weight takes 'balanced' or CLASS=WEIGHT pairs such as a=2,b=1, got {part!r}")
+            raise ParamError(f"`class_weight` takes 'balanced' or CLASS=WEIGHT pairs such as a=2,b=1, got {part!r}")
         if label not in classes:
-            raise ParamError(f"--class-weight: '{label}' is not a class of the target (classes: {', '.join(classes)})")
+            raise ParamError(f"`class_weight`: '{label}' is not a class of the target (classes: {', '.join(classes)})")
         try:
             number = float(value)
         except ValueError:
             number = float("nan")
         if not (math.isfinite(number) and number > 0):
-            raise ParamError(f"--class-weight: the weight of '{label}' must be a number above 0, got {value!r}")
+            raise ParamError(f"`class_weight`: the weight of '{label}' must be a number above 0, got {value!r}")
         out[classes.index(label)] = number
     return out
 
@@ -508,7 +508,7 @@ def _prepare_feature(
                     "stray",
                     f"{name} ({stray!r})",
                     f"column '{name}' looks numeric but holds {stray!r}; it is read as categorical (pass "
-                    f"--numeric {quoted(name)} to refuse such values, or --null-values {quoted(stray)} if it marks a "
+                    f"`numeric` {quoted(name)} to refuse such values, or `null_values` {quoted(stray)} if it marks a "
                     "missing one)",
                 )
             )
@@ -554,18 +554,18 @@ def _left_out(df: pl.DataFrame, name: str, kind: Kind, distinct: int, present: i
 LEFT_OUT = {"id": "identifies rows", "levels": "too many levels"}
 LEFT_OUT_MESSAGE = {
     "id": "column '{name}' has a different value on (nearly) every row (an ID or free text?): left out "
-    "(--use {use} uses it)",
+    "(`use` {use} uses it)",
     "levels": "column '{name}' has {distinct:,} distinct values, too many for readable rules: left out "
-    f"(at most {MAX_TEXT_LEVELS}; --use {{use}} uses it)",
+    f"(at most {MAX_TEXT_LEVELS}; `use` {{use}} uses it)",
 }
 SUMMARY = {
     "empty": "{count} columns have no values; skipped: {names}",
     "constant": "{count} columns are constant; skipped: {names}",
     "id": "{count} columns have a different value on (nearly) every row (IDs or free text?): left out "
-    "(--use NAME uses one): {names}",
-    "levels": f"{{count}} columns have more than {MAX_TEXT_LEVELS} distinct values: left out (--use NAME uses one): "
+    "(`use` NAME uses one): {names}",
+    "levels": f"{{count}} columns have more than {MAX_TEXT_LEVELS} distinct values: left out (`use` NAME uses one): "
     "{names}",
-    "stray": "{count} columns look numeric but hold text; read as categorical (see --numeric, --null-values): {names}",
+    "stray": "{count} columns look numeric but hold text; read as categorical (see `numeric`, `null_values`): {names}",
 }
 NAMED = 3  # a summary names this many columns, then counts the rest
 

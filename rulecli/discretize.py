@@ -144,7 +144,7 @@ def compute_cuts(
     if method not in METHODS:
         raise ParamError(f"unknown discretisation method '{method}' (choose from {', '.join(METHODS)})")
     if bins < 1:
-        raise ParamError(f"--bins must be at least 1, got {bins}")
+        raise ParamError(f"`bins` must be at least 1, got {bins}")
     present = ~np.isnan(values)
     x = values[present]
     w = None if weights is None else weights[present]

@@ -198,6 +198,6 @@ def psi_failures(drift: dict[str, object], max_psi: float) -> list[str]:
         if row["psi"] > max_psi and row["drifted"]:
             out.append(
                 f"feature drift gate failed: column '{one_line(row['column'])}': population stability index "
-                f"{row['psi']:.3f} > {max_psi:g} (--max-psi; adjusted p = {row['p']:.2g})"
+                f"{row['psi']:.3f} > {max_psi:g} (`max_psi`; adjusted p = {row['p']:.2g})"
             )
     return out

@@ -21,18 +21,14 @@ class ModelFormatError(RuleCliError):
 class ParamError(RuleCliError):
     """A parameter value or combination is invalid.
 
-    With ``param`` the message reads after the parameter's name (``"must be at least 2,
-    got 1"``): the library names the parameter, the command line its flag (:meth:`named`).
+    Messages name parameters between backticks (```target_bins` must be at least 2``);
+    the command line shows its own flag there (``--target-bins``). With ``param`` the
+    message reads after that parameter's name (``"must be at least 2, got 1"``).
     """
 
     def __init__(self, message: str, *, param: str | None = None) -> None:
         self.param = param
-        self.detail = message
-        super().__init__(f"{param} {message}" if param else message)
-
-    def named(self, name: str) -> str:
-        """The message with ``name`` (e.g. a command-line flag) standing for the parameter."""
-        return f"{name} {self.detail}" if self.param else self.detail
+        super().__init__(f"`{param}` {message}" if param else message)
 
 
 class ResourceLimitError(RuleCliError):
@@ -40,6 +36,6 @@ class ResourceLimitError(RuleCliError):
 
 
 class TimeLimitError(ResourceLimitError):
-    """``--time-limit`` ran out."""
+    """The time limit (``time_limit``) ran out."""
 
     exit_code = 124

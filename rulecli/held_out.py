@@ -80,9 +80,9 @@ class CrossValidation:
 def cross_validate(ds: Dataset, fit: Callable[[Dataset], Predictor], k: int, seed: int) -> CrossValidation:
     """Stratified K-fold: fit on K-1 folds, score the held-out fold, K times."""
     if k < 2:
-        raise ParamError(f"--cv must be at least 2, got {k}")
+        raise ParamError(f"`cv` must be at least 2, got {k}")
     if k > ds.n_rows:
-        raise ParamError(f"--cv {k} is more folds than the {ds.n_rows} rows")
+        raise ParamError(f"`cv={k}` is more folds than the {ds.n_rows} rows")
     # a numeric target has no classes to stratify by: folds are a seeded shuffle
     folds = stratified_folds(np.zeros(ds.n_rows, dtype=np.int64) if ds.regression else ds.y, k, seed)
     keys = REGRESSION_KEYS if ds.regression else SUMMARY_KEYS

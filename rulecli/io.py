@@ -69,7 +69,7 @@ def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
         known = ", ".join(sorted(_EXTENSIONS))
         raise InputError(
             f"{path}: unknown file extension '{suffix or '(none)'}' "
-            f"(known: {known}, optionally .gz; or pass --input-format)"
+            f"(known: {known}, optionally .gz; or pass `input_format`)"
         )
     if gzipped and fmt not in ("csv", "tsv", "arff"):
         raise InputError(f"{path}: only CSV, TSV and ARFF files may be gzip-compressed")
@@ -149,13 +149,13 @@ class CsvOptions:
 
     def __post_init__(self) -> None:
         if self.delimiter is not None and len(self.delimiter) != 1:
-            raise ParamError(f"--delimiter must be one character (or 'tab'), got {self.delimiter!r}")
+            raise ParamError(f"`delimiter` must be one character (or 'tab'), got {self.delimiter!r}")
         try:
             codecs.lookup(self.encoding)
         except LookupError:
-            raise ParamError(f"--encoding: unknown encoding '{self.encoding}' (e.g. utf-8, latin-1, cp1252)") from None
+            raise ParamError(f"`encoding`: unknown encoding '{self.encoding}' (e.g. utf-8, latin-1, cp1252)") from None
         if self.skip_lines < 0:
-            raise ParamError(f"--skip-lines must be 0 or more, got {self.skip_lines}")
+            raise ParamError(f"`skip_lines` must be 0 or more, got {self.skip_lines}")
 
     @property
     def utf8(self) -> bool:
@@ -306,12 +306,12 @@ def _recode(raw: bytes, encoding: str, label: str) -> bytes:
     try:
         return raw.decode(encoding).encode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{label}: not {encoding} text (byte {exc.start}); check --encoding") from None
+        raise InputError(f"{label}: not {encoding} text (byte {exc.start}); check `encoding`") from None
 
 
 def _sniff(raw: bytes) -> str:
     """The format of bytes on standard input: Parquet and Arrow IPC by their magic bytes,
-    CSV otherwise (``--input-format`` says anything else)."""
+    CSV otherwise (``input_format`` says anything else)."""
     if raw.startswith(b"PAR1"):
         return "parquet"
     if raw.startswith(b"ARROW1"):
@@ -427,7 +427,7 @@ def _decompress(data: bytes, label: str) -> bytes:
                     raise InputError(
                         f"{label}: expands to more than {limit >> 20:,} MiB, a quarter of the memory available "
                         f"({available_memory() >> 20:,} MiB); decompress it and read the file with "
-                        "--engine duckdb, or free memory"
+                        "`engine=duckdb`, or free memory"
                     )
                 parts.append(chunk)
     except (EOFError, OSError, zlib.error) as exc:
@@ -625,7 +625,7 @@ def collect(lf: pl.LazyFrame, label: str) -> pl.DataFrame:
 
 _CLEARER = (
     ("found more fields than defined", "a row has more fields than the header has columns"),
-    ("invalid utf-8", "not UTF-8 text; give its --encoding (e.g. --encoding latin-1) or re-encode it"),
+    ("invalid utf-8", "not UTF-8 text; give its `encoding` (e.g. `encoding=latin-1`) or re-encode it"),
 )
 
 
@@ -707,7 +707,7 @@ def table_output(path: str, explicit: str | None = None) -> str:
         return "csv"  # a device or FIFO (`-o /dev/null`, `-o >(gzip > p.csv.gz)`): CSV, as on stdout
     try:
         fmt, gzipped = detect_format(path, explicit)
-    except InputError:  # the reader's message lists what rulecli reads and advises --input-format
+    except InputError:  # the reader's message lists what rulecli reads and advises `input_format`
         if explicit is not None:
             raise
         suffix = Path(path.lower().removesuffix(".gz")).suffix or "(none)"
@@ -814,7 +814,7 @@ def _shown(frame: pl.LazyFrame) -> pl.LazyFrame:
 def scratch_directory(root: str | None, prefix: str) -> str:
     """A new private directory for temporary files (under ``root``, else the system's)."""
     if root is not None and not Path(root).is_dir():
-        raise ParamError(f"--temp-directory {root}: no such directory")
+        raise ParamError(f"`temp_directory` {root}: no such directory")
     folder = tempfile.mkdtemp(prefix=prefix, dir=root)
     _LEFTOVERS.add(folder)
     return folder

@@ -316,7 +316,7 @@ def violations(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr) -> pl.LazyFra
     whose class is not the row's counts.
     """
     if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
-        raise ParamError("--violations needs rules with classes: a rule list, rule set or classification tree")
+        raise ParamError("`violations_out` needs rules with classes: a rule list, rule set or classification tree")
     columns = lf.collect_schema().names()
     lf = model_input(model, lf).with_columns(truth.alias(TRUTH))
     if isinstance(model, Tree):
@@ -451,7 +451,7 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
     n_train = training_rows(model)
     if n_train is None or any(r.stats is None for r in rules):
         raise ParamError(
-            "--baseline needs the training statistics of every rule (covers, correct) and the training rows"
+            "`baseline` needs the training statistics of every rule (covers, correct) and the training rows"
         )
     rows = []
     tests: list[tuple[int, str, float]] = []
@@ -509,14 +509,14 @@ def drift_failures(
             if significant_acc and before is not None and now is not None and before - now > max_drift:
                 failures.append(
                     f"rule drift gate failed: {label}: accuracy {before:.4f} -> {now:.4f}, a drop of "
-                    f"{before - now:.4f} > {max_drift:.4f} (--max-rule-drift; adjusted p = {acc_p:.2g})"
+                    f"{before - now:.4f} > {max_drift:.4f} (`max_rule_drift`; adjusted p = {acc_p:.2g})"
                 )
             change = entry["coverage"] - entry["train_coverage"]
             if significant_cov and abs(change) > max_drift:
                 failures.append(
                     f"rule drift gate failed: {label}: coverage {entry['train_coverage']:.4f} -> "
                     f"{entry['coverage']:.4f}, a change of {change:+.4f} beyond ±{max_drift:.4f} "
-                    f"(--max-rule-drift; adjusted p = {cov_p:.2g})"
+                    f"(`max_rule_drift`; adjusted p = {cov_p:.2g})"
                 )
         before, now = entry["train_coverage"], entry["coverage"]
         if max_ratio is not None and significant_cov and before > 0:
@@ -524,13 +524,13 @@ def drift_failures(
             if ratio > max_ratio or ratio * max_ratio < 1:
                 failures.append(
                     f"rule drift gate failed: {label}: coverage {before:.4f} -> {now:.4f}, {ratio:.2f} times its "
-                    f"training share, beyond {max_ratio:g}x either way (--max-coverage-ratio; adjusted p = {cov_p:.2g})"
+                    f"training share, beyond {max_ratio:g}x either way (`max_coverage_ratio`; adjusted p = {cov_p:.2g})"
                 )
         if min_coverage is not None and significant_cov and entry["coverage"] < min_coverage * entry["train_coverage"]:
             what = "no longer fires" if entry["covered"] == 0 else f"covers {entry['coverage']:.4f}"
             failures.append(
                 f"rule drift gate failed: {label}: {what}, below {min_coverage:g} x its training coverage "
-                f"{entry['train_coverage']:.4f} (--min-rule-coverage; adjusted p = {cov_p:.2g})"
+                f"{entry['train_coverage']:.4f} (`min_rule_coverage`; adjusted p = {cov_p:.2g})"
             )
     return failures
 

@@ -14,7 +14,7 @@ parameter; the command line names the flag instead.
 >>> Demo(folds=1)
 Traceback (most recent call last):
 ...
-rulecli.errors.ParamError: folds must be at least 2, got 1
+rulecli.errors.ParamError: `folds` must be at least 2, got 1
 """
 
 from __future__ import annotations

@@ -101,3 +101,53 @@ def test_the_code_cites_papers_not_the_teaching_texts_beside_the_repository():
         if re.search(r"shared/seeds|\bseeds? \d{3}\b|\bseeds'|\blecture\b", line)
     ]
     assert not cited, cited
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+
+
+def _user_texts(tree: ast.AST) -> set[int]:
+    """The string nodes that are help or examples for the command line, or docstrings:
+    those may name flags (a library message names parameters instead)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef) and body and isinstance(body[0], ast.Expr):
+            out.add(id(body[0].value))
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        declared = [*node.args, *(k.value for k in node.keywords)] if name.endswith("param") else []
+        shown = [k.value for k in node.keywords if k.arg in ("help", "examples")]
+        out.update(id(inner) for part in (*declared, *shown) for inner in ast.walk(part))
+    return out
+
+
+def _flags_in_messages(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    allowed = _user_texts(tree)
+    return [
+        f"{path.name}:{node.lineno}: {node.value[:60]!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
+        if FLAG.search(node.value)
+    ]
+
+
+def test_library_messages_name_parameters_not_flags():
+    # a Python user reads "`target_bins` must be at least 2"; the command shows its own flag
+    # there (rulecli.cli.naming)
+    named = [
+        hit for module, path in _modules() if not module.startswith("rulecli.cli") for hit in _flags_in_messages(path)
+    ]
+    assert not named, named
+
+
+def test_the_flag_check_sees_a_message_naming_a_flag(tmp_path: Path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Docs may say --target."""\n'
+        'x = param(1, "Help may say --bins.")\n'
+        'raise ParamError(f"--target-bins must be at least {2}")\n'
+    )
+    assert [hit.split(":")[1] for hit in _flags_in_messages(module)] == ["3"]

@@ -75,7 +75,7 @@ def test_declared_constraints_are_enforced_and_name_the_parameter(name: str):
         for value in _violations(field):
             with pytest.raises(ParamError) as caught:
                 learner.params(**{field.name: value})
-            assert caught.value.param == field.name and str(caught.value).startswith(field.name)
+            assert caught.value.param == field.name and str(caught.value).startswith(f"`{field.name}`")
             checked += 1
     assert checked, f"{name} declares no constraint at all"
 

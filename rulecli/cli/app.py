@@ -20,7 +20,7 @@ from typer._click.decorators import help_option as help_flag
 from typer.core import TyperCommand, TyperGroup
 
 from rulecli import learners
-from rulecli.cli import signals
+from rulecli.cli import naming, signals
 from rulecli.errors import RuleCliError
 from rulecli.version import __version__
 from rulecli.words import visible
@@ -148,6 +148,7 @@ class LazyCommand(TyperCommand):
         return self._real
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        naming.use(self.real())  # the command runs in the context made here, as the real command
         return self.real().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx: Any) -> Any:
@@ -238,6 +239,7 @@ def main(args: Sequence[str] | None = None) -> None:
 
 def _main(argv: list[str]) -> None:
     debug = "--debug" in argv
+    naming.forget()
     read_before = sys.modules.get("rulecli.io")  # not imported here: Polars would slow start-up
     if read_before is not None:  # an earlier command in this process (the tests) read its inputs
         read_before.forget_inputs()
@@ -256,7 +258,7 @@ def _main(argv: list[str]) -> None:
         signals.stopped_meanwhile()
         if debug:
             raise
-        _fail(str(exc).strip() or type(exc).__name__, exc.exit_code)
+        _fail(naming.as_flags(str(exc)).strip() or type(exc).__name__, exc.exit_code)
     except KeyboardInterrupt:
         _err("Interrupted")
         raise SystemExit(signals.INTERRUPTED) from None

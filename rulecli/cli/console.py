@@ -21,6 +21,8 @@ from rulecli.model.text import BAR_WIDTH, forest_summary, render_conditions, ren
 from rulecli.model.tree import Forest, Tree, TreeModel
 from rulecli.words import counted, visible
 
+from .naming import as_flags
+
 _NO_COLOR = "NO_COLOR" in os.environ
 # Off a terminal Rich would wrap tables at 80 columns; logs and CI output read better unwrapped.
 _PIPE_WIDTH = 200
@@ -52,13 +54,13 @@ def stderr_is_tty() -> bool:
 
 
 def warn(message: str) -> None:
-    err.print(f"Warning: {visible(message)}", markup=False, soft_wrap=True)
+    err.print(f"Warning: {visible(as_flags(message))}", markup=False, soft_wrap=True)
 
 
 def info(message: str, *, quiet: bool = False) -> None:
     """A progress or summary line, shown only to a person at a terminal."""
     if not quiet and stderr_is_tty():
-        err.print(visible(message), markup=False)
+        err.print(visible(as_flags(message)), markup=False)
 
 
 PLAIN_EVERY = 30.0  # seconds between progress lines off a terminal (a CI log, nohup)

@@ -9,7 +9,7 @@ import typer
 from rulecli import api, io
 from rulecli.model.serde import dumps_cuts, loads_cuts
 
-from . import common, options
+from . import common
 
 
 @common.reads_a_table
@@ -58,18 +58,17 @@ def discretize(
     saved = None if cuts_in is None else loads_cuts(io.read_text(cuts_in), cuts_in)
     if old_method is not None:
         method = old_method
-    with options.flags({"method": "--discretize"}):
-        result = api.discretize(
-            df,
-            method=method,
-            bins=bins,
-            min_bucket=min_bucket,
-            target=target,
-            columns=common.split_list(columns),
-            cuts=saved,
-            source=api.source_label(data),
-            cuts_source=str(cuts_in),
-        )
+    result = api.discretize(
+        df,
+        method=method,
+        bins=bins,
+        min_bucket=min_bucket,
+        target=target,
+        columns=common.split_list(columns),
+        cuts=saved,
+        source=api.source_label(data),
+        cuts_source=str(cuts_in),
+    )
     io.write_table(result.frame, output or io.STDIO, output_format=table_format)
     if cuts_out is not None and saved is None:
         io.write_text(

@@ -9,7 +9,7 @@ import typer
 from rulecli import api, learners
 from rulecli.errors import ParamError
 
-from . import common, console, options
+from . import common, console
 
 STUDENTS = ("ripper", "cn2", "oner", "aq", "brl", "reduct", "tree")
 
@@ -59,10 +59,9 @@ def distill(
     common.check_not_both_stdin(model_path, data)
     teacher = api.load(model_path)
     extra = {"max_rules": max_rules} if max_rules is not None else {}
-    with options.flags({"holdout": "--holdout"}):
-        student = api.distill(
-            teacher, data, learner=learner, test=test, holdout=holdout, synthetic=synthetic, seed=seed, **extra
-        )
+    student = api.distill(
+        teacher, data, learner=learner, test=test, holdout=holdout, synthetic=synthetic, seed=seed, **extra
+    )
     common.emit_model(student, output=output, as_json=json_out, quiet=quiet)
     record = student.info.training["distilled"]
     console.info(_summary(record, learner), quiet=quiet)

@@ -11,6 +11,7 @@ from rulecli import api, io
 from rulecli.metrics import Gate
 
 from . import common, console
+from .naming import as_flags
 
 
 def _gate(flag: str, help: str, **bounds: float) -> Any:
@@ -159,7 +160,8 @@ def evaluate(
         costs=costs,
         max_cost=max_cost,
     )
-    failures = payload["gates"]["failures"]
+    # the library names the gates' parameters; the person and the JSON read this command's flags
+    failures = payload["gates"]["failures"] = [as_flags(f) for f in payload["gates"]["failures"]]
     if output is not None:
         common.write_json(output, payload)
     if json_out:

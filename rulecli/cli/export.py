@@ -9,7 +9,7 @@ import typer
 
 from rulecli import api, io
 
-from . import common, options
+from . import common
 
 
 def export(
@@ -41,8 +41,7 @@ def export(
     """
     if output is not None:
         io.check_writable(output)
-    with options.flags({"to": "--to"}):
-        text = api.export(api.load(model_path), to, dialect=dialect, table=table, name=name)
+    text = api.export(api.load(model_path), to, dialect=dialect, table=table, name=name)
     if json_out:
         text = json.dumps({"to": to, "dialect": dialect if to == "sql" else None, "source": text}, indent=2) + "\n"
     io.write_text(output or io.STDIO, text)

@@ -101,7 +101,6 @@ def learner_command(name: str) -> Callable[..., None]:
         _option(n, annotation, default) for n, annotation, default in (*DATA_OPTIONS, *ENGINE_OPTIONS, *RUN_OPTIONS)
     ]
     takes_seed = "seed" in learner.params.__dataclass_fields__
-    flags = options.flags_of(learner.params) | {"time_budget": "--time-budget", "costs": "--costs"}
 
     def command(**values: Any) -> None:
         data = values.pop("data")
@@ -110,10 +109,9 @@ def learner_command(name: str) -> Callable[..., None]:
         engine = EngineOptions(chosen.pop("engine", "memory"), **chosen)
         run = common.RunOptions(*(values.pop(n) for n, _, _ in RUN_OPTIONS))
         extra_values = {p.name: values.pop(p.name) for p in extra.options}
-        with options.flags(flags):
-            params = learner.params(**values, **({"seed": run.seed} if takes_seed else {}))
-            extra.check(extra_values, engine)
-            _learn(learner, extra, params, data, data_opts, run, extra_values, engine)
+        params = learner.params(**values, **({"seed": run.seed} if takes_seed else {}))
+        extra.check(extra_values, engine)
+        _learn(learner, extra, params, data, data_opts, run, extra_values, engine)
 
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [DATA, *options.parameters(learner.params), *extra.options, *shared]
@@ -241,9 +239,9 @@ def _cross_table(model: Model) -> console.DataTable:
 
 
 def _check_partial_dependence(values: dict[str, Any], engine: EngineOptions) -> None:
-    if (values["pd_class"] is not None or values["pd_out"] is not None) and values["pd_feature"] is None:
+    if (values["cls"] is not None or values["pd_out"] is not None) and values["feature"] is None:
         raise ParamError("--class and --pd-out go with --partial-dependence FEATURE")
-    if values["pd_feature"] is not None and engine.name != "memory":
+    if values["feature"] is not None and engine.name != "memory":
         raise ParamError(
             f"--partial-dependence walks the forest over every row in memory: it goes with --engine memory, "
             f"not {engine.name}"
@@ -253,11 +251,10 @@ def _check_partial_dependence(values: dict[str, Any], engine: EngineOptions) -> 
 
 
 def _partial_dependence(model: Any, ds: Dataset, params: Params, values: dict[str, Any], quiet: bool) -> None:
-    feature = values["pd_feature"]
+    feature = values["feature"]
     if feature is None:
         return
-    with options.flags({"partial_dependence": "--partial-dependence"}):
-        grid, column, curve = api.partial_dependence(model, ds, feature, values["pd_class"], values["grid_points"])
+    grid, column, curve = api.partial_dependence(model, ds, feature, values["cls"], values["grid_points"])
     if values["pd_out"] is not None:
         common.write_partial_dependence(values["pd_out"], feature, grid, column, curve)
     if not quiet:
@@ -283,7 +280,7 @@ EXTRAS = {
     "forest": Extra(
         options=(
             _option(
-                "pd_feature",
+                "feature",
                 Annotated[
                     str | None,
                     typer.Option(
@@ -293,7 +290,7 @@ EXTRAS = {
                 None,
             ),
             _option(
-                "pd_class",
+                "cls",
                 Annotated[
                     str | None,
                     typer.Option("--class", help="Class y0 of --partial-dependence (default: the first class)."),

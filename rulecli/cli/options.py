@@ -1,22 +1,18 @@
 """Command-line options made from a learner's parameter declarations (``rulecli.params``).
 
 A parameter's flag, help, default and range are written once, on its field; this module
-turns each field into a Typer option, and turns a :class:`ParamError` that names a
-parameter into one that names the flag the user typed.
+turns each field into a Typer option (its messages name the flag: ``rulecli.cli.naming``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import typing
-from collections.abc import Iterator
 from dataclasses import MISSING, Field
 from typing import Annotated, Any
 
 import typer
 
-from rulecli.errors import ParamError
 from rulecli.params import Spec, fields_of, spec_of
 
 SHARED = frozenset({"seed"})  # every learner command takes --seed (it also seeds --cv folds)
@@ -73,14 +69,3 @@ def parameters(params_class: type) -> list[inspect.Parameter]:
 
 def flags_of(params_class: type) -> dict[str, str]:
     return {field.name: flag(field) for field in fields_of(params_class)}
-
-
-@contextlib.contextmanager
-def flags(names: dict[str, str]) -> Iterator[None]:
-    """Within: a :class:`ParamError` about a parameter in ``names`` names its command-line flag."""
-    try:
-        yield
-    except ParamError as exc:
-        if exc.param in names:
-            raise ParamError(exc.named(names[exc.param])) from exc
-        raise

@@ -162,7 +162,7 @@ class Histogram:
 
 
 def is_parquet(path: str, input_format: str | None) -> bool:
-    """Parquet by ``--input-format``, else by the name's extension."""
+    """Parquet by ``input_format``, else by the name's extension."""
     if input_format is not None:
         return input_format == "parquet"
     return path.lower().rstrip("/").endswith((".parquet", ".pq", ".parq"))
@@ -172,8 +172,8 @@ def not_parquet(source: str, engine: str, tables: str) -> InputError:
     from rulecli.errors import InputError
 
     return InputError(
-        f"{source}: --engine {engine} reads Parquet files (or a glob such as 'data/*.parquet') and {tables}; "
-        "other formats: --engine memory or duckdb, or convert them to Parquet first"
+        f"{source}: `engine={engine}` reads Parquet files (or a glob such as 'data/*.parquet') and {tables}; "
+        "other formats: `engine=memory` or `engine=duckdb`, or convert them to Parquet first"
     )
 
 
@@ -195,13 +195,13 @@ def open_table(
     from rulecli.errors import ParamError
 
     if options.name not in ENGINES:
-        raise ParamError(f"--engine must be one of {', '.join(ENGINES)}, got '{options.name}'")
+        raise ParamError(f"`engine` must be one of {', '.join(ENGINES)}, got '{options.name}'")
     if options.name == "spark":
         from rulecli.engines import spark
 
         if options.table is None and not is_parquet(source, input_format):
             # checked before a session starts: the cluster reads its own paths, no local copy
-            raise not_parquet(source, "spark", "catalog tables (--db-table NAME)")
+            raise not_parquet(source, "spark", "catalog tables (`table` NAME)")
 
         return spark.open_table(source, spec, options, input_format=input_format)
     from rulecli.engines.duckdb import DuckDB

@@ -35,7 +35,7 @@ class DuckDB:
             import duckdb
         except ImportError:
             raise ParamError(
-                "--engine duckdb needs DuckDB, which is not installed: pip install 'rulecli[duckdb]'"
+                "`engine=duckdb` needs DuckDB, which is not installed: pip install 'rulecli[duckdb]'"
             ) from None
         config: dict[str, Any] = {"preserve_insertion_order": False}
         if options.memory_limit is not None:
@@ -47,7 +47,7 @@ class DuckDB:
         try:
             self.connection = duckdb.connect(":memory:", config=config)
         except duckdb.Error as exc:
-            raise ParamError(f"--engine duckdb: {io.first_line(exc)}") from None
+            raise ParamError(f"`engine=duckdb`: {io.first_line(exc)}") from None
         # Parquet statistics written without NaN (as Polars writes them) let DuckDB fold
         # isnan(x) and NULLIF(x, NaN) to constants: NaN would not read as missing
         self.connection.sql("SET disabled_optimizers = 'statistics_propagation'")
@@ -90,7 +90,7 @@ class DuckDB:
         path = source
         if not is_parquet(source, input_format):
             if self.reader is None:
-                raise not_parquet(source, "duckdb", "DuckDB tables (--db-table NAME)")
+                raise not_parquet(source, "duckdb", "DuckDB tables (`table` NAME)")
             path = self._parquet_copy(source, options.temp_directory)
         # a file that exists is read as itself ('d[1].parquet' is not d1.parquet); a path
         # naming no file is a glob

@@ -1,6 +1,6 @@
 """The Spark engine: learn from Parquet files, globs or catalog tables on a Spark cluster.
 
-``--spark-master`` is ``local[N]`` (this machine, the default ``local[*]``), a cluster URL
+``spark_master`` is ``local[N]`` (this machine, the default ``local[*]``), a cluster URL
 (``spark://host:7077``) or a Spark Connect URL (``sc://host:15002``). The queries are the
 DuckDB engine's, in Spark SQL; the binned copy of the features is cached on the
 executors (memory, then disk) instead of written to a file.
@@ -37,14 +37,14 @@ class Spark:
 
     def __init__(self, options: EngineOptions) -> None:
         if importlib.util.find_spec("pyspark") is None:
-            raise ParamError("--engine spark needs PySpark, which is not installed: pip install 'rulecli[spark]'")
+            raise ParamError("`engine=spark` needs PySpark, which is not installed: pip install 'rulecli[spark]'")
         master = options.spark_master or "local[*]"
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # PySpark warns about the pandas it does not use here
                 self.spark = _session(master)
         except Exception as exc:
-            raise ParamError(f"--engine spark: cannot start Spark at {master}: {io.first_line(exc)}") from None
+            raise ParamError(f"`engine=spark`: cannot start Spark at {master}: {io.first_line(exc)}") from None
         # a local session's JVM keeps the directory it started in: a relative path is made
         # this process's own, as a Python caller may have changed directory since (a cluster
         # reads a relative path against its own file system's home, left to it)

@@ -47,7 +47,7 @@ T = TypeVar("T")
 class Backend(Protocol):
     """What an engine does for a :class:`SqlTable`."""
 
-    name: str  # the --engine name
+    name: str  # the engine's name (memory, duckdb, spark)
     label: str  # the engine's name for a person
     dialect: str  # rulecli.model.export's SQL dialect
 
@@ -90,7 +90,7 @@ class SqlTable(TargetView):
     relation: str  # the FROM clause: rows with a target, each with its number ``_rulecli_id``
     counts: np.ndarray
     backend: Backend = field(repr=False)
-    temp_root: str | None = field(default=None, repr=False)  # --temp-directory, else the system's
+    temp_root: str | None = field(default=None, repr=False)  # temp_directory, else the system's
     workdir: str | None = field(default=None, repr=False)
     binned: dict[int, tuple[Bins, str]] = field(default_factory=dict, repr=False)
     on_pass: Callable[[str, float], None] | None = field(default=None, repr=False)
@@ -517,11 +517,11 @@ def open_sql_table(
     backend: Backend, source: str, spec: object, options: EngineOptions, input_format: str | None
 ) -> SqlTable:
     assert isinstance(spec, DataSpec)
-    flag = f"--engine {backend.name}"
+    flag = f"`engine={backend.name}`"
     if spec.weights is not None or spec.class_weight is not None:
-        raise ParamError(f"--weights and --class-weight do not work with {flag} yet; use --engine memory")
+        raise ParamError(f"`weights` and `class_weight` do not work with {flag} yet; use `engine=memory`")
     if spec.target_bins is not None:
-        raise ParamError(f"--target-bins does not work with {flag} yet; use --engine memory")
+        raise ParamError(f"`target_bins` does not work with {flag} yet; use `engine=memory`")
     try:
         raw, columns = backend.scan(source, options, input_format)
         table = _profile(backend, source, raw, columns, spec)
@@ -542,7 +542,7 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     if not names:
         raise InputError(f"{source}: no data rows")
     target = spec.target if spec.target is not None else names[-1]
-    check_columns(names, [target], source, "--target")
+    check_columns(names, [target], source, "`target`")
 
     def run(query: str) -> pl.DataFrame:
         return backend.frame(query, f"{source}: {backend.label} could not profile it")
@@ -577,9 +577,9 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     for n in used:
         if n not in numeric | free_text | {target, *spec.numeric} and distinct[n] > MAX_LEVELS:
             raise InputError(
-                f"{source}: column '{n}' has about {distinct[n]:,} distinct values; with --engine "
-                f"{backend.name} a categorical feature may have at most {MAX_LEVELS:,} (--exclude {quoted(n)}, "
-                f"or --numeric {quoted(n)})"
+                f"{source}: column '{n}' has about {distinct[n]:,} distinct values; with "
+                f"`engine={backend.name}` a categorical feature may have at most {MAX_LEVELS:,} "
+                f"(`exclude` {quoted(n)}, or `numeric` {quoted(n)})"
             )
     # every value of the columns with few, in one pass: a grouping set per column
     listed = [n for n in used if n not in free_text and (distinct[n] <= EXACT_DISTINCT or n not in numeric)]
@@ -634,8 +634,8 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     schema = prepared.schema
     if schema.target.regression:
         raise ParamError(
-            f"--engine {backend.name} learns classes; '{target}' is a number (pass --classification, or use "
-            "--engine memory)"
+            f"`engine={backend.name}` learns classes; '{target}' is a number (pass `target_type=classification`, or "
+            "use `engine=memory`)"
         )
     counts = tallies(np.array([float(by_class.get(c, 0)) for c in schema.target.classes]))
     n_rows = int(sum(by_class.values()))

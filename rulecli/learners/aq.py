@@ -576,7 +576,7 @@ def _fit(ds: Dataset, enc: Encoded, matrix: _Matrix, params: AQParams, progress:
     return RuleSet(ds.target, ds.classes, tuple(rules), default, VOTES[params.vote], info)
 
 
-SEARCH_CUT = "stopped after {} rules with rows left uncovered (--max-rules)"
+SEARCH_CUT = "stopped after {} rules with rows left uncovered (`max_rules`)"
 
 
 LEARNER = Learner(

@@ -374,7 +374,7 @@ def _summary(model: DecisionList) -> str:
 def _warnings(model: DecisionList) -> list[str]:
     rhat = model.info.training["rhat"]
     if isinstance(rhat, float) and rhat > 1.1:
-        return [f"chains disagree (R-hat {rhat:.2f} > 1.1): raise --iterations or check the list is stable"]
+        return [f"chains disagree (R-hat {rhat:.2f} > 1.1): raise `iterations` or check the list is stable"]
     return []
 
 

@@ -319,7 +319,7 @@ def _engine_forest(
     memory from the same seed; the OOB error is one more pass."""
     if params.importance == "permutation":
         raise ParamError(
-            f"shuffles the rows in memory; with --engine {table.engine}, impurity importance is saved",
+            f"shuffles the rows in memory; with `engine={table.engine}`, impurity importance is saved",
             param="importance",
         )
     bins = table.bins(params.max_bins)

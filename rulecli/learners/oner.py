@@ -111,7 +111,7 @@ def _score_features(ds: Dataset | EngineTable, params: OneRParams, counted: dict
             scores[name] = (errors, rows.total_weight, chi2_independence(table)[2])
         return scores
     if is_engine_table(ds):
-        raise ParamError("chooses the feature on held-out rows only with --engine memory", param="validation_fraction")
+        raise ParamError("chooses the feature on held-out rows only with `engine=memory`", param="validation_fraction")
     train_rows, held_rows = stratified_holdout(ds.y, params.validation_fraction, params.seed)
     if held_rows.size == 0 or train_rows.size == 0:
         raise ParamError("leaves no rows to learn from or to validate on", param="validation_fraction")

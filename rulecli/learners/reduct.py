@@ -290,8 +290,8 @@ def _reduct_rules(table: DecisionTable, reduct: list[int], params: ReductParams)
     if conditions > CONDITION_BUDGET:
         raise ResourceLimitError(
             f"the reduct's {len(rules):,} rules hold {conditions:,} conditions in all, more than can be scored "
-            f"in memory ({CONDITION_BUDGET:,}); use fewer attributes (--features), a coarser --discretize, or "
-            "--print reducts"
+            f"in memory ({CONDITION_BUDGET:,}); use fewer attributes (`features`), a coarser `discretize`, or "
+            "`show=reducts`"
         )
     return rules
 
@@ -506,7 +506,7 @@ def _warnings(model: RuleSet) -> list[str]:
         why = "γ = 0" if beta == 1 else f"at β = {beta:g} no attribute set does better than none"
         out.append(
             f"no attribute tells the decisions apart ({why}: the reduct is empty), so every row gets the "
-            "majority class; a finer --discretize (or --bins) may find attributes that do"
+            "majority class; a finer `discretize` (or `bins`) may find attributes that do"
         )
     return out
 

@@ -70,7 +70,7 @@ class TreeGrowth(Params):
         if ds.regression and self.criterion != "mse":
             raise ParamError(
                 f"{self.criterion} needs classes, but '{ds.target}' is numeric "
-                "(use mse, or --target-bins K / --categorical to make classes)",
+                "(use mse, or `target_bins` K / `categorical` to make classes)",
                 param="criterion",
             )
         if not ds.regression and self.criterion == "mse":

@@ -423,9 +423,9 @@ def prediction_frame(
     kept = [col(raw[name]).alias(name) if name in raw else col(name) for name in keep]
     if isinstance(model, Tree | Forest):
         if proba and model.regression:
-            raise ParamError("--proba needs classes; this model predicts a number")
+            raise ParamError("`proba` needs classes; this model predicts a number")
         if explain and isinstance(model, Forest):
-            raise ParamError("--explain names one deciding rule; a forest has none (a single tree does)")
+            raise ParamError("`explain` names one deciding rule; a forest has none (a single tree does)")
         fields = [PREDICTION, *([f"proba_{c}" for c in model.classes] if proba else [])]
         fields += [RULE, RULE_TEXT] if explain else []
         scored = lf.with_columns(walk_expr(model, explain))

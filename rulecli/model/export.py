@@ -222,7 +222,7 @@ def _sql_rule(sql: _Sql, conditions: tuple[Condition, ...], kinds: dict[str, boo
 def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | None = None) -> str:
     """One ``CASE WHEN … END`` expression, or a ``SELECT *, … AS prediction FROM table``."""
     if dialect not in DIALECTS:
-        raise ParamError(f"--dialect must be one of {', '.join(DIALECTS)}, got '{dialect}'")
+        raise ParamError(f"`dialect` must be one of {', '.join(DIALECTS)}, got '{dialect}'")
     sql = _Sql(dialect)
     if isinstance(model, Forest):
         return _sql_forest(sql, model, table)
@@ -288,7 +288,7 @@ def _sql_forest(sql: _Sql, model: Forest, table: str | None) -> str:
     """The trees' leaf shares (or means) summed tree by tree as rulecli sums them, then the
     first class with the largest mean: a query, so each class's mean is written once."""
     if table is None:
-        raise ParamError("a forest exports as a query over a table (its class means are columns): pass --table TABLE")
+        raise ParamError("a forest exports as a query over a table (its class means are columns): pass `table` TABLE")
     kinds = dated_kinds(feature_kinds(model), model)
     columns = {name: sql.column(name, kinds[name]) for name in kinds}
     outputs = [(0, "prediction")] if model.regression else list(enumerate(f"proba_{c}" for c in model.classes))
@@ -440,7 +440,7 @@ def _python_readers(kinds: Iterable[bool | Unit]) -> list[str]:
 def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
     """Source of ``predict(row: dict) -> str | float | None``: no imports, no dependencies."""
     if not name.isidentifier() or keyword.iskeyword(name):
-        raise ParamError(f"--name must be a Python identifier that is not a keyword, got '{name}'")
+        raise ParamError(f"`name` must be a Python identifier that is not a keyword, got '{name}'")
     if isinstance(model, Forest):
         return _python_forest(model, name)
     p = plan(model)

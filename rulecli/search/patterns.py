@@ -71,7 +71,7 @@ def mine(items: Items, min_count: int, max_length: int, weights: np.ndarray | No
             if len(found_items) + keep.size > limit:
                 raise ResourceLimitError(
                     f"pattern mining passed {limit:,} patterns of up to {max_length} conditions (their bit vectors "
-                    "would take over 1 GB): raise --min-support or lower --max-rule-length"
+                    "would take over 1 GB): raise `min_support` or lower `max_rule_length`"
                 )
             for i in keep.tolist():
                 next_level.append(len(found_items))

@@ -275,15 +275,15 @@ class RoughSets:
         d = self.table.n_attributes
         if d > MAX_ALL_ATTRIBUTES:
             raise ParamError(
-                f"--all enumerates subsets of {d} attributes (2^{d}); the limit is {MAX_ALL_ATTRIBUTES}: "
-                "use --n-reducts K for reducts from K random orders"
+                f"`all_reducts` enumerates subsets of {d} attributes (2^{d}); the limit is {MAX_ALL_ATTRIBUTES}: "
+                "use `n_reducts` K for reducts from K random orders"
             )
         descriptions, inverse = np.unique(self.table.codes, axis=0, return_inverse=True)
         m = descriptions.shape[0]
         if m * (m - 1) // 2 > MAX_ALL_PAIRS:
             raise ParamError(
-                f"--all would compare {m * (m - 1) // 2:,} pairs of distinct objects (limit {MAX_ALL_PAIRS:,}): "
-                "use --n-reducts K for reducts from K random orders"
+                f"`all_reducts` would compare {m * (m - 1) // 2:,} pairs of distinct objects "
+                f"(limit {MAX_ALL_PAIRS:,}): use `n_reducts` K for reducts from K random orders"
             )
         decisions = self.table.class_counts(inverse.ravel().astype(np.int64), m)
         positive = positive_granules(decisions, self.precision)

@@ -148,5 +148,5 @@ def test_mining_refuses_an_explosion(monkeypatch):
         np.stack([bits.pack(codes[:, j] == v) for j in range(12) for v in (0, 1)]),
     )
     monkeypatch.setattr(patterns, "BIT_BUDGET", 8 * 100)  # room for 100 one-word patterns
-    with pytest.raises(ResourceLimitError, match="raise --min-support or lower --max-rule-length"):
+    with pytest.raises(ResourceLimitError, match="raise `min_support` or lower `max_rule_length`"):
         mine(items, 1, 2)

@@ -179,7 +179,7 @@ def test_bad_parameters(make, option):
 def test_aq_says_in_its_training_summary_when_max_rules_cut_its_search():
     ds = prepare_dataset(pl.read_csv(SAMPLE / "penguins.csv"), DataSpec(target="species"))
     cut = fit_aq(ds, AQParams(max_rules=1, max_error=0.05, min_share=0.0, majority_rules="keep"))
-    assert cut.info.training["search_cut"] == "stopped after 1 rules with rows left uncovered (--max-rules)"
+    assert cut.info.training["search_cut"] == "stopped after 1 rules with rows left uncovered (`max_rules`)"
     assert "search_cut" not in fit_aq(ds, AQParams(max_error=0.05, min_share=0.0, majority_rules="keep")).info.training
 
 

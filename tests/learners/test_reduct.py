@@ -137,7 +137,7 @@ def test_numeric_attributes_are_discretised_and_rules_predict():
 def test_too_many_attributes_for_all_reducts_is_refused():
     codes = np.zeros((3, 25), dtype=np.int32)
     rs = RoughSets(DecisionTable(tuple(f"a{j}" for j in range(25)), codes, np.array([0, 1, 0]), 2))
-    with pytest.raises(ParamError, match="--n-reducts"):
+    with pytest.raises(ParamError, match="`n_reducts`"):
         rs.all_reducts()
 
 

@@ -61,9 +61,9 @@ def test_numeric_override_reports_a_stray_string():
             DataSpec(),
             "no values",
         ),
-        (pl.DataFrame({"a": [1, 2], "cls": ["x", "y"]}), DataSpec(target="nope"), "column 'nope' given with --target"),
+        (pl.DataFrame({"a": [1, 2], "cls": ["x", "y"]}), DataSpec(target="nope"), "column 'nope' given with `target`"),
         (pl.DataFrame({"a": [1.0, float("inf")], "cls": ["x", "y"]}), DataSpec(), "infinite value"),
-        (pl.DataFrame({"a": list(range(60)), "t": list(range(60))}), DataSpec(), "--target-bins"),
+        (pl.DataFrame({"a": list(range(60)), "t": list(range(60))}), DataSpec(), "`target_bins`"),
     ],
 )
 def test_unusable_data_is_refused_with_the_reason(df, spec, message):
