@@ -33,7 +33,6 @@ def tree_command():
         ("pass `target_type=classification`", "pass --classification"),
         ("pass `target_type=regression`", "pass --regression"),
         ("`show_table` is oner's", "`show_table` is oner's"),  # not an option of tree: left as written
-        ("'`target`' is a value", "'--target' is a value"),
         ("`data` is the table", "DATA is the table"),
         ("`max_depth` and `ccp_alpha`", "--max-depth and --ccp-alpha"),
     ],
