@@ -7,6 +7,7 @@ only when it runs or shows its own help. Learner commands come from the learner 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -49,6 +50,7 @@ def _load(name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), function)
 
 
+@functools.cache  # a command runs once per process, but the tests run many in one
 def _build(name: str) -> _click.Command:
     single = typer.Typer(
         rich_markup_mode="rich", context_settings=CONTEXT, pretty_exceptions_show_locals=False, add_completion=False
@@ -93,10 +95,12 @@ def _described(command: _click.Command) -> _click.Command:
 def _help_all(ctx: _click.Context, param: _click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    for each in ctx.command.params:
-        if getattr(each, "folded", False):
-            each.hidden = False
+    folded = [each for each in ctx.command.params if getattr(each, "folded", False)]
+    for each in folded:
+        each.hidden = False
     _click.echo(ctx.get_help(), color=ctx.color)
+    for each in folded:  # the command is built once per process: the next --help folds them again
+        each.hidden = True
     ctx.exit()
 
 
