@@ -170,26 +170,39 @@ def prepare(
     )
     options = EngineOptions(engine) if isinstance(engine, str) else engine
     if options is not None and options.name != "memory":
-        if isinstance(data, pl.DataFrame):
-            raise ParamError(f"`engine={options.name}` reads files and tables; a DataFrame is in memory already")
-
-        def reader(out: str) -> None:
-            io.parquet_copy(
-                str(data),
-                out,
-                input_format=input_format,
-                null_values=null_values,
-                schema_overrides=_as_text(spec.categorical),
-                layout=layout,
-            )
-
-        return open_table(str(data), spec, options, input_format=input_format, reader=reader)
+        return _engine_table(data, spec, options, input_format, null_values, layout)
     if isinstance(data, pl.DataFrame):
         return prepare_dataset(data, spec)
     df = read_table(
         data, input_format=input_format, null_values=null_values, text_columns=spec.categorical, layout=layout
     )
     return prepare_dataset(df, spec, source=source_label(data))
+
+
+def _engine_table(
+    data: Any,
+    spec: DataSpec,
+    options: EngineOptions,
+    input_format: str | None,
+    null_values: Sequence[str],
+    layout: io.CsvOptions,
+) -> EngineTable:
+    """``data`` left where it is, in the engine ``options`` name (a file the engine cannot
+    read is copied to Parquet first)."""
+    if isinstance(data, pl.DataFrame):
+        raise ParamError(f"`engine={options.name}` reads files and tables; a DataFrame is in memory already")
+
+    def reader(out: str) -> None:
+        io.parquet_copy(
+            str(data),
+            out,
+            input_format=input_format,
+            null_values=null_values,
+            schema_overrides=_as_text(spec.categorical),
+            layout=layout,
+        )
+
+    return open_table(str(data), spec, options, input_format=input_format, reader=reader)
 
 
 def as_data(data: Any) -> Any:
@@ -718,33 +731,46 @@ def evaluate(
     if target_name not in lf.collect_schema():
         raise InputError(f"{label}: target column '{target_name}' is not in the data (name it with `target`)")
     truth = truth_expr(model, target)
-    if gate_on not in GATE_ON:
-        raise ParamError(f"`gate_on` must be one of {', '.join(GATE_ON)}, got '{gate_on}'")
     regression = is_regression(model)
-    _check_gates(gates, regression)
     has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
     drift_gates = (max_rule_drift, min_rule_coverage, max_coverage_ratio)
     baseline = baseline or any(bound is not None for bound in drift_gates)
-    for option, bound in (("`max_rule_drift`", max_rule_drift), ("`min_rule_coverage`", min_rule_coverage)):
-        if bound is not None and not (math.isfinite(bound) and bound >= 0):
-            raise ParamError(f"{option} must be a number of at least 0, got {bound}")
-    if max_coverage_ratio is not None and not (math.isfinite(max_coverage_ratio) and max_coverage_ratio > 1):
-        raise ParamError(f"`max_coverage_ratio` must be a number above 1, got {max_coverage_ratio}")
-    if max_psi is not None and not (math.isfinite(max_psi) and max_psi > 0):
-        raise ParamError(f"`max_psi` must be a number above 0, got {max_psi}")
-    if max_psi is not None and reference is None:
-        raise ParamError("`max_psi` holds the columns against a table: give it with `reference` (the training table)")
-    if baseline and not has_rules:
-        kind = "a forest" if isinstance(model, Forest) else "a regression tree"
-        raise ParamError(f"`baseline` compares rules with their training statistics; {kind} has no such rules")
-    if max_cost is not None and costs is None:
-        raise ParamError("`max_cost` holds the mean cost per row against a bound: give the costs with `costs`")
-    if costs is not None and regression:
-        raise ParamError("`costs` weighs wrong classes; this model predicts numbers")
-    matrix = None if costs is None else _costs(costs, model.classes)
+    _check_evaluation(model, gates, gate_on, drift_gates, baseline and not has_rules, max_psi, reference)
+    _check_costs(costs, max_cost, regression)
+    matrix = None if costs is None else _costs(costs, model.classes)  # a bad table is refused before any pass
     gates = [*gates, Gate("expected_cost", max_cost, "`max_cost`", upper=True)] if max_cost is not None else gates
     with_rules = (per_rule or baseline) and has_rules
     weight = None if weights is None else _weight_expr(lf, weights, label)
+    metrics, rules = _measured(model, lf, truth, weight, with_rules, violations_out, label, target_name)
+    if matrix is not None:
+        metrics["expected_cost"] = expected_cost(metrics["confusion"], matrix)
+    payload = (
+        {**metrics, "rules": [r.as_dict(metrics["rows"]) for r in rules]} if with_rules and per_rule else dict(metrics)
+    )
+    failures = gate_failures(metrics, list(gates), gate_on) if gates else []
+    if baseline:
+        payload["baseline"] = rule_drift(model, rules, metrics["rows"])
+        failures += drift_failures(payload["baseline"], *drift_gates)
+    if reference is not None:
+        payload["feature_drift"] = feature_drift(model, scan_for(model, reference, **read)[0], lf)
+        failures += psi_failures(payload["feature_drift"], max_psi) if max_psi is not None else []
+    if gates or max_psi is not None or any(bound is not None for bound in drift_gates):  # max_cost is a gate
+        payload["gates"] = {"passed": not failures, "failures": failures}
+    return payload
+
+
+def _measured(
+    model: Predictor,
+    lf: pl.LazyFrame,
+    truth: pl.Expr,
+    weight: pl.Expr | None,
+    with_rules: bool,
+    violations_out: str | None,
+    label: str,
+    target_name: str,
+) -> tuple[dict[str, Any], list[Any]]:
+    """The model's metrics on ``lf``, its rules' (or leaves') reports if asked for, and the
+    rows it gets wrong written to ``violations_out``."""
     try:
         metrics = evaluate_model(model, lf, truth, weight)
         if metrics["rows"] == 0:
@@ -761,24 +787,42 @@ def evaluate(
             io.write_table(violations(model, lf, truth), violations_out)
     except pl.exceptions.PolarsError as exc:
         raise _polars_failure(label, exc) from exc
-    if matrix is not None:
-        metrics["expected_cost"] = expected_cost(metrics["confusion"], matrix)
-    payload = (
-        {**metrics, "rules": [r.as_dict(metrics["rows"]) for r in rules]} if with_rules and per_rule else dict(metrics)
-    )
-    failures = gate_failures(metrics, list(gates), gate_on) if gates else []
-    if baseline:
-        drift = rule_drift(model, rules, metrics["rows"])
-        payload["baseline"] = drift
-        failures += drift_failures(drift, max_rule_drift, min_rule_coverage, max_coverage_ratio)
-    if reference is not None:
-        held, _ = scan_for(model, reference, **read)
-        payload["feature_drift"] = feature_drift(model, held, lf)
-        if max_psi is not None:
-            failures += psi_failures(payload["feature_drift"], max_psi)
-    if gates or max_psi is not None or any(bound is not None for bound in drift_gates):  # max_cost is a gate
-        payload["gates"] = {"passed": not failures, "failures": failures}
-    return payload
+    return metrics, rules
+
+
+def _check_costs(costs: object, max_cost: float | None, regression: bool) -> None:
+    if max_cost is not None and costs is None:
+        raise ParamError("`max_cost` holds the mean cost per row against a bound: give the costs with `costs`")
+    if costs is not None and regression:
+        raise ParamError("`costs` weighs wrong classes; this model predicts numbers")
+
+
+def _check_evaluation(
+    model: Predictor,
+    gates: Sequence[Gate],
+    gate_on: str,
+    drift_gates: tuple[float | None, float | None, float | None],
+    baseline_without_rules: bool,
+    max_psi: float | None,
+    reference: object,
+) -> None:
+    """Refuse gates and bounds that cannot be held, before any pass over the data."""
+    if gate_on not in GATE_ON:
+        raise ParamError(f"`gate_on` must be one of {', '.join(GATE_ON)}, got '{gate_on}'")
+    _check_gates(gates, is_regression(model))
+    max_rule_drift, min_rule_coverage, max_coverage_ratio = drift_gates
+    for option, bound in (("`max_rule_drift`", max_rule_drift), ("`min_rule_coverage`", min_rule_coverage)):
+        if bound is not None and not (math.isfinite(bound) and bound >= 0):
+            raise ParamError(f"{option} must be a number of at least 0, got {bound}")
+    if max_coverage_ratio is not None and not (math.isfinite(max_coverage_ratio) and max_coverage_ratio > 1):
+        raise ParamError(f"`max_coverage_ratio` must be a number above 1, got {max_coverage_ratio}")
+    if max_psi is not None and not (math.isfinite(max_psi) and max_psi > 0):
+        raise ParamError(f"`max_psi` must be a number above 0, got {max_psi}")
+    if max_psi is not None and reference is None:
+        raise ParamError("`max_psi` holds the columns against a table: give it with `reference` (the training table)")
+    if baseline_without_rules:
+        kind = "a forest" if isinstance(model, Forest) else "a regression tree"
+        raise ParamError(f"`baseline` compares rules with their training statistics; {kind} has no such rules")
 
 
 def _costs(costs: Data, classes: Sequence[str]) -> dict[str, dict[str, float]]:
@@ -789,6 +833,21 @@ def _costs(costs: Data, classes: Sequence[str]) -> dict[str, dict[str, float]]:
         table, label = as_data(costs), "the cost table"
         table = table.collect() if isinstance(table, pl.LazyFrame) else table
     return cost_matrix(table, classes, label)
+
+
+def _read_for_both(
+    old: Predictor, new: Predictor, data: str | Path | pl.DataFrame, read: dict[str, Any]
+) -> list[tuple[pl.DataFrame, str]]:
+    """The table read the way each model compares its columns (stdin is read only once)."""
+    tables: list[tuple[pl.DataFrame, str]] = []
+    for model in (old, new):
+        source = tables[0][0] if tables and isinstance(data, str) and data == io.STDIO else data
+        lf, label = scan_for(model, source, **({**read, "label": tables[0][1]} if tables else read))
+        try:
+            tables.append((lf.collect(), label))
+        except pl.exceptions.PolarsError as exc:
+            raise _polars_failure(label, exc) from exc
+    return tables
 
 
 def _weight_expr(lf: pl.LazyFrame, name: str, label: str) -> pl.Expr:
@@ -921,15 +980,7 @@ def diff(
     structure = model_diff(old, new)
     if data is None:
         return structure, None
-    # a table read the way each model compares its columns; stdin can be read only once
-    tables = []
-    for model in (old, new):
-        source = tables[0][0] if tables and isinstance(data, str) and data == io.STDIO else data
-        lf, label = scan_for(model, source, **({**read, "label": tables[0][1]} if tables else read))
-        try:
-            tables.append((lf.collect(), label))
-        except pl.exceptions.PolarsError as exc:
-            raise _polars_failure(label, exc) from exc
+    tables = _read_for_both(old, new, data, read)
     table, label = tables[0]
     before = prediction_frame(old, table.lazy()).collect().get_column("prediction")
     after = prediction_frame(new, tables[1][0].lazy()).collect().get_column("prediction")

@@ -244,6 +244,18 @@ def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> in
     return int(candidates[best]) if gain > threshold else None
 
 
+def _value_counts(x: np.ndarray, y: np.ndarray, n_classes: int, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``x`` in order, and each one's class counts."""
+    # each row's value among them as np.unique gives it, in half its time (Polars sorts on
+    # every core); adding 0.0 makes -0.0 the 0.0 it equals
+    series = pl.Series(x + 0.0)
+    values = series.unique().sort().to_numpy()
+    inverse = (series.rank("dense") - 1).to_numpy().astype(np.int64)
+    # bincount adds in row order, as a loop would
+    cell = inverse * n_classes + y
+    return values, np.bincount(cell, weights=w, minlength=values.size * n_classes).reshape(values.size, n_classes)
+
+
 def _min_bucket_edges(
     x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: int, w: np.ndarray | None = None
 ) -> tuple[float, ...]:
@@ -263,16 +275,9 @@ def _min_bucket_edges(
     Where an interval would end is found for every starting bucket at once, in NumPy; the
     walk then only follows those ends from the first bucket.
     """
-    # the distinct values and each row's among them (np.unique's, in half its time: Polars
-    # sorts on every core); adding 0.0 makes -0.0 the 0.0 it equals
-    series = pl.Series(x + 0.0)
-    values = series.unique().sort().to_numpy()
-    inverse = (series.rank("dense") - 1).to_numpy().astype(np.int64)
+    values, counts = _value_counts(x, y, n_classes, w)
     m = values.size
-    # each value's class counts (bincount adds in row order, as a loop would), and per class
-    # the running sums: prefix[k, i] is class k's count in the buckets before bucket i
-    cell = inverse * n_classes + y
-    counts = np.bincount(cell, weights=w, minlength=m * n_classes).reshape(m, n_classes)
+    # per class the running sums: prefix[k, i] is class k's count in the buckets before bucket i
     prefix = np.zeros((n_classes, m + 1), dtype=counts.dtype)
     for k in range(n_classes):
         np.cumsum(counts[:, k], out=prefix[k, 1:])

@@ -215,16 +215,7 @@ def scan_table(
                 "has_header": layout.header,
                 "skip_rows": layout.skip_lines,
             }
-            if not layout.utf8:
-                # Polars reads UTF-8 only: other encodings are decoded here, the whole file at once
-                raw, gzipped = (
-                    _recode(raw if raw is not None else _read_bytes(path, gzipped), layout.encoding, label),
-                    False,
-                )
-            lf = _scan_csv(path, raw, gzipped, options, label)
-            if not layout.header:  # column_1, column_2, … as csvkit and spreadsheets number them
-                lf = lf.rename({name: f"column_{i + 1}" for i, name in enumerate(lf.collect_schema())})
-            return lf
+            return _scan_text(path, raw, gzipped, options, layout, label)
         if fmt == "arff":
             text = raw if raw is not None else _read_bytes(path, gzipped)
             return read_arff(text, label, null_values).lazy()
@@ -233,6 +224,19 @@ def scan_table(
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
         raise InputError(f"{label}: cannot read as {fmt.upper()}: {first_line(exc)}") from exc
+
+
+def _scan_text(
+    path: str, raw: bytes | None, gzipped: bool, options: dict[str, Any], layout: CsvOptions, label: str
+) -> pl.LazyFrame:
+    """A CSV or TSV file (or its bytes, read already) scanned with Polars' ``options``."""
+    if not layout.utf8:
+        # Polars reads UTF-8 only: other encodings are decoded here, the whole file at once
+        raw, gzipped = _recode(raw if raw is not None else _read_bytes(path, gzipped), layout.encoding, label), False
+    lf = _scan_csv(path, raw, gzipped, options, label)
+    if not layout.header:  # column_1, column_2, … as csvkit and spreadsheets number them
+        lf = lf.rename({name: f"column_{i + 1}" for i, name in enumerate(lf.collect_schema())})
+    return lf
 
 
 INFER_ROWS = 10_000  # rows a CSV's types are guessed from where the whole file is not scanned for them
@@ -458,39 +462,7 @@ def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.Dat
     Keeping the declared order of nominal values matters: it is the class order Weka
     breaks ties with, and the order rules for a nominal feature are listed in.
     """
-    text = raw.decode("utf-8", errors="strict")
-    names: list[str] = []
-    dtypes: list[pl.DataType] = []
-    lines = text.splitlines()
-    for number, line in enumerate(lines):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("%"):
-            continue
-        lower = stripped.lower()
-        if lower.startswith("@relation"):
-            continue
-        if lower.startswith("@attribute"):
-            match = _ARFF_ATTRIBUTE.match(stripped)
-            if match is None:
-                raise InputError(f"{label}:{number + 1}: cannot parse attribute declaration")
-            names.append(_arff_unquote(match.group(1)))
-            kind = _arff_type(match.group(2))
-            if kind.startswith("{"):
-                dtypes.append(pl.Enum(list(dict.fromkeys(_arff_nominal(kind)))))
-            elif kind.lower().split()[0] in ("numeric", "real", "integer"):
-                dtypes.append(pl.Float64())
-            else:
-                dtypes.append(pl.String())
-            continue
-        if lower.startswith("@data"):
-            rows = (r for r in lines[number + 1 :] if r.strip() and not r.lstrip().startswith("%"))
-            body = "\n".join(rows)
-            break
-        raise InputError(f"{label}:{number + 1}: unexpected line before @data: {stripped[:40]!r}")
-    else:
-        raise InputError(f"{label}: no @data section (is this an ARFF file?)")
-    if not names:
-        raise InputError(f"{label}: no @attribute declarations")
+    names, dtypes, body = _arff_header(raw.decode("utf-8", errors="strict"), label)
     if body.lstrip().startswith("{") or "\\" in body:
         # sparse rows, or quoted values with backslash escapes (as Weka writes text): read value by value
         frame = _arff_values(body, names, dtypes, label)
@@ -516,6 +488,38 @@ def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.Dat
             bad = column.filter(column.cast(dtype, strict=False).is_null() & column.is_not_null())
             raise InputError(f"{label}: column '{name}' holds {bad[0]!r}, not a declared value") from None
     return pl.DataFrame(columns)
+
+
+def _arff_header(text: str, label: str) -> tuple[list[str], list[pl.DataType], str]:
+    """The declared attributes' names and types, and the text of the @data section."""
+    names: list[str] = []
+    dtypes: list[pl.DataType] = []
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        lower = stripped.lower()
+        if not stripped or stripped.startswith("%") or lower.startswith("@relation"):
+            continue
+        if lower.startswith("@attribute"):
+            match = _ARFF_ATTRIBUTE.match(stripped)
+            if match is None:
+                raise InputError(f"{label}:{number + 1}: cannot parse attribute declaration")
+            names.append(_arff_unquote(match.group(1)))
+            kind = _arff_type(match.group(2))
+            if kind.startswith("{"):
+                dtypes.append(pl.Enum(list(dict.fromkeys(_arff_nominal(kind)))))
+            elif kind.lower().split()[0] in ("numeric", "real", "integer"):
+                dtypes.append(pl.Float64())
+            else:
+                dtypes.append(pl.String())
+            continue
+        if lower.startswith("@data"):
+            if not names:
+                raise InputError(f"{label}: no @attribute declarations")
+            rows = (r for r in lines[number + 1 :] if r.strip() and not r.lstrip().startswith("%"))
+            return names, dtypes, "\n".join(rows)
+        raise InputError(f"{label}:{number + 1}: unexpected line before @data: {stripped[:40]!r}")
+    raise InputError(f"{label}: no @data section (is this an ARFF file?)")
 
 
 def _arff_type(spec: str) -> str:

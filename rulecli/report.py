@@ -135,6 +135,15 @@ def _colour(k: int) -> str:
     return PALETTE[k % len(PALETTE)]
 
 
+def _turned_labels(names: list[str], xs: list[float], y: int, font: int) -> list[str]:
+    """Level names under their points, turned 30° so long names do not overlap."""
+    return [
+        f'<text x="{x:.1f}" y="{y}" font-size="{font}" font-family="{MONO}" text-anchor="end" '
+        f'transform="rotate(-30 {x:.1f} {y})">{html.escape(name)}</text>'
+        for name, x in zip(names, xs, strict=True)
+    ]
+
+
 def line_chart(curve: Curve, colours: dict[str, str]) -> str:
     """One line per class (points for a categorical feature, whose levels have no order)
     over the feature's grid; axes labelled, every label inside the drawing."""
@@ -179,12 +188,7 @@ def line_chart(curve: Curve, colours: dict[str, str]) -> str:
             parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{line}"/>')
     axis_y = top + plot_h + 14
     if categories:
-        for k, name in enumerate(names):
-            x = x_at(k)
-            parts.append(
-                f'<text x="{x:.1f}" y="{axis_y}" font-size="{font}" font-family="{MONO}" text-anchor="end" '
-                f'transform="rotate(-30 {x:.1f} {axis_y})">{html.escape(name)}</text>'
-            )
+        parts.extend(_turned_labels(names, [x_at(k) for k in range(n)], axis_y, font))
     else:
         first, last = _label(curve.grid[0]), _label(curve.grid[-1])
         parts.append(f'<text x="{left}" y="{axis_y}" font-size="{font}">{_e(first)}</text>')
@@ -482,31 +486,11 @@ def render(
         parts.append("<h2>Confusion matrix</h2><p>Rows: truth; columns: prediction; shade: share of the row.</p>")
         parts.append(heat_map(confusion["labels"], confusion["matrix"]))
     if isinstance(model, Tree):
-        drawing, levels = tree_drawing(model)
-        parts.append("<h2>The tree</h2>" if levels is None else f"<h2>The tree (first {levels} levels)</h2>")
-        parts.append(
-            "<p>Each box: the test that leads to it, its training rows, the class it predicts "
-            "with that class's share, and a bar of all the classes' shares.</p>"
-        )
-        if not model.regression:
-            parts.append(legend([str(c) for c in model.classes]))
-        parts.append(f"<div class=scroll>{drawing}</div>")
-        parts.append(
-            f"<h2>The whole tree ({counted(_leaves_below(model, 0), 'leaf')})</h2><p>Click a test to fold "
-            "or unfold its subtree; hover a bar for the class counts.</p>" + tree_outline(model)
-        )
+        parts.extend(_tree_sections(model))
     if isinstance(model, Forest) and importance:
         parts.append("<h2>Feature importance (mean impurity decrease)</h2>" + horizontal_bars(importance, "importance"))
     if curves:
-        parts.append(
-            "<h2>Partial dependence</h2><p>The mean prediction over the table's rows with the feature set "
-            "to each value: one line (or, for a categorical feature, one set of points) per class.</p>"
-        )
-        names = list(curves[0].series)
-        colours = {name: _colour(k) for k, name in enumerate(names)}
-        if len(names) > 1:
-            parts.append(legend(names))
-        parts.append("".join(line_chart(c, colours) for c in curves))
+        parts.extend(_dependence_section(curves))
     if payload.get("baseline"):
         parts.append("<h2>Rules against their training statistics</h2>" + _drift_table(payload["baseline"]))
     if payload.get("feature_drift"):
@@ -517,6 +501,37 @@ def render(
         )
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _tree_sections(model: Tree) -> list[str]:
+    """The tree's first levels drawn, then the whole tree as an outline that folds."""
+    drawing, levels = tree_drawing(model)
+    parts = [
+        "<h2>The tree</h2>" if levels is None else f"<h2>The tree (first {levels} levels)</h2>",
+        "<p>Each box: the test that leads to it, its training rows, the class it predicts "
+        "with that class's share, and a bar of all the classes' shares.</p>",
+    ]
+    if not model.regression:
+        parts.append(legend([str(c) for c in model.classes]))
+    parts.append(f"<div class=scroll>{drawing}</div>")
+    parts.append(
+        f"<h2>The whole tree ({counted(_leaves_below(model, 0), 'leaf')})</h2><p>Click a test to fold "
+        "or unfold its subtree; hover a bar for the class counts.</p>" + tree_outline(model)
+    )
+    return parts
+
+
+def _dependence_section(curves: Sequence[Curve]) -> list[str]:
+    parts = [
+        "<h2>Partial dependence</h2><p>The mean prediction over the table's rows with the feature set "
+        "to each value: one line (or, for a categorical feature, one set of points) per class.</p>"
+    ]
+    names = list(curves[0].series)
+    colours = {name: _colour(k) for k, name in enumerate(names)}
+    if len(names) > 1:
+        parts.append(legend(names))
+    parts.append("".join(line_chart(c, colours) for c in curves))
+    return parts
 
 
 def _out_of_bag(model: Forest) -> str:

@@ -181,74 +181,89 @@ def _show(payload: dict[str, Any], label: str) -> None:
     out.print(console.metrics_table(f"{label}", payload))
     if "rmse" in payload:
         return
-    per_class = console.DataTable("per class")
+    out.print(_per_class(payload["per_class"]))
+    out.print(_confusion(payload["confusion"]))
+    if payload.get("rules"):
+        out.print(_per_rule(payload["rules"]))
+    if payload.get("feature_drift"):
+        out.print(_feature_drift(payload["feature_drift"]))
+    if payload.get("baseline"):
+        out.print(_rule_drift(payload["baseline"]))
+
+
+def _per_class(per_class: dict[str, Any]) -> console.DataTable:
+    table = console.DataTable("per class")
     for name in ("class", "precision", "recall", "f1", "support"):
-        per_class.add_column(name, justify="left" if name == "class" else "right")
-    for cls, row in payload["per_class"].items():
-        per_class.add_row(
-            cls, f"{row['precision']:.4f}", f"{row['recall']:.4f}", f"{row['f1']:.4f}", str(row["support"])
-        )
-    out.print(per_class)
-    confusion = payload["confusion"]
-    matrix = console.DataTable("confusion (rows: truth, columns: predicted)")
-    matrix.add_column("")
+        table.add_column(name, justify="left" if name == "class" else "right")
+    for cls, row in per_class.items():
+        table.add_row(cls, f"{row['precision']:.4f}", f"{row['recall']:.4f}", f"{row['f1']:.4f}", str(row["support"]))
+    return table
+
+
+def _confusion(confusion: dict[str, Any]) -> console.DataTable:
+    table = console.DataTable("confusion (rows: truth, columns: predicted)")
+    table.add_column("")
     for cls in confusion["labels"]:
-        matrix.add_column(cls, justify="right")
+        table.add_column(cls, justify="right")
     if any(confusion["unclassified"]):
-        matrix.add_column("unclassified", justify="right")
+        table.add_column("unclassified", justify="right")
     for cls, row, unclassified in zip(confusion["labels"], confusion["matrix"], confusion["unclassified"], strict=True):
         extra = [str(unclassified)] if any(confusion["unclassified"]) else []
-        matrix.add_row(cls, *(str(v) for v in row), *extra)
-    out.print(matrix)
-    if payload.get("rules"):
-        rules = console.DataTable(
-            "per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a with its 95 % Wilson interval)"
+        table.add_row(cls, *(str(v) for v in row), *extra)
+    return table
+
+
+def _per_rule(rules: list[dict[str, Any]]) -> console.DataTable:
+    table = console.DataTable(
+        "per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a with its 95 % Wilson interval)"
+    )
+    for name in ("rule", "IF", "THEN", "covered", "correct", "coverage", "class support", "accuracy"):
+        table.add_column(name, justify="left" if name in ("IF", "THEN") else "right")
+    for r in rules:
+        table.add_row(
+            r["rule"],
+            r["conditions"],
+            r["prediction"],
+            str(r["covered"]),
+            str(r["correct"]),
+            f"{r['coverage']:.3f}",
+            f"{r['class_support']:.3f}",
+            f"{r['accuracy']:.3f}" + _interval(r.get("accuracy_interval")),
         )
-        for name in ("rule", "IF", "THEN", "covered", "correct", "coverage", "class support", "accuracy"):
-            rules.add_column(name, justify="left" if name in ("IF", "THEN") else "right")
-        for r in payload["rules"]:
-            rules.add_row(
-                r["rule"],
-                r["conditions"],
-                r["prediction"],
-                str(r["covered"]),
-                str(r["correct"]),
-                f"{r['coverage']:.3f}",
-                f"{r['class_support']:.3f}",
-                f"{r['accuracy']:.3f}" + _interval(r.get("accuracy_interval")),
-            )
-        out.print(rules)
-    if payload.get("feature_drift"):
-        drift = payload["feature_drift"]
-        table = console.DataTable(
-            f"columns against --reference: population stability index, chi-square p Holm-adjusted, drifted at "
-            f"p < {drift['alpha']}"
+    return table
+
+
+def _feature_drift(drift: dict[str, Any]) -> console.DataTable:
+    table = console.DataTable(
+        f"columns against --reference: population stability index, chi-square p Holm-adjusted, drifted at "
+        f"p < {drift['alpha']}"
+    )
+    for name in ("column", "PSI", "bins", "cut by", "p", "drifted"):
+        table.add_column(name, justify="left" if name in ("column", "cut by") else "right")
+    for r in drift["features"]:
+        table.add_row(
+            r["column"], f"{r['psi']:.3f}", str(r["bins"]), r["cut_by"], _p(r["p"]), "yes" if r["drifted"] else ""
         )
-        for name in ("column", "PSI", "bins", "cut by", "p", "drifted"):
-            table.add_column(name, justify="left" if name in ("column", "cut by") else "right")
-        for r in drift["features"]:
-            table.add_row(
-                r["column"], f"{r['psi']:.3f}", str(r["bins"]), r["cut_by"], _p(r["p"]), "yes" if r["drifted"] else ""
-            )
-        out.print(table)
-    if payload.get("baseline"):
-        drift = payload["baseline"]
-        table = console.DataTable(
-            f"rules against training ({drift['training_rows']} rows): two-proportion tests, "
-            f"p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}"
+    return table
+
+
+def _rule_drift(drift: dict[str, Any]) -> console.DataTable:
+    table = console.DataTable(
+        f"rules against training ({drift['training_rows']} rows): two-proportion tests, "
+        f"p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}"
+    )
+    for name in ("rule", "coverage: train -> here", "p", "accuracy: train -> here", "p", "drifted"):
+        table.add_column(name, justify="left" if name.startswith("coverage") else "right")
+    for r in drift["rules"]:
+        table.add_row(
+            r["rule"],
+            f"{r['train_coverage']:.3f} -> {r['coverage']:.3f}",
+            _p(r["coverage_p"]),
+            f"{_share(r['train_accuracy'])} -> {_share(r['accuracy'])}",
+            _p(r["accuracy_p"]),
+            "yes" if r["drifted"] else "",
         )
-        for name in ("rule", "coverage: train -> here", "p", "accuracy: train -> here", "p", "drifted"):
-            table.add_column(name, justify="left" if name.startswith("coverage") else "right")
-        for r in drift["rules"]:
-            table.add_row(
-                r["rule"],
-                f"{r['train_coverage']:.3f} -> {r['coverage']:.3f}",
-                _p(r["coverage_p"]),
-                f"{_share(r['train_accuracy'])} -> {_share(r['accuracy'])}",
-                _p(r["accuracy_p"]),
-                "yes" if r["drifted"] else "",
-            )
-        out.print(table)
+    return table
 
 
 def _interval(interval: list[float] | None) -> str:

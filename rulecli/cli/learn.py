@@ -134,53 +134,14 @@ def _learn(
     engine: EngineOptions,
 ) -> None:
     """The shared life of a learner command, timed by --time-limit as a whole."""
-    name = learner.name
     if run.json_out and not extra.shows_model(params):
         # one invocation, one thing on stdout (e.g. reduct --print reducts is not the model)
         raise ParamError(
             "--json prints the model, but this --print sends something else to stdout; save the model with -o FILE.json"
         )
-    progress = (
-        console.progress_bar(name, learner.steps(params), learner.unit, quiet=run.quiet)
-        if learner.steps is not None
-        else console.rule_progress(name, quiet=run.quiet)
-    )
-    # every path is checked before a long --cv, not after it
-    if run.test is not None and run.test != io.STDIO:
-        io.check_readable(run.test)
-    if run.output is not None:
-        api.check_model_path(run.output)
-    if run.metrics_out is not None:
-        io.check_writable(run.metrics_out)
-    api.check_time_budget(run.time_budget)
-    if run.costs is not None:
-        io.check_readable(run.costs)
-    with _time_limit(name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
-        with progress as on_step:
-            api.check_engine(engine, cv=run.cv)
-            ds = common.load_dataset(
-                data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target, engine=engine
-            )
-            stack.callback(api.release, ds)
-            note = api.target_note(ds, learner.numeric_target)
-            if note is not None:
-                console.info(note, quiet=run.quiet)
-            if on_step is not None:
-                on_step.phase(f"cross-validating ({run.cv} folds), then learning" if run.cv else "learning")
-            training = api.train(
-                name,
-                ds,
-                params,
-                cv=run.cv,
-                cv_seed=run.seed,
-                test=run.test,
-                input_format=data_opts.input_format,
-                null_values=common.split_list(data_opts.null_values),
-                layout=data_opts.layout,
-                progress=on_step,
-                time_budget=run.time_budget,
-                costs=run.costs,
-            )
+    _check_paths(run)
+    with _time_limit(learner.name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
+        ds, training = _train(learner, params, data, data_opts, run, engine, stack)
         # the live progress line is gone (cleared) before anything else prints
         _report(training.report, run)
         if not run.quiet:
@@ -192,18 +153,78 @@ def _learn(
         )
         if run.metrics_out is not None:  # only once the model is saved: no metrics of a lost model
             common.write_json(run.metrics_out, training.report)
-        console.info(learner.summary(model), quiet=run.quiet)
-        sample = model.info.training.get("sample")
-        if isinstance(sample, dict):
-            recounted = "; its rules' statistics were recounted on every row" if "statistics" in sample else ""
-            console.info(
-                f"{name} learned from a sample of {sample['rows']:,} of the {sample['of_rows']:,} rows{recounted}",
-                quiet=run.quiet,
-            )
-        if not run.quiet:
-            for message in learner.warnings(model):
-                console.warn(message)
+        _summarise(learner, model, run.quiet)
         extra.after(model, ds, params, extra_values, run.quiet)
+
+
+def _check_paths(run: common.RunOptions) -> None:
+    """Every path is checked before a long --cv, not after it."""
+    if run.test is not None and run.test != io.STDIO:
+        io.check_readable(run.test)
+    if run.output is not None:
+        api.check_model_path(run.output)
+    if run.metrics_out is not None:
+        io.check_writable(run.metrics_out)
+    api.check_time_budget(run.time_budget)
+    if run.costs is not None:
+        io.check_readable(run.costs)
+
+
+def _train(
+    learner: learners.Learner,
+    params: Params,
+    data: str,
+    data_opts: common.DataOptions,
+    run: common.RunOptions,
+    engine: EngineOptions,
+    stack: contextlib.ExitStack,
+) -> tuple[Any, api.Training]:
+    """The table read and the model learned (with --cv / --test), progress shown meanwhile;
+    an engine's table is released when ``stack`` closes."""
+    progress = (
+        console.progress_bar(learner.name, learner.steps(params), learner.unit, quiet=run.quiet)
+        if learner.steps is not None
+        else console.rule_progress(learner.name, quiet=run.quiet)
+    )
+    with progress as on_step:
+        api.check_engine(engine, cv=run.cv)
+        ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target, engine=engine)
+        stack.callback(api.release, ds)
+        note = api.target_note(ds, learner.numeric_target)
+        if note is not None:
+            console.info(note, quiet=run.quiet)
+        if on_step is not None:
+            on_step.phase(f"cross-validating ({run.cv} folds), then learning" if run.cv else "learning")
+        training = api.train(
+            learner.name,
+            ds,
+            params,
+            cv=run.cv,
+            cv_seed=run.seed,
+            test=run.test,
+            input_format=data_opts.input_format,
+            null_values=common.split_list(data_opts.null_values),
+            layout=data_opts.layout,
+            progress=on_step,
+            time_budget=run.time_budget,
+            costs=run.costs,
+        )
+    return ds, training
+
+
+def _summarise(learner: learners.Learner, model: Any, quiet: bool) -> None:
+    """The one-line summary, where the rows came from, and the learner's own warnings (stderr)."""
+    console.info(learner.summary(model), quiet=quiet)
+    sample = model.info.training.get("sample")
+    if isinstance(sample, dict):
+        recounted = "; its rules' statistics were recounted on every row" if "statistics" in sample else ""
+        console.info(
+            f"{learner.name} learned from a sample of {sample['rows']:,} of the {sample['of_rows']:,} rows{recounted}",
+            quiet=quiet,
+        )
+    if not quiet:
+        for message in learner.warnings(model):
+            console.warn(message)
 
 
 def _report(report: dict[str, Any], run: common.RunOptions) -> None:

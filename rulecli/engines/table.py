@@ -274,14 +274,7 @@ class SqlTable(TargetView):
         d, k = len(self.schema.features), len(self.classes)
         codes = [f"b{j}" for j in range(d)]
         literal = sql_text(self.dialect).literal
-        groups: list[list[int]] = [[]]
-        nodes = 0
-        for t, (_, _, shares) in enumerate(trees):
-            if groups[-1] and nodes + shares.shape[0] > OOB_NODES:
-                groups.append([])
-                nodes = 0
-            groups[-1].append(t)
-            nodes += shares.shape[0]
+        groups = _tree_groups([shares.shape[0] for _, _, shares in trees])
         sums = None  # the relation of every row's miss count m and share sums s0, s1, ... so far
         for g, group in enumerate(groups):
             hashes = ", ".join(f"{sql.bag_hash('b.id', trees[t][0])} AS h{t}" for t in group)
@@ -314,16 +307,7 @@ class SqlTable(TargetView):
                     what, lambda q=query, p=path, w=what: self.backend.materialise(q, p, self._failure(w))
                 )
                 continue
-            shares = ", ".join(f"s{c} / GREATEST(m, 1) AS p{c}" for c in range(k))
-            first_max = " ".join(
-                f"WHEN {' AND '.join(f'p{c} >= p{o}' for o in range(c + 1, k))} THEN {c}" for c in range(k - 1)
-            )
-            final = (
-                f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
-                f"sum(CASE WHEN m > 0 AND (CASE {first_max} ELSE {k - 1} END) <> y THEN 1 ELSE 0 END) AS wrong "
-                f"FROM (SELECT y, m, {shares} FROM ({query}) AS rulecli_sums) AS rulecli_shares"
-            )
-            frame = self._run(f"score {counted(len(group), 'tree')} out of bag", final)
+            frame = self._run(f"score {counted(len(group), 'tree')} out of bag", _misclassified(query, k))
         has, wrong = frame.row(0)
         return int(has or 0), int(wrong or 0)
 
@@ -547,24 +531,9 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     def run(query: str) -> pl.DataFrame:
         return backend.frame(query, f"{source}: {backend.label} could not profile it")
 
-    def view(name: str) -> str:
-        # numbers with NaN read as missing, as rulecli reads them
-        if is_numeric_dtype(columns[name]) and columns[name].is_float():
-            return f"NULLIF({q.ident(name)}, CAST('NaN' AS DOUBLE))"
-        return q.ident(name)
-
+    view = _viewer(q, columns)
     numeric = {n for n in names if is_numeric_dtype(columns[n])}
-    stats = ", ".join(
-        f"approx_count_distinct({view(n)}) AS d{i}, count({view(n)}) AS p{i}"
-        + (f", min({view(n)}) AS lo{i}, max({view(n)}) AS hi{i}" if n in numeric else "")
-        for i, n in enumerate(names)
-    )
-    first = run(f"SELECT count(*) AS n, {stats} FROM {raw}")
-    n_all = int(first.item(0, "n"))
-    if n_all == 0:
-        raise InputError(f"{source}: no data rows")
-    distinct = {n: int(first.item(0, f"d{i}")) for i, n in enumerate(names)}
-    present = {n: int(first.item(0, f"p{i}")) for i, n in enumerate(names)}
+    first, n_all, distinct, present = _counted(run, raw, names, numeric, view, source)
     used = [n for n in names if n in {target, *(spec.features or names)} - set(spec.exclude)]
     kept = {target, *spec.use, *spec.features, *spec.numeric}
     # text of many values is left out unless kept (prepare_dataset says so from the counts
@@ -581,43 +550,9 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
                 f"`engine={backend.name}` a categorical feature may have at most {MAX_LEVELS:,} "
                 f"(`exclude` {quoted(n)}, or `numeric` {quoted(n)})"
             )
-    # every value of the columns with few, in one pass: a grouping set per column
     listed = [n for n in used if n not in free_text and (distinct[n] <= EXACT_DISTINCT or n not in numeric)]
-    found: dict[str, pl.DataFrame] = {}
-    if listed:
-        views = ", ".join(f"{view(n)} AS v{i}" for i, n in enumerate(listed))
-        keys = ", ".join(f"v{i}" for i in range(len(listed)))
-        flags = ", ".join(f"grouping(v{i}) AS g{i}" for i in range(len(listed)))
-        sets = ", ".join(f"(v{i})" for i in range(len(listed)))
-        grouped = run(
-            f"SELECT {keys}, {flags}, count(*) AS n FROM (SELECT {views} FROM {raw}) AS rulecli_values "
-            f"GROUP BY GROUPING SETS ({sets})"
-        )
-        for i, n in enumerate(listed):
-            mine = grouped.filter(pl.col(f"g{i}") == 0)
-            found[n] = mine.select(pl.col(f"v{i}").alias("v"), pl.col("n"))
-    values: dict[str, pl.Series] = {}
-    for i, n in enumerate(names):
-        dtype = columns[n]
-        if n in found:
-            series = found[n].get_column("v")
-        elif n in free_text:  # the counts below leave it out
-            series = pl.Series("v", [None], dtype=dtype)
-        elif n in used:  # many numbers: their range (and a missing value, if any) types them
-            series = first.select(pl.col(f"lo{i}").alias("v"), pl.col(f"hi{i}").alias("v2")).row(0)
-            series = pl.Series("v", [*series, *([None] if present[n] < n_all else [])], dtype=first.schema[f"lo{i}"])
-        else:  # a column left out needs only its name and type
-            series = pl.Series("v", [None], dtype=dtype)
-        values[n] = series.cast(dtype).alias(n)
-    known = {
-        n: np.sort(found[n].get_column("v").drop_nulls().cast(pl.Float64).to_numpy())
-        for n in found
-        if n in numeric and n != target
-    }
-    length = max(s.len() for s in values.values()) + 1  # every column repeats a value: none looks like an ID
-    representative = pl.DataFrame(
-        [_padded(values[n].filter(values[n].is_not_null()) if n == target else values[n], length) for n in names]
-    )
+    found = _listed_values(run, raw, listed, view)
+    representative = _representative(columns, target, found, free_text, used, first, n_all, present)
     # what the listed values do not show: how many rows hold a value, and the distinct
     # values of the columns not listed
     profile = {
@@ -626,17 +561,149 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
         if n != target
     }
     prepared = prepare_dataset(representative, spec, source=source, profile=profile)
-    view_target = view(target)
+    if prepared.schema.target.regression:
+        raise ParamError(
+            f"`engine={backend.name}` learns classes; '{target}' is a number (pass `target_type=classification`, or "
+            "use `engine=memory`)"
+        )
+    known = {
+        n: np.sort(found[n].get_column("v").drop_nulls().cast(pl.Float64).to_numpy())
+        for n in found
+        if n in numeric and n != target
+    }
+    return _sql_table(backend, source, raw, prepared, target, found, n_all, view(target), known)
+
+
+def _tree_groups(sizes: list[int]) -> list[list[int]]:
+    """The trees (by their node counts) in groups of at most ``OOB_NODES`` nodes, one tree at least."""
+    groups: list[list[int]] = [[]]
+    nodes = 0
+    for t, size in enumerate(sizes):
+        if groups[-1] and nodes + size > OOB_NODES:
+            groups.append([])
+            nodes = 0
+        groups[-1].append(t)
+        nodes += size
+    return groups
+
+
+def _misclassified(sums: str, k: int) -> str:
+    """The rows with a miss count m above 0, and how many of them the class of the largest
+    mean share s_c / m (the first of equals) gets wrong, from the relation ``sums``."""
+    shares = ", ".join(f"s{c} / GREATEST(m, 1) AS p{c}" for c in range(k))
+    first_max = " ".join(
+        f"WHEN {' AND '.join(f'p{c} >= p{o}' for o in range(c + 1, k))} THEN {c}" for c in range(k - 1)
+    )
+    return (
+        f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
+        f"sum(CASE WHEN m > 0 AND (CASE {first_max} ELSE {k - 1} END) <> y THEN 1 ELSE 0 END) AS wrong "
+        f"FROM (SELECT y, m, {shares} FROM ({sums}) AS rulecli_sums) AS rulecli_shares"
+    )
+
+
+def _viewer(q: SqlText, columns: pl.Schema) -> Callable[[str], str]:
+    def view(name: str) -> str:
+        # numbers with NaN read as missing, as rulecli reads them
+        if is_numeric_dtype(columns[name]) and columns[name].is_float():
+            return f"NULLIF({q.ident(name)}, CAST('NaN' AS DOUBLE))"
+        return q.ident(name)
+
+    return view
+
+
+def _counted(
+    run: Callable[[str], pl.DataFrame],
+    raw: str,
+    names: list[str],
+    numeric: set[str],
+    view: Callable[[str], str],
+    source: str,
+) -> tuple[pl.DataFrame, int, dict[str, int], dict[str, int]]:
+    """One pass: the rows, each column's distinct values (approximately) and values present,
+    and the range of each numeric column."""
+    stats = ", ".join(
+        f"approx_count_distinct({view(n)}) AS d{i}, count({view(n)}) AS p{i}"
+        + (f", min({view(n)}) AS lo{i}, max({view(n)}) AS hi{i}" if n in numeric else "")
+        for i, n in enumerate(names)
+    )
+    first = run(f"SELECT count(*) AS n, {stats} FROM {raw}")
+    n_all = int(first.item(0, "n"))
+    if n_all == 0:
+        raise InputError(f"{source}: no data rows")
+    distinct = {n: int(first.item(0, f"d{i}")) for i, n in enumerate(names)}
+    present = {n: int(first.item(0, f"p{i}")) for i, n in enumerate(names)}
+    return first, n_all, distinct, present
+
+
+def _listed_values(
+    run: Callable[[str], pl.DataFrame], raw: str, listed: list[str], view: Callable[[str], str]
+) -> dict[str, pl.DataFrame]:
+    """Every value of the columns with few, with its count, in one pass: a grouping set per column."""
+    found: dict[str, pl.DataFrame] = {}
+    if not listed:
+        return found
+    views = ", ".join(f"{view(n)} AS v{i}" for i, n in enumerate(listed))
+    keys = ", ".join(f"v{i}" for i in range(len(listed)))
+    flags = ", ".join(f"grouping(v{i}) AS g{i}" for i in range(len(listed)))
+    sets = ", ".join(f"(v{i})" for i in range(len(listed)))
+    grouped = run(
+        f"SELECT {keys}, {flags}, count(*) AS n FROM (SELECT {views} FROM {raw}) AS rulecli_values "
+        f"GROUP BY GROUPING SETS ({sets})"
+    )
+    for i, n in enumerate(listed):
+        mine = grouped.filter(pl.col(f"g{i}") == 0)
+        found[n] = mine.select(pl.col(f"v{i}").alias("v"), pl.col("n"))
+    return found
+
+
+def _representative(
+    columns: pl.Schema,
+    target: str,
+    found: dict[str, pl.DataFrame],
+    free_text: set[str],
+    used: list[str],
+    first: pl.DataFrame,
+    n_all: int,
+    present: dict[str, int],
+) -> pl.DataFrame:
+    """A small frame that types as the whole table does: each column's listed values, or
+    (many numbers) its range and a missing value if it has one."""
+    values: dict[str, pl.Series] = {}
+    for i, n in enumerate(columns):
+        dtype = columns[n]
+        if n in found:
+            series = found[n].get_column("v")
+        elif n in free_text:  # the counts leave it out
+            series = pl.Series("v", [None], dtype=dtype)
+        elif n in used:  # many numbers: their range (and a missing value, if any) types them
+            series = first.select(pl.col(f"lo{i}").alias("v"), pl.col(f"hi{i}").alias("v2")).row(0)
+            series = pl.Series("v", [*series, *([None] if present[n] < n_all else [])], dtype=first.schema[f"lo{i}"])
+        else:  # a column left out needs only its name and type
+            series = pl.Series("v", [None], dtype=dtype)
+        values[n] = series.cast(dtype).alias(n)
+    length = max(s.len() for s in values.values()) + 1  # every column repeats a value: none looks like an ID
+    return pl.DataFrame(
+        [_padded(values[n].filter(values[n].is_not_null()) if n == target else values[n], length) for n in columns]
+    )
+
+
+def _sql_table(
+    backend: Backend,
+    source: str,
+    raw: str,
+    prepared: Dataset,
+    target: str,
+    found: dict[str, pl.DataFrame],
+    n_all: int,
+    view_target: str,
+    known: dict[str, np.ndarray],
+) -> SqlTable:
+    """The engine's table of the rows with a target, with the class counts the profile found."""
     labels = found[target].filter(pl.col("v").is_not_null()) if target in found else pl.DataFrame({"v": [], "n": []})
     by_class = dict(
         zip(labels.get_column("v").cast(pl.String).to_list(), labels.get_column("n").to_list(), strict=True)
     )
     schema = prepared.schema
-    if schema.target.regression:
-        raise ParamError(
-            f"`engine={backend.name}` learns classes; '{target}' is a number (pass `target_type=classification`, or "
-            "use `engine=memory`)"
-        )
     counts = tallies(np.array([float(by_class.get(c, 0)) for c in schema.target.classes]))
     n_rows = int(sum(by_class.values()))
     warnings = list(prepared.warnings)

@@ -174,54 +174,18 @@ class _Star:
     def _specialisations(self, partial: _Partial, seed: int, y: int, is_pos: np.ndarray) -> _Block | None:
         """Every one-selector change of ``partial`` that keeps ``seed`` and drops ``y``, in
         feature order, scored; computed for all features at once over the rows it covers."""
-        mx = self.matrix
         limit = self.params.max_rule_length
         can_add = limit is None or partial.length < limit
         rows = np.flatnonzero(partial.mask)
-        parts = []  # (features, covers, new, low, high, dropped code)
-        # numeric features: the side of the interval facing y moves to midway between the two
-        if mx.numeric_of.size:
-            sv, yv = mx.numeric[:, seed], mx.numeric[:, y]
-            # a few features a partial rule: a set lookup each beats np.isin's sort
-            new = np.array([j not in partial.bounds for j in mx.numeric_list], dtype=bool)
-            y_missing = np.isnan(yv)
-            ok = np.flatnonzero(~np.isnan(sv) & (yv != sv) & (~new | can_add) & (~y_missing | new))
-            if ok.size:
-                old = np.array([partial.bounds.get(j, (-math.inf, math.inf)) for j in mx.numeric_of[ok].tolist()])
-                low, high = old[:, 0].copy(), old[:, 1].copy()
-                s_ok, y_ok = sv[ok], yv[ok]
-                present = ~y_missing[ok]
-                middle = self._middle(seed, y)[ok]
-                below = present & (y_ok < s_ok)
-                above = present & ~below
-                low = np.where(below, np.maximum(low, middle), low)
-                high = np.where(above, np.minimum(high, middle), high)
-                # every feature's rows in one gather (faster than gathering fewer features),
-                # then the rows already within the old bounds tested against the new
-                # interval, where NaN fails as a missing value must
-                sub = np.take(mx.numeric, rows, axis=1)
-                sub = sub if ok.size == sub.shape[0] else sub[ok]
-                with np.errstate(invalid="ignore"):
-                    covers = (sub >= low[:, None]) & (sub <= high[:, None])
-                parts.append(
-                    (mx.numeric_of[ok], covers, new[ok], low, high, np.full(ok.size, -1), np.full(ok.size, -1))
-                )
-        # categorical features: drop y's level from the internal disjunction
-        if mx.categorical_of.size:
-            sc, yc = mx.codes[:, seed], mx.codes[:, y]
-            missing = mx.missing_code
-            new = np.array([j not in partial.levels for j in mx.categorical_list], dtype=bool)
-            y_missing = yc == missing
-            allowed_y = np.array(
-                [new[c] or int(yc[c]) in partial.levels[j] for c, j in enumerate(mx.categorical_list)], dtype=bool
+        # (features, covers, new, low, high, dropped code, levels)
+        parts = [
+            part
+            for part in (
+                self._numeric_changes(partial, seed, y, rows, can_add),
+                self._categorical_changes(partial, seed, y, rows, can_add),
             )
-            ok = np.flatnonzero((sc != missing) & (~new | can_add) & (~y_missing | new) & (yc != sc) & allowed_y)
-            if ok.size:
-                sub = np.take(mx.codes[ok], rows, axis=1)
-                dropped = np.where(y_missing[ok], -1, yc[ok])
-                covers = (sub != dropped[:, None]) & (sub != missing[ok][:, None])
-                nan = np.full(ok.size, np.nan)
-                parts.append((mx.categorical_of[ok], covers, new[ok], nan, nan, dropped, missing[ok]))
+            if part is not None
+        ]
         if not parts:
             return None
         if len(parts) == 1:
@@ -236,7 +200,68 @@ class _Star:
             features, new, low, high, dropped, n_levels = (
                 a[order] for a in (features, new, low, high, dropped, n_levels)
             )
-        pos = is_pos[rows]
+        length = partial.length + new.astype(np.int64)
+        fresh, n_pos, n_neg = self._counts(covers, rows, is_pos[rows])
+        return _Block(partial, rows, features, covers, low, high, dropped, n_levels, (fresh, n_pos, -n_neg, -length))
+
+    def _numeric_changes(
+        self, partial: _Partial, seed: int, y: int, rows: np.ndarray, can_add: bool
+    ) -> tuple[np.ndarray, ...] | None:
+        """Numeric features: the side of the interval facing y moves to midway between the two."""
+        mx = self.matrix
+        if not mx.numeric_of.size:
+            return None
+        sv, yv = mx.numeric[:, seed], mx.numeric[:, y]
+        # a few features a partial rule: a set lookup each beats np.isin's sort
+        new = np.array([j not in partial.bounds for j in mx.numeric_list], dtype=bool)
+        y_missing = np.isnan(yv)
+        ok = np.flatnonzero(~np.isnan(sv) & (yv != sv) & (~new | can_add) & (~y_missing | new))
+        if not ok.size:
+            return None
+        old = np.array([partial.bounds.get(j, (-math.inf, math.inf)) for j in mx.numeric_of[ok].tolist()])
+        low, high = old[:, 0].copy(), old[:, 1].copy()
+        s_ok, y_ok = sv[ok], yv[ok]
+        present = ~y_missing[ok]
+        middle = self._middle(seed, y)[ok]
+        below = present & (y_ok < s_ok)
+        above = present & ~below
+        low = np.where(below, np.maximum(low, middle), low)
+        high = np.where(above, np.minimum(high, middle), high)
+        # every feature's rows in one gather (faster than gathering fewer features), then the
+        # rows already within the old bounds tested against the new interval, where NaN fails
+        # as a missing value must
+        sub = np.take(mx.numeric, rows, axis=1)
+        sub = sub if ok.size == sub.shape[0] else sub[ok]
+        with np.errstate(invalid="ignore"):
+            covers = (sub >= low[:, None]) & (sub <= high[:, None])
+        return mx.numeric_of[ok], covers, new[ok], low, high, np.full(ok.size, -1), np.full(ok.size, -1)
+
+    def _categorical_changes(
+        self, partial: _Partial, seed: int, y: int, rows: np.ndarray, can_add: bool
+    ) -> tuple[np.ndarray, ...] | None:
+        """Categorical features: y's level dropped from the internal disjunction."""
+        mx = self.matrix
+        if not mx.categorical_of.size:
+            return None
+        sc, yc = mx.codes[:, seed], mx.codes[:, y]
+        missing = mx.missing_code
+        new = np.array([j not in partial.levels for j in mx.categorical_list], dtype=bool)
+        y_missing = yc == missing
+        allowed_y = np.array(
+            [new[c] or int(yc[c]) in partial.levels[j] for c, j in enumerate(mx.categorical_list)], dtype=bool
+        )
+        ok = np.flatnonzero((sc != missing) & (~new | can_add) & (~y_missing | new) & (yc != sc) & allowed_y)
+        if not ok.size:
+            return None
+        sub = np.take(mx.codes[ok], rows, axis=1)
+        dropped = np.where(y_missing[ok], -1, yc[ok])
+        covers = (sub != dropped[:, None]) & (sub != missing[ok][:, None])
+        nan = np.full(ok.size, np.nan)
+        return mx.categorical_of[ok], covers, new[ok], nan, nan, dropped, missing[ok]
+
+    def _counts(self, covers: np.ndarray, rows: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per specialisation: the positives not yet covered, the positives and the negatives
+        among ``rows`` it covers (weighted if the rows are)."""
         # the products' inputs are 0/1 and finite weights; OpenBLAS can leave a floating-point
         # 'invalid' flag set all the same (numpy#24067), which NumPy reports as a warning
         # (seen once in CI on a 5-row table): the sums themselves are exact
@@ -247,16 +272,14 @@ class _Star:
                 kind = np.float32 if rows.size < 2**24 else np.float64
                 by = np.stack([np.ones(rows.size, dtype=bool), pos, pos & ~self.covered[rows]]).astype(kind)
                 n_all, n_pos, fresh = (covers.astype(kind) @ by.T).astype(np.int64).T
-                n_neg = n_all - n_pos
-            else:  # rows counted by their weights, summed as a (rows, specialisations) product
-                # sums them: another layout adds in another order, and ties break otherwise
-                w = self.enc.w[rows]
-                by_row = covers.T.astype(np.float64, order="C")
-                n_pos = (w * pos) @ by_row
-                fresh = (w * (pos & ~self.covered[rows])) @ by_row
-                n_neg = w @ by_row - n_pos
-        length = partial.length + new.astype(np.int64)
-        return _Block(partial, rows, features, covers, low, high, dropped, n_levels, (fresh, n_pos, -n_neg, -length))
+                return fresh, n_pos, n_all - n_pos
+            # rows counted by their weights, summed as a (rows, specialisations) product: another
+            # layout adds in another order, and ties break otherwise
+            w = self.enc.w[rows]
+            by_row = covers.T.astype(np.float64, order="C")
+            n_pos = (w * pos) @ by_row
+            fresh = (w * (pos & ~self.covered[rows])) @ by_row
+            return fresh, n_pos, w @ by_row - n_pos
 
     def _middle(self, seed: int, y: int) -> np.ndarray:
         """Per numeric feature, the cut between ``seed``'s value and ``y``'s (NaN where either
@@ -433,14 +456,7 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
         chosen = dataclasses.replace(chosen, min_share=share, majority_rules=majority, rules_per_class=per_class)
         cut_by = HELD_OUT
     model = _truncated(fitted, ds, (share, drop, per_class), chosen)
-    extra: dict[str, object] = {}
-    if params.max_error is None:
-        extra |= {"max_error": bound, "max_error_chosen_by": CHOSEN_BY}
-    if params.min_share is None and params.rules_per_class is None:
-        extra |= {"min_share": share, "min_share_chosen_by": cut_by}
-        extra |= {"rules_per_class": per_class, "rules_per_class_chosen_by": cut_by}
-    if params.majority_rules is None:
-        extra |= {"majority_rules": majority, "majority_rules_chosen_by": cut_by}
+    extra = _chosen_record(params, chosen, cut_by)
     if extra:
         model = dataclasses.replace(model, info=dataclasses.replace(model.info, training=model.info.training | extra))
     if drawn is not None:
@@ -457,6 +473,19 @@ def _truncated(model: RuleSet, ds: Dataset, cut: Cut, params: AQParams) -> RuleS
     searched = {k: v for k, v in model.info.training.items() if k == "search_cut"}
     info = dataclasses.replace(model.info, params=params.record(), training=training_summary(ds, kept.rules) | searched)
     return dataclasses.replace(kept, info=info)
+
+
+def _chosen_record(params: AQParams, chosen: AQParams, cut_by: str) -> dict[str, object]:
+    """What the learner chose for the settings left to it, and how (in the model's training record)."""
+    extra: dict[str, object] = {}
+    if params.max_error is None:
+        extra |= {"max_error": chosen.max_error, "max_error_chosen_by": CHOSEN_BY}
+    if params.min_share is None and params.rules_per_class is None:
+        extra |= {"min_share": chosen.min_share, "min_share_chosen_by": cut_by}
+        extra |= {"rules_per_class": chosen.rules_per_class, "rules_per_class_chosen_by": cut_by}
+    if params.majority_rules is None:
+        extra |= {"majority_rules": chosen.majority_rules, "majority_rules_chosen_by": cut_by}
+    return extra
 
 
 def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:

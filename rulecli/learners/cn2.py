@@ -267,6 +267,25 @@ class _Search:
         statistic = _lrs(two, np.stack([share, 1.0 - share], axis=1))
         return (hits > share * n) & (statistic > chi2_critical(self.params.alpha / max(families, 1), 1))
 
+    def _kept(
+        self,
+        counts: np.ndarray,
+        support: np.ndarray,
+        owner: np.ndarray,
+        parents: list[_Complex],
+        cands: list[_Candidates],
+    ) -> np.ndarray:
+        """The candidates with enough rows that leave some of their parent's out (and, with
+        ``alpha`` below 1, that raise their parent's accuracy significantly)."""
+        params = self.params
+        parent_counts = np.array([p.counts for p in parents])
+        sizes = across(parent_counts, np.add)[owner]
+        keep = np.flatnonzero((support >= params.min_support) & (support < sizes - self.slack))
+        if params.alpha < 1.0:
+            families = sum(len(c.blocks) for c in cands)
+            keep = keep[self._raises(counts[keep], parent_counts[owner[keep]], families)]
+        return keep
+
     def best_complex(self, rows: np.ndarray, gone: np.ndarray | None = None) -> _Complex | None:
         """The best significant complex found by the beam search (None if there is none);
         ``gone``: the rows of the last search that ``rows`` no longer holds."""
@@ -290,12 +309,7 @@ class _Search:
             owner = np.concatenate([np.full(c.counts.shape[0], i) for i, c in enumerate(cands)])
             local = np.concatenate([np.arange(c.counts.shape[0]) for c in cands])
             support = across(counts, np.add)
-            parent_counts = np.array([p.counts for p in parents])
-            sizes = across(parent_counts, np.add)[owner]
-            keep = np.flatnonzero((support >= params.min_support) & (support < sizes - self.slack))
-            if params.alpha < 1.0:
-                families = sum(len(c.blocks) for c in cands)
-                keep = keep[self._raises(counts[keep], parent_counts[owner[keep]], families)]
+            keep = self._kept(counts, support, owner, parents, cands)
             if keep.size == 0:
                 break
             quality = _quality(counts[keep], params.measure, self.target)

@@ -390,16 +390,8 @@ def _grow(ds: Dataset | EngineTable, params: TreeParams, *, ordered: bool = True
     return grow_tree(data, ds, grow, ds.weights, ordered=ordered)
 
 
-def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[float, ...]) -> tuple[float, str | None]:
-    """CART's own choice of the pruned tree (Breiman et al. 1984, ch. 3.4): alphas between the
-    full tree's weakest links (geometric means of neighbours), each scored on held-out rows
-    by trees grown and pruned without them, and the smallest tree within one standard error of
-    the best; and how the held-out rows were drawn (None when nothing could be chosen: the
-    tree is kept whole). The rows are the table's own, not a sample's: an alpha chosen on a
-    few thousand rows prunes a long table's tree to a few leaves
-    (:func:`rulecli.search.tuning.pruning_splits`; whole weights are copies, as the folds are drawn)."""
-    if not path:
-        return 0.0, None
+def _candidate_alphas(path: tuple[float, ...]) -> list[float]:
+    """The alphas to score: between the full tree's weakest links, at most ``MAX_ALPHAS``."""
     # the subtree pruned at the k-th weakest link is the best for alphas in [g_k, g_k+1)
     middles = (math.sqrt(a * b) if a > 0 else b / 2 for a, b in itertools.pairwise(path))
     # a link that gains nothing (a split that moves no row to another class) can come out a
@@ -415,6 +407,20 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         top = MAX_ALPHAS // 4
         ranks = np.unique(np.geomspace(top + 1, len(alphas), MAX_ALPHAS - top).round().astype(np.int64))
         alphas = sorted({*alphas[-top:], *(alphas[-int(k)] for k in ranks)})
+    return alphas
+
+
+def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[float, ...]) -> tuple[float, str | None]:
+    """CART's own choice of the pruned tree (Breiman et al. 1984, ch. 3.4): alphas between the
+    full tree's weakest links (geometric means of neighbours), each scored on held-out rows
+    by trees grown and pruned without them, and the smallest tree within one standard error of
+    the best; and how the held-out rows were drawn (None when nothing could be chosen: the
+    tree is kept whole). The rows are the table's own, not a sample's: an alpha chosen on a
+    few thousand rows prunes a long table's tree to a few leaves
+    (:func:`rulecli.search.tuning.pruning_splits`; whole weights are copies, as the folds are drawn)."""
+    if not path:
+        return 0.0, None
+    alphas = _candidate_alphas(path)
     whole = ds.weights is not None and is_whole(ds.weights)
     drawn = pruning_splits(ds.as_copies("tree") if whole else ds, params.seed)
     if drawn is None:

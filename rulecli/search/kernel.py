@@ -331,6 +331,27 @@ def stratified_split(
 
 
 @numba.njit(cache=True)
+def _gain_floor(counts, at0, at1, where, m, log_prior, gain):
+    """Each of a feature's ``m`` thresholds' FOIL gain (into ``gain``), and the least gain
+    that may still be the greatest once logarithms an ulp apart are allowed for."""
+    best = -np.inf
+    slack = 0.0
+    for q in range(m):
+        s = where[q]
+        least0 = at0[m - 1] - at0[q] + counts[0, s]
+        least1 = at1[m - 1] - at1[q] + counts[1, s]
+        lp, lt = np.float64(at1[q]), np.float64(at0[q] + at1[q])
+        gp, gt = np.float64(least1), np.float64(least0 + least1)
+        lr = np.log2((lp + 1.0) / (lt + 1.0))
+        gr = np.log2((gp + 1.0) / (gt + 1.0))
+        gain[q] = max(lp * (lr - log_prior), gp * (gr - log_prior))
+        # a logarithm an ulp apart moves a gain by about 1e-16 of its scale
+        slack = max(slack, lp * (abs(lr) + abs(log_prior) + 1.0), gp * (abs(gr) + abs(log_prior) + 1.0))
+        best = max(best, gain[q])
+    return best - 1e-9 * (slack + 1.0)
+
+
+@numba.njit(cache=True)
 def foil_candidates(counts, offsets, log_prior):
     """RIPPER's threshold candidates (:func:`rulecli.search.encoded.numeric_candidates` of
     positive/negative ``counts``) cut down, per feature, to the few whose FOIL gain may be
@@ -356,7 +377,6 @@ def foil_candidates(counts, offsets, log_prior):
     at1 = np.empty(widest, dtype=counts.dtype)
     where = np.empty(widest, dtype=np.int64)
     gain = np.empty(widest)
-    scale = np.empty(widest)
     run0 = counts[0, 0] * 0
     run1 = counts[1, 0] * 0
     n = 0
@@ -375,23 +395,7 @@ def foil_candidates(counts, offsets, log_prior):
                 m += 1
         if m == 0:
             continue
-        best = -np.inf
-        for q in range(m):
-            s = where[q]
-            least0 = at0[m - 1] - at0[q] + counts[0, s]
-            least1 = at1[m - 1] - at1[q] + counts[1, s]
-            lp, lt = np.float64(at1[q]), np.float64(at0[q] + at1[q])
-            gp, gt = np.float64(least1), np.float64(least0 + least1)
-            lr = np.log2((lp + 1.0) / (lt + 1.0))
-            gr = np.log2((gp + 1.0) / (gt + 1.0))
-            gain[q] = max(lp * (lr - log_prior), gp * (gr - log_prior))
-            scale[q] = max(lp * (abs(lr) + abs(log_prior) + 1.0), gp * (abs(gr) + abs(log_prior) + 1.0))
-            best = max(best, gain[q])
-        # a logarithm an ulp apart moves a gain by about 1e-16 of its scale
-        slack = 0.0
-        for q in range(m):
-            slack = max(slack, scale[q])
-        floor = best - 1e-9 * (slack + 1.0)
+        floor = _gain_floor(counts, at0, at1, where, m, log_prior, gain)
         for q in range(m):
             if gain[q] >= floor:
                 s = where[q]
@@ -405,6 +409,23 @@ def foil_candidates(counts, offsets, log_prior):
                 n += 1
     bounds[n_features] = n
     return slots[:n], bounds, le_p[:n], le_t[:n], ge_p[:n], ge_t[:n]
+
+
+@numba.njit(cache=True)
+def _child_boxes(parent, a, b, j, threshold, missing_left, low, high, missing, takes, slot_of, slot_end, goes):
+    """The boxes of ``parent``'s children ``a`` and ``b``: its own, cut by its split on ``j``."""
+    for child in (a, b):
+        low[child], high[child] = low[parent], high[parent]
+        missing[child], takes[child] = missing[parent], takes[parent]
+    if slot_of[j] >= 0:
+        for s in range(slot_of[j], slot_end[j]):
+            takes[a, s] &= goes[parent, s]
+            takes[b, s] &= not goes[parent, s]
+    else:
+        low[b, j] = max(low[b, j], threshold)
+        high[a, j] = min(high[a, j], threshold)
+        missing[a, j] &= missing_left
+        missing[b, j] &= not missing_left
 
 
 @numba.njit(cache=True)
@@ -426,22 +447,9 @@ def ordered_values(order, feature, threshold, missing_left, left, right, value, 
     for parent in order:
         j = feature[parent]
         a, b = left[parent], right[parent]
-        for child in (a, b):
-            low[child], high[child], missing[child], takes[child] = (
-                low[parent],
-                high[parent],
-                missing[parent],
-                takes[parent],
-            )
-        if slot_of[j] >= 0:
-            for s in range(slot_of[j], slot_end[j]):
-                takes[a, s] &= goes[parent, s]
-                takes[b, s] &= not goes[parent, s]
-        else:
-            low[b, j] = max(low[b, j], threshold[parent])
-            high[a, j] = min(high[a, j], threshold[parent])
-            missing[a, j] &= missing_left[parent]
-            missing[b, j] &= not missing_left[parent]
+        _child_boxes(
+            parent, a, b, j, threshold[parent], missing_left[parent], low, high, missing, takes, slot_of, slot_end, goes
+        )
         # the parent leaves the leaves: the last one takes its place
         at = place[parent]
         size -= 1

@@ -63,6 +63,31 @@ def pooled_non_increasing(values: np.ndarray, weights: np.ndarray) -> np.ndarray
     return np.repeat([b[0] for b in blocks], [b[2] for b in blocks]).astype(np.float64)
 
 
+def _level_slots(nodes: TreeNodes, split: np.ndarray, n_features: int) -> tuple[np.ndarray, ...]:
+    """Categorical columns' level slots (each level a split names, then one for the rest):
+    each column's first slot and end, and per node which slots go left."""
+    named: dict[int, dict[str, int]] = {}
+    for node in split[np.isnan(nodes.threshold[split])].tolist():
+        slots = named.setdefault(int(nodes.feature[node]), {})
+        for level in (*nodes.left_levels[node], *nodes.right_levels[node]):
+            slots.setdefault(level, len(slots))
+    slot_of = np.full(n_features, -1, dtype=np.int64)
+    slot_end = np.full(n_features, -1, dtype=np.int64)
+    start = 0
+    for j in sorted(named):
+        slot_of[j] = start
+        start += len(named[j]) + 1
+        slot_end[j] = start
+    goes = np.zeros((nodes.n_nodes, max(start, 1)), dtype=bool)
+    for j, slots in named.items():
+        for node in split[nodes.feature[split] == j].tolist():
+            row = goes[node, slot_of[j] : slot_end[j]]
+            row[:] = bool(nodes.missing_left[node])  # the rest go as missing values do
+            row[[slots[v] for v in nodes.left_levels[node]]] = True
+            row[[slots[v] for v in nodes.right_levels[node]]] = False
+    return slot_of, slot_end, goes
+
+
 def monotone_tree(nodes: TreeNodes, signs: tuple[int, ...], regression: bool) -> TreeNodes:
     """``nodes`` with values that never move against ``signs`` (per feature: +1, -1, 0).
 
@@ -84,26 +109,7 @@ def monotone_tree(nodes: TreeNodes, signs: tuple[int, ...], regression: bool) ->
     order = np.concatenate(
         [level[nodes.feature[level] >= 0] for level in levels(nodes.feature, nodes.left, nodes.right)]
     )
-    # categorical columns' level slots: each level a split names, then one for the rest
-    named: dict[int, dict[str, int]] = {}
-    for node in split[np.isnan(nodes.threshold[split])].tolist():
-        slots = named.setdefault(int(nodes.feature[node]), {})
-        for level in (*nodes.left_levels[node], *nodes.right_levels[node]):
-            slots.setdefault(level, len(slots))
-    slot_of = np.full(len(signs), -1, dtype=np.int64)
-    slot_end = np.full(len(signs), -1, dtype=np.int64)
-    start = 0
-    for j in sorted(named):
-        slot_of[j] = start
-        start += len(named[j]) + 1
-        slot_end[j] = start
-    goes = np.zeros((nodes.n_nodes, max(start, 1)), dtype=bool)
-    for j, slots in named.items():
-        for node in split[nodes.feature[split] == j].tolist():
-            row = goes[node, slot_of[j] : slot_end[j]]
-            row[:] = bool(nodes.missing_left[node])  # the rest go as missing values do
-            row[[slots[v] for v in nodes.left_levels[node]]] = True
-            row[[slots[v] for v in nodes.right_levels[node]]] = False
+    slot_of, slot_end, goes = _level_slots(nodes, split, len(signs))
     kernel.ordered_values(
         order.astype(np.int64),
         nodes.feature.astype(np.int64),
