@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 RUNTIME := $(VENV)/.runtime-stamp
 RULECLI := $(BIN)/rulecli
 
-.PHONY: demo test test-engines test-spark test-slow lint fmt reference bench bench-env bytecode experiment clean
+.PHONY: demo test test-long test-spark test-slow lint fmt reference bench bench-env bytecode experiment clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,11 +42,11 @@ demo: $(RUNTIME)
 
 # the tests spread over the machine's cores (pytest-xdist): the suite is CPU-bound, one core per worker
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto -m "not slow and not spark and not engines"
+	$(BIN)/python -m pytest -q -n auto -m "not slow and not spark and not engines and not long"
 
-## test-engines: the longer tests that DuckDB learns the models memory learns
-test-engines: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto -m "engines and not slow"
+## test-long: the tests of 3 s or more each, DuckDB learning the models memory learns among them
+test-long: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto -m "(long or engines) and not slow and not spark"
 
 ## test-spark: the engine tests that start Spark in local mode (PySpark and a Java 17 runtime)
 test-spark: $(STAMP)

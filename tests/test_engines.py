@@ -72,7 +72,7 @@ def _model(args: list[str], cwd: Path, out: str) -> bytes:
         ["oner", "--discretize", "mdlp"],
         ["tree", "--max-depth", "8"],
         ["tree", "--max-leaf-nodes", "6", "--criterion", "entropy"],
-        # the five longest (4-12 s each) in make test-engines
+        # the five longest (4-12 s each) in make test-long
         pytest.param(["tree"], marks=pytest.mark.engines),  # pruning chosen by CV on the engine's hashed sample
         # one pass: the distinct rows of cells; truncation chosen on the hashed sample
         pytest.param(["reduct"], marks=pytest.mark.engines),
