@@ -151,3 +151,18 @@ def test_the_flag_check_sees_a_message_naming_a_flag(tmp_path: Path):
         'raise ParamError(f"--target-bins must be at least {2}")\n'
     )
     assert [hit.split(":")[1] for hit in _flags_in_messages(module)] == ["3"]
+
+
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_is_longer_than_a_screen():
+    # a function that does one thing fits on a screen; a longer one hides its parts' names
+    long = [
+        f"{path.name}::{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for _, path in _modules()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        if node.end_lineno is not None and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long, long

@@ -56,8 +56,7 @@ def discretize(
         io.check_writable(cuts_out)
     df = api.read_table(data, **(read or {}))
     saved = None if cuts_in is None else loads_cuts(io.read_text(cuts_in), cuts_in)
-    if old_method is not None:
-        method = old_method
+    method = old_method or method
     result = api.discretize(
         df,
         method=method,
@@ -70,11 +69,7 @@ def discretize(
         cuts_source=str(cuts_in),
     )
     io.write_table(result.frame, output or io.STDIO, output_format=table_format)
-    if cuts_out is not None and saved is None:
+    if cuts_out is not None and saved is None:  # cuts applied from a file are not saved again
         io.write_text(
-            cuts_out,
-            dumps_cuts(
-                result.cuts,
-                {"method": method, "bins": result.bins, "target": result.target},
-            ),
+            cuts_out, dumps_cuts(result.cuts, {"method": method, "bins": result.bins, "target": result.target})
         )

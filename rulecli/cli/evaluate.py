@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -84,31 +87,61 @@ Violations = Annotated[
 ]
 
 
+# Every gate: its parameter, its option, the metric it bounds (None: a bound the API holds
+# itself: a rule's drift, a column's, the cost) and whether it is a maximum. Declared once:
+# the command's options and the gates it holds both come from here.
+GATES = (
+    ("min_accuracy", MinAccuracy, "accuracy", False),
+    ("min_f1", MinF1, "macro_f1", False),
+    ("min_coverage", MinCoverage, "coverage", False),
+    ("max_rmse", MaxRmse, "rmse", True),
+    ("max_mae", MaxMae, "mae", True),
+    ("min_r2", MinR2, "r2", False),
+    ("max_rule_drift", MaxRuleDrift, None, False),
+    ("min_rule_coverage", MinRuleCoverage, None, False),
+    ("max_coverage_ratio", MaxCoverageRatio, None, False),
+    ("max_psi", MaxPsi, None, False),
+    ("max_cost", MaxCost, None, False),
+)
+
+
+def _gated(command: Callable[..., None]) -> Callable[..., None]:
+    """The command with an option per gate in ``GATES``; it receives them as ``gates`` (the
+    metrics' :class:`Gate` list) and ``bounds`` (the API's own bounds, by parameter)."""
+    signature = inspect.signature(command, eval_str=True)
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+        for name, annotation, _, _ in GATES
+    ]
+
+    @functools.wraps(command)
+    def with_gates(**values: Any) -> None:
+        bounds = {name: values.pop(name) for name, *_ in GATES}
+        gates = [Gate(metric, bounds.pop(name), f"`{name}`", upper) for name, _, metric, upper in GATES if metric]
+        command(**values, gates=gates, bounds=bounds)
+
+    kept = [p for p in signature.parameters.values() if p.name not in ("gates", "bounds")]
+    with_gates.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+    return with_gates
+
+
 @common.reads_a_table
+@_gated
 def evaluate(
     model_path: ModelPath,
     data: DataPath,
     target: Target = None,
-    min_accuracy: MinAccuracy = None,
-    min_f1: MinF1 = None,
-    min_coverage: MinCoverage = None,
-    max_rmse: MaxRmse = None,
-    max_mae: MaxMae = None,
-    min_r2: MinR2 = None,
-    max_rule_drift: MaxRuleDrift = None,
-    min_rule_coverage: MinRuleCoverage = None,
-    max_coverage_ratio: MaxCoverageRatio = None,
     gate_on: GateOn = "point",
     reference: common.Reference = None,
-    max_psi: MaxPsi = None,
     costs: Costs = None,
-    max_cost: MaxCost = None,
     baseline: Baseline = False,
     weights: common.Weights = None,
     per_rule: PerRule = True,
     json_out: JsonOut = False,
     output: Output = None,
     violations_out: Violations = None,
+    gates: list[Gate] | None = None,
+    bounds: dict[str, float | None] | None = None,
     read: dict[str, Any] | None = None,
     strict: common.Strict = False,
     quiet: common.QuietScoring = False,
@@ -132,14 +165,6 @@ def evaluate(
     if violations_out is not None:
         io.table_output(violations_out)
     model = common.open_model(model_path, data)
-    gates = [
-        Gate("accuracy", min_accuracy, "--min-accuracy"),
-        Gate("macro_f1", min_f1, "--min-f1"),
-        Gate("coverage", min_coverage, "--min-coverage"),
-        Gate("rmse", max_rmse, "--max-rmse", upper=True),
-        Gate("mae", max_mae, "--max-mae", upper=True),
-        Gate("r2", min_r2, "--min-r2"),
-    ]
     lf, label = common.scoring_input(model, data, read, truth=target or model.target, strict=strict, quiet=quiet)
     payload = api.evaluate(
         model,
@@ -147,19 +172,20 @@ def evaluate(
         label=label,
         target=target,
         per_rule=per_rule,
-        gates=gates,
+        gates=gates or [],
         violations_out=violations_out,
         baseline=baseline,
-        max_rule_drift=max_rule_drift,
-        min_rule_coverage=min_rule_coverage,
-        max_coverage_ratio=max_coverage_ratio,
         gate_on=gate_on,
         reference=reference,
-        max_psi=max_psi,
         weights=weights,
         costs=costs,
-        max_cost=max_cost,
+        **(bounds or {}),
     )
+    _emit(payload, api.source_label(data), output=output, json_out=json_out, quiet=quiet)
+
+
+def _emit(payload: dict[str, Any], label: str, *, output: str | None, json_out: bool, quiet: bool) -> None:
+    """The metrics written and shown, then each failed gate on stderr (exit 1)."""
     # the library names the gates' parameters; the person and the JSON read this command's flags
     failures = payload["gates"]["failures"] = [as_flags(f) for f in payload["gates"]["failures"]]
     if output is not None:
@@ -167,7 +193,7 @@ def evaluate(
     if json_out:
         io.write_text(io.STDIO, json.dumps(payload, indent=2, sort_keys=True) + "\n")
     elif not quiet:
-        _show(payload, api.source_label(data))
+        _show(payload, label)
     for failure in failures:
         console.err.print(failure, markup=False)
     if failures:
