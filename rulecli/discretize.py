@@ -153,7 +153,7 @@ def compute_cuts(
     low, high = float(x.min()), float(x.max())
     if method in SUPERVISED:
         if y is None:
-            raise ParamError(f"method '{method}' needs a target column (-y)")
+            raise ParamError(f"method '{method}' needs a target column (`target`)")
         labels = y[present]
         if method == "mdlp":
             edges = _mdlp_edges(x, labels, n_classes, w)
@@ -246,11 +246,18 @@ def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> in
 
 def _value_counts(x: np.ndarray, y: np.ndarray, n_classes: int, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``x`` in order, and each one's class counts."""
-    # each row's value among them as np.unique gives it, in half its time (Polars sorts on
-    # every core); adding 0.0 makes -0.0 the 0.0 it equals
-    series = pl.Series(x + 0.0)
-    values = series.unique().sort().to_numpy()
-    inverse = (series.rank("dense") - 1).to_numpy().astype(np.int64)
+    # each row's value among them (np.unique's inverse) from one sort: on 700,000 rows 65-110
+    # ms a column, against 90-135 for Polars' unique and dense rank; adding 0.0 makes -0.0
+    # the 0.0 it equals (x holds no NaN)
+    x = x + 0.0
+    order = np.argsort(x)
+    ordered = x[order]
+    first = np.empty(x.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(x.size, dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    values = ordered[first]
     # bincount adds in row order, as a loop would
     cell = inverse * n_classes + y
     return values, np.bincount(cell, weights=w, minlength=values.size * n_classes).reshape(values.size, n_classes)
@@ -388,7 +395,7 @@ def learn_cuts(
     y, n_classes = None, 0
     if method in SUPERVISED:
         if target is None:
-            raise ParamError(f"method '{method}' needs a target column (-y)")
+            raise ParamError(f"method '{method}' needs a target column (`target`)")
         labels = df.get_column(target)
         keep = labels.is_not_null()
         df = df.filter(keep)
