@@ -191,7 +191,12 @@ LONG = frozenset(
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid in LONG:
             item.add_marker(pytest.mark.long)
+    # over the whole suite, a renamed long test must not drop back into make test unseen
+    if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+        stale = LONG - {item.nodeid for item in items}
+        if stale:
+            raise pytest.UsageError(f"tests/conftest.py LONG names tests that no longer exist: {sorted(stale)}")
