@@ -217,13 +217,22 @@ def _show(payload: dict[str, Any], label: str) -> None:
         out.print(_rule_drift(payload["baseline"]))
 
 
-def _per_class(per_class: dict[str, Any]) -> console.DataTable:
-    table = console.DataTable("per class")
-    for name in ("class", "precision", "recall", "f1", "support"):
-        table.add_column(name, justify="left" if name == "class" else "right")
-    for cls, row in per_class.items():
-        table.add_row(cls, f"{row['precision']:.4f}", f"{row['recall']:.4f}", f"{row['f1']:.4f}", str(row["support"]))
+def _table(title: str, headers: tuple[str, ...], left: tuple[str, ...], rows: Any) -> console.DataTable:
+    """A table of data: ``left`` columns read as text, the others as figures."""
+    table = console.DataTable(title)
+    for name in headers:
+        table.add_column(name, justify="left" if name in left else "right")
+    for row in rows:
+        table.add_row(*row)
     return table
+
+
+def _per_class(per_class: dict[str, Any]) -> console.DataTable:
+    rows = (
+        (cls, f"{r['precision']:.4f}", f"{r['recall']:.4f}", f"{r['f1']:.4f}", str(r["support"]))
+        for cls, r in per_class.items()
+    )
+    return _table("per class", ("class", "precision", "recall", "f1", "support"), ("class",), rows)
 
 
 def _confusion(confusion: dict[str, Any]) -> console.DataTable:
@@ -240,13 +249,8 @@ def _confusion(confusion: dict[str, Any]) -> console.DataTable:
 
 
 def _per_rule(rules: list[dict[str, Any]]) -> console.DataTable:
-    table = console.DataTable(
-        "per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a with its 95 % Wilson interval)"
-    )
-    for name in ("rule", "IF", "THEN", "covered", "correct", "coverage", "class support", "accuracy"):
-        table.add_column(name, justify="left" if name in ("IF", "THEN") else "right")
-    for r in rules:
-        table.add_row(
+    rows = (
+        (
             r["rule"],
             r["conditions"],
             r["prediction"],
@@ -256,32 +260,33 @@ def _per_rule(rules: list[dict[str, Any]]) -> console.DataTable:
             f"{r['class_support']:.3f}",
             f"{r['accuracy']:.3f}" + _interval(r.get("accuracy_interval")),
         )
-    return table
+        for r in rules
+    )
+    return _table(
+        "per rule (coverage n_a/n, class support n_ab/n_b, accuracy n_ab/n_a with its 95 % Wilson interval)",
+        ("rule", "IF", "THEN", "covered", "correct", "coverage", "class support", "accuracy"),
+        ("IF", "THEN"),
+        rows,
+    )
 
 
 def _feature_drift(drift: dict[str, Any]) -> console.DataTable:
-    table = console.DataTable(
-        f"columns against --reference: population stability index, chi-square p Holm-adjusted, drifted at "
-        f"p < {drift['alpha']}"
+    rows = (
+        (r["column"], f"{r['psi']:.3f}", str(r["bins"]), r["cut_by"], _p(r["p"]), "yes" if r["drifted"] else "")
+        for r in drift["features"]
     )
-    for name in ("column", "PSI", "bins", "cut by", "p", "drifted"):
-        table.add_column(name, justify="left" if name in ("column", "cut by") else "right")
-    for r in drift["features"]:
-        table.add_row(
-            r["column"], f"{r['psi']:.3f}", str(r["bins"]), r["cut_by"], _p(r["p"]), "yes" if r["drifted"] else ""
-        )
-    return table
+    return _table(
+        f"columns against --reference: population stability index, chi-square p Holm-adjusted, drifted at "
+        f"p < {drift['alpha']}",
+        ("column", "PSI", "bins", "cut by", "p", "drifted"),
+        ("column", "cut by"),
+        rows,
+    )
 
 
 def _rule_drift(drift: dict[str, Any]) -> console.DataTable:
-    table = console.DataTable(
-        f"rules against training ({drift['training_rows']} rows): two-proportion tests, "
-        f"p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}"
-    )
-    for name in ("rule", "coverage: train -> here", "p", "accuracy: train -> here", "p", "drifted"):
-        table.add_column(name, justify="left" if name.startswith("coverage") else "right")
-    for r in drift["rules"]:
-        table.add_row(
+    rows = (
+        (
             r["rule"],
             f"{r['train_coverage']:.3f} -> {r['coverage']:.3f}",
             _p(r["coverage_p"]),
@@ -289,7 +294,15 @@ def _rule_drift(drift: dict[str, Any]) -> console.DataTable:
             _p(r["accuracy_p"]),
             "yes" if r["drifted"] else "",
         )
-    return table
+        for r in drift["rules"]
+    )
+    return _table(
+        f"rules against training ({drift['training_rows']} rows): two-proportion tests, "
+        f"p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}",
+        ("rule", "coverage: train -> here", "p", "accuracy: train -> here", "p", "drifted"),
+        ("coverage: train -> here",),
+        rows,
+    )
 
 
 def _interval(interval: list[float] | None) -> str:
