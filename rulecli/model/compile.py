@@ -22,6 +22,7 @@ from rulecli.model.text import render_conditions
 from rulecli.model.tree import (
     Columns,
     Forest,
+    Predictor,
     Tree,
     TreeModel,
     average_output,
@@ -32,8 +33,6 @@ from rulecli.model.tree import (
     walkers,
 )
 from rulecli.schema import PLAIN, categorical_expr, col, normalize_missing, temporal_expr
-
-Predictor = Model | TreeModel
 
 PREDICTION = "prediction"
 RULE = "rule"

@@ -19,11 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.model.core import Condition, DecisionList, Rule, RuleSet, column_units
+from rulecli.model.core import Condition, DecisionList, Rule, column_units
 from rulecli.model.text import render_number
-from rulecli.model.tree import Forest, Tree, TreeNodes, decision_list, leaf_rules, single_test
-
-Predictor = DecisionList | RuleSet | Tree | Forest
+from rulecli.model.tree import Forest, Predictor, Tree, TreeNodes, decision_list, leaf_rules, single_test
 
 
 @dataclass(frozen=True)

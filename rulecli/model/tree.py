@@ -24,7 +24,18 @@ from functools import cached_property
 
 import numpy as np
 
-from rulecli.model.core import Closed, Condition, DecisionList, ModelInfo, Op, Rule, RuleStats, dated, schema_units
+from rulecli.model.core import (
+    Closed,
+    Condition,
+    DecisionList,
+    Model,
+    ModelInfo,
+    Op,
+    Rule,
+    RuleStats,
+    dated,
+    schema_units,
+)
 from rulecli.schema import Kind, Schema, Unit
 
 
@@ -96,6 +107,7 @@ class Forest:
 
 
 TreeModel = Tree | Forest
+Predictor = Model | TreeModel  # any model rulecli learns
 
 
 def feature_kinds(model: TreeModel) -> dict[str, bool]:
