@@ -254,12 +254,19 @@ def check_engine(engine: EngineOptions | None, *, cv: int | None = None) -> None
         raise ParamError(f"`cv` reads the table in memory; with `engine={engine.name}`, hold out a `test` table")
 
 
-def fit_model(learner: str, ds: Dataset | EngineTable, params: Params, progress: Progress | None = None) -> Predictor:
+def _resolved(learner: str | learners.Learner) -> learners.Learner:
+    """The learner itself, looked up once where a name was given."""
+    return learner if isinstance(learner, learners.Learner) else learners.get(learner)
+
+
+def fit_model(
+    learner: str | learners.Learner, ds: Dataset | EngineTable, params: Params, progress: Progress | None = None
+) -> Predictor:
     """The learner's model of ``ds``. On an engine a learner that cannot count there (or any
     learner, given ``sample_rows``) learns from a hashed sample of ``sample_rows`` rows the
     engine draws, and the engine recounts its rules' statistics on every row
     (``training.sample`` says so)."""
-    spec = learners.get(learner)
+    spec = _resolved(learner)
     if not is_engine_table(ds) or (ds.engine in spec.engines and ds.sample_rows is None):
         return with_data_record(spec.fit(ds, params, progress=progress), ds)
     seed = getattr(params, "seed", 0)
@@ -304,7 +311,7 @@ def fit(learner: str, data: Data, *, progress: Progress | None = None, **options
     ds = prepare(data, numeric_target=spec.numeric_target, engine=engine, **data_options)
     try:
         with budget.spending(share) as spent:
-            return with_budget_record(fit_model(learner, ds, params, progress), spent)
+            return with_budget_record(fit_model(spec, ds, params, progress), spent)
     finally:
         if ds is not data:
             release(ds)
@@ -342,7 +349,7 @@ class Training:
 
 
 def train(
-    learner: str,
+    learner: str | learners.Learner,
     ds: Dataset,
     params: Params,
     *,
@@ -360,14 +367,15 @@ def train(
     ``test``. With ``time_budget`` seconds, each of the ``cv`` folds and the final fit learn
     for an equal share of it and keep what they have learned when it runs out. With
     ``costs`` (a cost table, as :func:`evaluate` takes) each rule predicts its class of least
-    expected cost (:func:`rulecli.model.costs.cheapest`)."""
-    spec = learners.get(learner)
+    expected cost (:func:`rulecli.model.costs.cheapest`). ``learner``: a registry name or the
+    :class:`~rulecli.learners.Learner` itself."""
+    spec = _resolved(learner)
     report: dict[str, Any] = {}
     share = check_time_budget(time_budget, (cv or 0) + 1)
     if costs is not None and ds.regression:  # before any work
         raise ParamError("needs classes; this target is a number", param="costs")
     matrix = None if costs is None else _costs(costs, ds.classes)
-    if matrix is not None and learner in PRIOR_COSTS:
+    if matrix is not None and spec.name in PRIOR_COSTS:
         ds = with_cost_priors(ds, matrix)
     if cv is not None:
 
@@ -377,7 +385,7 @@ def train(
 
         report["cv"] = cross_validate(ds, fold_fit, cv, cv_seed).as_dict()
     with budget.spending(share) as spent:
-        model = with_costs(with_budget_record(fit_model(learner, ds, params, progress), spent), matrix)
+        model = with_costs(with_budget_record(fit_model(spec, ds, params, progress), spent), matrix)
     if test is not None:
         lf, label = scan_for(model, test, input_format=input_format, null_values=null_values, layout=layout)
         if model.target not in lf.collect_schema():

@@ -196,7 +196,7 @@ def _train(
         if on_step is not None:
             on_step.phase(f"cross-validating ({run.cv} folds), then learning" if run.cv else "learning")
         training = api.train(
-            learner.name,
+            learner,
             ds,
             params,
             cv=run.cv,
