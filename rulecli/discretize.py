@@ -27,6 +27,7 @@ import polars as pl
 from rulecli.errors import ParamError
 from rulecli.params import DISCRETIZERS
 from rulecli.schema import Cuts, numeric_expr
+from rulecli.stats import distinct_values
 
 METHODS = DISCRETIZERS
 SUPERVISED = frozenset({"mdlp", "min-bucket"})
@@ -246,18 +247,7 @@ def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> in
 
 def _value_counts(x: np.ndarray, y: np.ndarray, n_classes: int, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``x`` in order, and each one's class counts."""
-    # each row's value among them (np.unique's inverse) from one sort: on 700,000 rows 65-110
-    # ms a column, against 90-135 for Polars' unique and dense rank; adding 0.0 makes -0.0
-    # the 0.0 it equals (x holds no NaN)
-    x = x + 0.0
-    order = np.argsort(x)
-    ordered = x[order]
-    first = np.empty(x.size, dtype=bool)
-    first[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    inverse = np.empty(x.size, dtype=np.int64)
-    inverse[order] = np.cumsum(first) - 1
-    values = ordered[first]
+    values, inverse = distinct_values(x)
     # bincount adds in row order, as a loop would
     cell = inverse * n_classes + y
     return values, np.bincount(cell, weights=w, minlength=values.size * n_classes).reshape(values.size, n_classes)

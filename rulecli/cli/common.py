@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -364,23 +364,37 @@ READ_OPTIONS = (
 )
 
 
-def reads_a_table(command: Callable[..., None]) -> Callable[..., None]:
-    """A scoring command that takes the options saying how its table is read (declared once,
-    here) and receives them as ``read``: the API's read keywords (:func:`read_options`)."""
-    signature = inspect.signature(command, eval_str=True)  # Typer reads the stored signature as is
-    added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-        for name, annotation, default in READ_OPTIONS
-    ]
+def adds_options(
+    declared: Sequence[tuple[str, Any, Any]],
+    gathered: Callable[[dict[str, Any]], dict[str, Any]],
+    into: tuple[str, ...],
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A decorator: the command takes the ``declared`` options too (name, annotation,
+    default) and receives, instead of them, the keywords ``into`` that ``gathered`` makes
+    of their values (the command's own parameters of those names leave its options)."""
 
-    @functools.wraps(command)
-    def with_read(**values: Any) -> None:
-        read = read_options(*(values.pop(name) for name, _, _ in READ_OPTIONS))
-        command(**values, read=read)
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)  # Typer reads the stored signature as is
+        added = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            for name, annotation, default in declared
+        ]
 
-    kept = [p for p in signature.parameters.values() if p.name != "read"]
-    with_read.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
-    return with_read
+        @functools.wraps(command)
+        def with_options(**values: Any) -> None:
+            given = {name: values.pop(name) for name, _, _ in declared}
+            command(**values, **gathered(given))
+
+        kept = [p for p in signature.parameters.values() if p.name not in into]
+        with_options.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+        return with_options
+
+    return decorate
+
+
+# A scoring command that takes the options saying how its table is read (declared once, in
+# READ_OPTIONS) and receives them as ``read``: the API's read keywords (:func:`read_options`).
+reads_a_table = adds_options(READ_OPTIONS, lambda values: {"read": read_options(**values)}, into=("read",))
 
 
 def read_options(

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -105,28 +102,14 @@ GATES = (
 )
 
 
-def _gated(command: Callable[..., None]) -> Callable[..., None]:
-    """The command with an option per gate in ``GATES``; it receives them as ``gates`` (the
-    metrics' :class:`Gate` list) and ``bounds`` (the API's own bounds, by parameter)."""
-    signature = inspect.signature(command, eval_str=True)
-    added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
-        for name, annotation, _, _ in GATES
-    ]
-
-    @functools.wraps(command)
-    def with_gates(**values: Any) -> None:
-        bounds = {name: values.pop(name) for name, *_ in GATES}
-        gates = [Gate(metric, bounds.pop(name), f"`{name}`", upper) for name, _, metric, upper in GATES if metric]
-        command(**values, gates=gates, bounds=bounds)
-
-    kept = [p for p in signature.parameters.values() if p.name not in ("gates", "bounds")]
-    with_gates.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
-    return with_gates
+def _gates(values: dict[str, Any]) -> dict[str, Any]:
+    """The gate options' values as the metrics' :class:`Gate` list and the API's own bounds."""
+    gates = [Gate(metric, values.pop(name), f"`{name}`", upper) for name, _, metric, upper in GATES if metric]
+    return {"gates": gates, "bounds": values}
 
 
 @common.reads_a_table
-@_gated
+@common.adds_options([(name, annotation, None) for name, annotation, _, _ in GATES], _gates, into=("gates", "bounds"))
 def evaluate(
     model_path: ModelPath,
     data: DataPath,

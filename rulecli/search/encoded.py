@@ -23,6 +23,7 @@ from rulecli.dataset import Dataset
 from rulecli.model.core import Closed, Condition, Op
 from rulecli.model.ops import OPS, Shape, ends
 from rulecli.schema import Feature, Kind
+from rulecli.stats import distinct_values
 
 
 @dataclass(frozen=True)
@@ -64,12 +65,10 @@ class Encoded:
             if feature.kind == Kind.NUMERIC:
                 x = ds.numeric(feature.name)
                 missing = np.isnan(x)
-                values, inverse = np.unique(x[~missing], return_inverse=True)
+                values, inverse = distinct_values(x[~missing])
                 slots[row, missing] = values.size
                 slots[row, ~missing] = inverse
-                # -0.0 and 0.0 are one value, which np.unique keeps as whichever sorts first:
-                # a threshold is written 0.0, as an engine's GROUP BY gives it
-                columns[j], distinct[j] = x, values + 0.0
+                columns[j], distinct[j] = x, values
                 sizes.append(values.size + 1)
             else:
                 columns[j] = ds.codes(feature.name)
