@@ -220,7 +220,7 @@ data, master = sys.argv[1], sys.argv[2]
 spark = _session(master)
 spark.read.parquet(data).count()  # the files in the OS cache for both
 start = time.perf_counter()
-table = api.prepare(data, target="y", engine=EngineOptions("spark", spark_master=master), numeric_target=True)
+table = api.prepare(data, target="y", engine=EngineOptions(engine="spark", spark_master=master), numeric_target=True)
 model = learners.get("tree").fit(table, api.make_params("tree", max_depth=8, ccp_alpha=0.0))
 api.release(table)
 ours = time.perf_counter() - start

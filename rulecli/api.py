@@ -30,7 +30,7 @@ from rulecli import budget, engines, io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts, min_bucket_for
 from rulecli.drift import drift_warnings, feature_drift, psi_failures
-from rulecli.engines import ENGINES, EngineOptions, EngineTable, is_engine_table, open_table
+from rulecli.engines import EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.held_out import cross_validate, evaluate_model, is_regression, truth_expr
 from rulecli.metrics import (
@@ -61,7 +61,7 @@ from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import forest_summary, parse_text, render_conditions, render_name, render_text, render_tree
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
-from rulecli.params import Params
+from rulecli.params import Params, fields_of
 from rulecli.report import Curve
 from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
@@ -71,19 +71,12 @@ from rulecli.stats import hash_sampled, sample_seed
 from rulecli.words import counted
 
 Data = str | Path | pl.DataFrame | Dataset
-DATA_KEYS = (
-    "target",
-    "features",
-    "exclude",
-    "categorical",
-    "numeric",
-    "target_bins",
-    "target_type",
-    "weights",
-    "class_weight",
-    "use",
-)
-READ_KEYS = ("input_format", "null_values", "layout")
+# the keywords of prepare and fit beyond a learner's parameters, each declared once: which
+# columns and how typed (DataSpec), how the file is read (ReadOptions), where rows are
+# counted (EngineOptions)
+DATA_KEYS = frozenset(f.name for f in fields_of(DataSpec))
+READ_KEYS = frozenset(f.name for f in fields_of(io.ReadOptions))
+ENGINE_KEYS = frozenset(f.name for f in fields_of(EngineOptions))
 
 
 def source_label(path: str | Path) -> str:
@@ -98,46 +91,25 @@ def _as_text(columns: Sequence[str]) -> dict[str, pl.DataType]:
     return {c: pl.String() for c in columns}
 
 
-def read_table(
-    path: str | Path,
-    *,
-    input_format: str | None = None,
-    null_values: Sequence[str] = (),
-    text_columns: Sequence[str] = (),
-    layout: io.CsvOptions = io.CSV,
-) -> pl.DataFrame:
-    """A whole table, read as ``rulecli`` reads training data (``text_columns`` kept as text;
-    ``layout``: a CSV file's delimiter, encoding, header and leading lines)."""
-    lf = io.scan_table(
-        str(path),
-        input_format=input_format,
-        null_values=tuple(null_values),
-        schema_overrides=_as_text(text_columns),
-        layout=layout,
-    )
+def read_table(path: str | Path, *, text_columns: Sequence[str] = (), **read: Any) -> pl.DataFrame:
+    """A whole table, read as ``rulecli`` reads training data: ``text_columns`` kept as text,
+    ``read`` the keywords of :class:`~rulecli.io.ReadOptions` (format, missing values, a CSV
+    file's delimiter, encoding, header and leading lines)."""
+    lf = io.scan_table(str(path), io.ReadOptions(**read), schema_overrides=_as_text(text_columns))
     return io.collect(lf, source_label(path))
 
 
 def prepare(
-    data: Data,
-    *,
-    target: str | None = None,
-    features: Sequence[str] = (),
-    exclude: Sequence[str] = (),
-    categorical: Sequence[str] = (),
-    numeric: Sequence[str] = (),
-    target_bins: int | None = None,
-    target_type: str | None = None,
-    weights: str | None = None,
-    class_weight: str | None = None,
-    use: Sequence[str] = (),
-    input_format: str | None = None,
-    null_values: Sequence[str] = (),
-    numeric_target: bool = False,
-    layout: io.CsvOptions = io.CSV,
-    engine: str | EngineOptions | None = None,
+    data: Data, *, numeric_target: bool = False, engine: str | EngineOptions | None = None, **options: Any
 ) -> Dataset | EngineTable:
     """A training table typed and labelled; its ``warnings`` say what was skipped and why.
+
+    ``options`` are the keywords of :class:`~rulecli.dataset.DataSpec` (which columns and
+    how typed: ``target``, ``features``, ``exclude``, ``use``, ``categorical``, ``numeric``,
+    ``target_bins``, ``target_type``, ``weights``, ``class_weight``), of
+    :class:`~rulecli.io.ReadOptions` (how a file is read: ``input_format``,
+    ``null_values``, ``delimiter``, ``encoding``, ``no_header``, ``skip_lines``) and of
+    :class:`~rulecli.engines.EngineOptions` beside ``engine`` (``memory_limit`` …).
 
     ``target_type`` forces ``"classification"`` or ``"regression"``; by default a float
     target, or integers with more than 50 distinct values, is a number (for the learners
@@ -152,57 +124,53 @@ def prepare(
     ``engine="duckdb"`` (or :class:`~rulecli.engines.EngineOptions`) leaves the rows of a
     Parquet file, glob or DuckDB table in DuckDB: the result holds the schema and counts
     what the learners ask (close it with :func:`release`)."""
+    spec_keys, read_keys, engine_keys, unknown = _sorted_options(options)
+    if unknown:
+        known = sorted(DATA_KEYS | READ_KEYS | ENGINE_KEYS)
+        raise ParamError(f"no data option '{next(iter(unknown))}' (there are: {', '.join(known)})")
     if isinstance(data, Dataset) or is_engine_table(data):
         return data
     data = as_data(data)
-    spec = DataSpec(
-        target=target,
-        features=tuple(features),
-        exclude=tuple(exclude),
-        categorical=tuple(categorical),
-        numeric=tuple(numeric),
-        target_bins=target_bins,
-        numeric_target=numeric_target,
-        target_type=target_type,
-        weights=weights,
-        class_weight=class_weight,
-        use=tuple(use),
-    )
-    options = EngineOptions(engine) if isinstance(engine, str) else engine
-    if options is not None and options.name != "memory":
-        return _engine_table(data, spec, options, input_format, null_values, layout)
+    spec = DataSpec(numeric_target=numeric_target, **spec_keys)
+    read = io.ReadOptions(**read_keys)
+    where = engine_options(engine, engine_keys)
+    if where is not None and where.engine != "memory":
+        return _engine_table(data, spec, where, read)
     if isinstance(data, pl.DataFrame):
         return prepare_dataset(data, spec)
-    df = read_table(
-        data, input_format=input_format, null_values=null_values, text_columns=spec.categorical, layout=layout
-    )
+    df = read_table(data, text_columns=spec.categorical, **read_keys)
     return prepare_dataset(df, spec, source=source_label(data))
 
 
-def _engine_table(
-    data: Any,
-    spec: DataSpec,
-    options: EngineOptions,
-    input_format: str | None,
-    null_values: Sequence[str],
-    layout: io.CsvOptions,
-) -> EngineTable:
+def _sorted_options(options: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """Keywords sorted by their declaration: data, read, engine, and any other."""
+    groups = (DATA_KEYS, READ_KEYS, ENGINE_KEYS)
+    return (
+        *({k: v for k, v in options.items() if k in keys} for keys in groups),
+        {k: v for k, v in options.items() if not any(k in keys for keys in groups)},
+    )
+
+
+def engine_options(engine: str | EngineOptions | None, given: dict[str, Any]) -> EngineOptions | None:
+    """Where rows are counted: ``engine`` by name or as options, with the other engine
+    keywords ``given`` (None: nothing was said, in memory)."""
+    if isinstance(engine, EngineOptions):
+        return dataclasses.replace(engine, **given) if given else engine
+    if engine is None and not given:
+        return None
+    return EngineOptions(**({} if engine is None else {"engine": engine}), **given)
+
+
+def _engine_table(data: Any, spec: DataSpec, options: EngineOptions, read: io.ReadOptions) -> EngineTable:
     """``data`` left where it is, in the engine ``options`` name (a file the engine cannot
     read is copied to Parquet first)."""
     if isinstance(data, pl.DataFrame):
-        raise ParamError(f"`engine={options.name}` reads files and tables; a DataFrame is in memory already")
+        raise ParamError(f"`engine={options.engine}` reads files and tables; a DataFrame is in memory already")
 
     def reader(out: str) -> None:
-        io.parquet_copy(
-            str(data),
-            out,
-            input_format=input_format,
-            null_values=null_values,
-            schema_overrides=_as_text(spec.categorical),
-            layout=layout,
-        )
+        io.parquet_copy(str(data), out, read, schema_overrides=_as_text(spec.categorical))
 
-    return open_table(str(data), spec, options, input_format=input_format, reader=reader)
+    return open_table(str(data), spec, options, input_format=read.input_format, reader=reader)
 
 
 def as_data(data: Any) -> Any:
@@ -235,23 +203,9 @@ def make_params(learner: str, **values: Any) -> Params:
 
 
 def check_engine(engine: EngineOptions | None, *, cv: int | None = None) -> None:
-    """Refuse engine options that do not go together, before any pass over the data."""
-    if engine is None:
-        return
-    if engine.name != "duckdb" and (engine.memory_limit or engine.temp_directory):
-        raise ParamError("`memory_limit` and `temp_directory` go with `engine=duckdb`")
-    if engine.name != "spark" and engine.spark_master:
-        raise ParamError("`spark_master` goes with `engine=spark`")
-    if engine.name == "memory":
-        if engine.table:
-            raise ParamError("`table` goes with `engine=duckdb` or spark")
-        if engine.sample_rows is not None:
-            raise ParamError("`sample_rows` goes with `engine=duckdb` or spark")
-        return
-    if engine.name not in ENGINES:
-        raise ParamError(f"`engine` must be one of {', '.join(ENGINES)}, got '{engine.name}'")
-    if cv is not None:
-        raise ParamError(f"`cv` reads the table in memory; with `engine={engine.name}`, hold out a `test` table")
+    """Refuse cross-validation where the rows stay in an engine, before any pass over them."""
+    if engine is not None and engine.engine != "memory" and cv is not None:
+        raise ParamError(f"`cv` reads the table in memory; with `engine={engine.engine}`, hold out a `test` table")
 
 
 def _resolved(learner: str | learners.Learner) -> learners.Learner:
@@ -295,20 +249,17 @@ def release(data: object) -> None:
 def fit(learner: str, data: Data, *, progress: Progress | None = None, **options: Any) -> Predictor:
     """Fit ``learner`` (a registry name such as ``"ripper"``) on ``data``.
 
-    ``options`` holds the data options (``target``, ``features``, ``exclude``,
-    ``categorical``, ``numeric``, ``target_bins``, ``target_type``, ``weights``,
-    ``class_weight``, ``input_format``, ``null_values``), ``engine`` (see :func:`prepare`),
-    ``time_budget`` (seconds to learn for, keeping the model learned by then) and the
-    learner's parameters (e.g. ``folds=3`` for ripper).
+    ``options`` holds the data, read and engine keywords :func:`prepare` takes (``target``,
+    ``features``, ``delimiter``, ``engine`` …), ``time_budget`` (seconds to learn for,
+    keeping the model learned by then) and the learner's parameters (e.g. ``folds=3`` for
+    ripper).
     """
     share = check_time_budget(options.pop("time_budget", None))
-    data_options = {k: options.pop(k) for k in (*DATA_KEYS, *READ_KEYS) if k in options}
-    engine = options.pop("engine", None)
-    engine = EngineOptions(engine) if isinstance(engine, str) else engine
-    check_engine(engine)
+    spec_keys, read_keys, engine_keys, params = _sorted_options(options)
+    engine = engine_options(engine_keys.pop("engine", None), engine_keys)
     spec = learners.get(learner)
-    params = make_params(learner, **options)
-    ds = prepare(data, numeric_target=spec.numeric_target, engine=engine, **data_options)
+    params = make_params(learner, **params)
+    ds = prepare(data, numeric_target=spec.numeric_target, engine=engine, **spec_keys, **read_keys)
     try:
         with budget.spending(share) as spent:
             return with_budget_record(fit_model(spec, ds, params, progress), spent)
@@ -356,15 +307,13 @@ def train(
     cv: int | None = None,
     cv_seed: int = 0,
     test: Data | None = None,
-    input_format: str | None = None,
-    null_values: Sequence[str] = (),
-    layout: io.CsvOptions = io.CSV,
+    read: io.ReadOptions = io.READ,
     progress: Progress | None = None,
     time_budget: float | None = None,
     costs: Data | None = None,
 ) -> Training:
     """What a learner command does: ``cv``-fold cross-validation, the final fit, scoring on
-    ``test``. With ``time_budget`` seconds, each of the ``cv`` folds and the final fit learn
+    ``test`` (read as ``read`` says). With ``time_budget`` seconds, each of the ``cv`` folds and the final fit learn
     for an equal share of it and keep what they have learned when it runs out. With
     ``costs`` (a cost table, as :func:`evaluate` takes) each rule predicts its class of least
     expected cost (:func:`rulecli.model.costs.cheapest`). ``learner``: a registry name or the
@@ -387,7 +336,7 @@ def train(
     with budget.spending(share) as spent:
         model = with_costs(with_budget_record(fit_model(spec, ds, params, progress), spent), matrix)
     if test is not None:
-        lf, label = scan_for(model, test, input_format=input_format, null_values=null_values, layout=layout)
+        lf, label = scan_for(model, test, **read.keywords())
         if model.target not in lf.collect_schema():
             raise InputError(f"{label}: target column '{model.target}' is not in the test data")
         # test rows count by the training's weight column when the test table has it
@@ -634,20 +583,17 @@ def save(model: Predictor, path: str | Path) -> None:
 # ---------------------------------------------------------------------------- scoring
 
 
-def scan_for(model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, **read: Any) -> tuple[pl.LazyFrame, str]:
-    """The table ``model`` will score, read the way the model compares its columns, checked."""
+def scan_for(
+    model: Predictor, data: str | Path | pl.DataFrame | pl.LazyFrame, *, label: str | None = None, **read: Any
+) -> tuple[pl.LazyFrame, str]:
+    """The table ``model`` will score, read the way the model compares its columns, checked
+    (``read``: the keywords of :class:`~rulecli.io.ReadOptions`)."""
     data = as_data(data)
+    options = io.ReadOptions(**read)
     if isinstance(data, pl.DataFrame | pl.LazyFrame):
-        lf, label = data.lazy(), read.get("label") or "<data>"
+        lf, label = data.lazy(), label or "<data>"
     else:
-        null_values = tuple(read.get("null_values") or ())
-        lf = io.scan_table(
-            str(data),
-            input_format=read.get("input_format"),
-            null_values=null_values,
-            schema_overrides=read_dtypes_for(model),
-            layout=read.get("layout") or io.CSV,
-        )
+        lf = io.scan_table(str(data), options, schema_overrides=read_dtypes_for(model))
         label = source_label(data)
     check_data(model, lf.collect_schema(), label)
     return lf, label

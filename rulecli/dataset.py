@@ -19,6 +19,7 @@ import polars as pl
 
 from rulecli.discretize import compute_cuts, interval_labels, label_expr
 from rulecli.errors import InputError, ParamError
+from rulecli.params import Params, param
 from rulecli.schema import (
     PLAIN,
     Feature,
@@ -38,7 +39,6 @@ from rulecli.words import counted
 
 MAX_NUMERIC_CLASSES = 50
 REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308
-TARGET_TYPES = (None, "classification", "regression")
 ID_LIKE_MIN_ROWS = 20
 # a text column whose values differ on at least this share of the rows holding one
 # identifies rows (an ID, a free-text note): a rule on it fits single rows
@@ -49,25 +49,50 @@ MAX_TEXT_LEVELS = 50
 MAX_COPIES = 20_000_000  # rows a learner that copies weighted rows may make
 
 
-@dataclass(frozen=True, kw_only=True)
-class DataSpec:
-    """Which columns to use and how to read them (the CLI's data options)."""
+_DATA = "Data"  # the help panel of every data option
 
-    target: str | None = None
-    features: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    categorical: tuple[str, ...] = ()
-    numeric: tuple[str, ...] = ()
-    target_bins: int | None = None
-    # the learner can predict a number (trees, forests); which targets it does: TARGET_TYPES
+
+@dataclass(frozen=True, kw_only=True)
+class DataSpec(Params):
+    """Which columns to learn from and how to type them (declared once: the API's data
+    keywords and every learner command's data options)."""
+
+    target: str | None = param(None, "Target column (default: the last column).", short="y", panel=_DATA)
+    features: tuple[str, ...] = param((), "Use only these feature columns (repeat or comma-separate).", panel=_DATA)
+    exclude: tuple[str, ...] = param((), "Leave these columns out.", panel=_DATA)
+    categorical: tuple[str, ...] = param((), "Treat these columns as categorical.", panel=_DATA)
+    numeric: tuple[str, ...] = param((), "Treat these columns as numeric.", panel=_DATA)
+    target_bins: int | None = param(None, "Bin a numeric target into K quantile classes first.", ge=2, panel=_DATA)
+    # None: a float target, or integers of more than MAX_NUMERIC_CLASSES values, is a number
+    target_type: str | None = param(
+        None,
+        "Predict the target as a number (trees, forests) or as classes; default: floats and integers "
+        "with more than 50 values are numbers, anything else holds classes.",
+        choices=("regression", "classification"),
+        switches=True,
+        panel=_DATA,
+    )
+    weights: str | None = param(
+        None,
+        "Weigh each row by this column (a weight k counts the row k times; 0 leaves it out).",
+        metavar="COLUMN",
+        panel=_DATA,
+    )
+    class_weight: str | None = param(
+        None,
+        "Weigh the rows of each class: 'balanced' (every class weighs the same in total) or e.g. 'yes=5,no=1'.",
+        metavar="balanced|CLASS=W,...",
+        panel=_DATA,
+    )
+    # also any column named in `features`
+    use: tuple[str, ...] = param(
+        (),
+        "Use these columns even where they look like IDs or free text (left out by default).",
+        metavar="COLUMN",
+        panel=_DATA,
+    )
+    # not an option: the learner says whether it can predict a number (trees, forests)
     numeric_target: bool = False
-    # force the target's type: "classification" or "regression" (None: by the typing rule)
-    target_type: str | None = None
-    # a column of row weights (not a feature) and per-class weights: "balanced" or "a=2,b=1"
-    weights: str | None = None
-    class_weight: str | None = None
-    # columns used even where they look like IDs or free text (also any named with `features`)
-    use: tuple[str, ...] = ()
 
 
 class TargetView:
@@ -240,8 +265,6 @@ def _prepare_target(
     df: pl.DataFrame, name: str, spec: DataSpec, source: str, weights: np.ndarray | None = None
 ) -> tuple[pl.Series, Target]:
     column = df.get_column(name)
-    if spec.target_type not in TARGET_TYPES:
-        raise ParamError(f"the target type must be one of {', '.join(TARGET_TYPES[1:])}, got '{spec.target_type}'")
     if spec.target_type == "regression" and not spec.numeric_target:
         raise ParamError("`target_type=regression`: this learner predicts classes (tree and forest predict numbers)")
     if spec.target_type == "regression" and not is_numeric_dtype(column.dtype):
@@ -260,8 +283,6 @@ def _prepare_target(
             raise InputError(f"{source}: target column '{name}' has a single value; there is nothing to learn")
         return values.alias(name), Target(name, ())
     if spec.target_bins is not None:
-        if spec.target_bins < 2:
-            raise ParamError(f"`target_bins` must be at least 2, got {spec.target_bins}")
         if not is_numeric_dtype(column.dtype):
             raise InputError(f"{source}: `target_bins` needs a numeric target, but '{name}' is {column.dtype}")
         values = df.select(numeric_expr(name)).to_series().to_numpy().astype(np.float64)

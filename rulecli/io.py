@@ -28,6 +28,7 @@ from typing import IO, Any
 import polars as pl
 
 from rulecli.errors import InputError, ParamError
+from rulecli.params import Params, param
 from rulecli.schema import col
 from rulecli.words import unseen_characters, visible, visible_lines
 
@@ -138,41 +139,60 @@ def _read_stdin_bytes() -> bytes:
     return data
 
 
-@dataclass(frozen=True)
-class CsvOptions:
-    """How a CSV/TSV file is laid out, when it is not comma (tab) separated UTF-8 with a header."""
+_DATA = "Data"  # the help panel of every read option
 
-    delimiter: str | None = None  # one character; None: ',' for CSV, tab for TSV
-    encoding: str = "utf-8"
-    header: bool = True  # False: columns are named column_1, column_2, …
-    skip_lines: int = 0  # lines before the header (or the data) to leave out
 
-    def __post_init__(self) -> None:
-        if self.delimiter is not None and len(self.delimiter) != 1:
-            raise ParamError(f"`delimiter` must be one character (or 'tab'), got {self.delimiter!r}")
+@dataclass(frozen=True, kw_only=True)
+class ReadOptions(Params):
+    """How a table is read: its format and, for a CSV/TSV file, its layout (declared once:
+    the API's read keywords and every command's read options)."""
+
+    input_format: str | None = param(
+        None, "csv, tsv, parquet, ndjson, ipc or arff; default: by extension (stdin: by its first bytes).", panel=_DATA
+    )
+    null_values: tuple[str, ...] = param(
+        (), "Extra strings read as missing, e.g. '?' (repeat or comma-separate).", panel=_DATA
+    )
+    delimiter: str | None = param(
+        None, "CSV/TSV field separator: one character, or 'tab' (default: , or tab).", panel=_DATA
+    )
+    encoding: str = param("utf-8", "Text encoding of a CSV/TSV file, e.g. latin-1, cp1252.", panel=_DATA)
+    no_header: bool = param(False, "The CSV/TSV file has no header: columns are column_1, column_2, …", panel=_DATA)
+    skip_lines: int = param(0, "Leave out this many lines before the CSV/TSV header.", ge=0, panel=_DATA)
+
+    def check(self) -> None:
+        if self.delimiter is not None and len(self._separator) != 1:
+            raise ParamError(f"must be one character (or 'tab'), got {self.delimiter!r}", param="delimiter")
         try:
             codecs.lookup(self.encoding)
         except LookupError:
-            raise ParamError(f"`encoding`: unknown encoding '{self.encoding}' (e.g. utf-8, latin-1, cp1252)") from None
-        if self.skip_lines < 0:
-            raise ParamError(f"`skip_lines` must be 0 or more, got {self.skip_lines}")
+            raise ParamError(
+                f"must name a known encoding (e.g. utf-8, latin-1, cp1252), got '{self.encoding}'", param="encoding"
+            ) from None
+
+    @property
+    def _separator(self) -> str:
+        assert self.delimiter is not None
+        return "\t" if self.delimiter.lower() in ("tab", "\\t") else self.delimiter
+
+    def separator(self, fmt: str) -> str:
+        """The field separator of a file of format ``fmt`` (csv or tsv)."""
+        return self._separator if self.delimiter is not None else ("\t" if fmt == "tsv" else ",")
 
     @property
     def utf8(self) -> bool:
         return codecs.lookup(self.encoding).name == "utf-8"
 
 
-CSV = CsvOptions()
+READ = ReadOptions()
 
 
 def scan_table(
     path: str,
+    read: ReadOptions = READ,
     *,
-    input_format: str | None = None,
-    null_values: Sequence[str] = (),
     schema_overrides: Mapping[str, pl.DataType] | None = None,
     infer_all_rows: bool = True,
-    layout: CsvOptions | None = None,
 ) -> pl.LazyFrame:
     """Open a table lazily (plain CSV, Parquet, IPC, NDJSON) or eagerly (stdin, gzip).
 
@@ -180,19 +200,16 @@ def scan_table(
     ----------
     path
         File path or ``-`` for standard input.
-    input_format
-        Overrides detection by extension.
-    null_values
-        Extra strings read as missing (CSV/TSV only); empty fields are always missing.
+    read
+        Its format (default: by extension), extra strings read as missing (empty fields
+        always are) and a CSV/TSV file's delimiter, encoding, header and leading lines.
     schema_overrides
         Column dtypes to force while parsing CSV (e.g. a categorical feature stored as digits).
     infer_all_rows
         Scan the whole CSV to infer types, so a stray string late in a column is seen.
-    layout
-        Delimiter, encoding, header and leading lines of a CSV/TSV file.
     """
     label = "<stdin>" if path == STDIO else path
-    layout = layout or CSV
+    input_format, null_values = read.input_format, read.null_values
     if path != STDIO:
         check_readable(path)
     # standard input, a FIFO or a device is read once, here; its format is known by its
@@ -207,15 +224,15 @@ def scan_table(
     try:
         if fmt in ("csv", "tsv"):
             options = {
-                "separator": layout.delimiter or ("\t" if fmt == "tsv" else ","),
+                "separator": read.separator(fmt),
                 "null_values": list(null_values) or None,
                 "schema_overrides": dict(schema_overrides or {}) or None,
                 "infer_schema_length": None if infer_all_rows else INFER_ROWS,
                 "raise_if_empty": True,
-                "has_header": layout.header,
-                "skip_rows": layout.skip_lines,
+                "has_header": not read.no_header,
+                "skip_rows": read.skip_lines,
             }
-            return _scan_text(path, raw, gzipped, options, layout, label)
+            return _scan_text(path, raw, gzipped, options, read, label)
         if fmt == "arff":
             text = raw if raw is not None else _read_bytes(path, gzipped)
             return read_arff(text, label, null_values).lazy()
@@ -227,14 +244,14 @@ def scan_table(
 
 
 def _scan_text(
-    path: str, raw: bytes | None, gzipped: bool, options: dict[str, Any], layout: CsvOptions, label: str
+    path: str, raw: bytes | None, gzipped: bool, options: dict[str, Any], read: ReadOptions, label: str
 ) -> pl.LazyFrame:
     """A CSV or TSV file (or its bytes, read already) scanned with Polars' ``options``."""
-    if not layout.utf8:
+    if not read.utf8:
         # Polars reads UTF-8 only: other encodings are decoded here, the whole file at once
-        raw, gzipped = _recode(raw if raw is not None else _read_bytes(path, gzipped), layout.encoding, label), False
+        raw, gzipped = _recode(raw if raw is not None else _read_bytes(path, gzipped), read.encoding, label), False
     lf = _scan_csv(path, raw, gzipped, options, label)
-    if not layout.header:  # column_1, column_2, … as csvkit and spreadsheets number them
+    if read.no_header:  # column_1, column_2, … as csvkit and spreadsheets number them
         lf = lf.rename({name: f"column_{i + 1}" for i, name in enumerate(lf.collect_schema())})
     return lf
 
@@ -247,11 +264,9 @@ _UNPARSED = re.compile(r"could not parse `(.*?)` as dtype `[^`]+` at column '(.*
 def parquet_copy(
     path: str,
     out: str,
+    read: ReadOptions = READ,
     *,
-    input_format: str | None = None,
-    null_values: Sequence[str] = (),
     schema_overrides: Mapping[str, pl.DataType] | None = None,
-    layout: CsvOptions | None = None,
 ) -> None:
     """Write the table :func:`scan_table` reads from ``path`` to the Parquet file ``out``, in
     one streaming pass where the file can be scanned (a plain CSV/TSV file): the same
@@ -265,15 +280,13 @@ def parquet_copy(
     the reader parses but Polars' inference would not type so, such as a lone lowercase
     "nan" late in a float column, keep the first rows' type.)
     """
-    layout = layout or CSV
-    read = {"input_format": input_format, "null_values": tuple(null_values), "layout": layout}
     forced = dict(schema_overrides or {})
-    fmt, gzipped = ("csv", False) if path == STDIO else detect_format(path, input_format)
-    if fmt not in ("csv", "tsv") or gzipped or is_stream(path) or not layout.utf8:
+    fmt, gzipped = ("csv", False) if path == STDIO else detect_format(path, read.input_format)
+    if fmt not in ("csv", "tsv") or gzipped or is_stream(path) or not read.utf8:
         # read whole in any case (or not CSV): typed from every row, as in memory
-        scan_table(path, schema_overrides=forced, **read).sink_parquet(out)
+        scan_table(path, read, schema_overrides=forced).sink_parquet(out)
         return
-    lf = scan_table(path, schema_overrides=forced, infer_all_rows=False, **read)
+    lf = scan_table(path, read, schema_overrides=forced, infer_all_rows=False)
     guessed = lf.collect_schema()
     texts = [n for n, t in guessed.items() if t == pl.String and n not in forced]
     seen = lf.head(INFER_ROWS).select(col(n).is_not_null().any() for n in texts).collect() if texts else None
@@ -281,7 +294,7 @@ def parquet_copy(
     types: dict[str, pl.DataType] = {n: pl.Int64() for n in untyped}
     while True:
         try:
-            scan_table(path, schema_overrides=forced | types, infer_all_rows=False, **read).sink_parquet(out)
+            scan_table(path, read, schema_overrides=forced | types, infer_all_rows=False).sink_parquet(out)
         except pl.exceptions.ComputeError as exc:
             unparsed = _UNPARSED.search(str(exc))
             if unparsed is None or unparsed.group(2) not in guessed:

@@ -36,8 +36,11 @@ class Spec:
     ``flag``: the option's long name without dashes (default: the field name with dashes);
     ``short``: a one-letter alias; ``negative``: for a boolean, the name of its off switch
     (``no-pruning``), otherwise it is an on-only flag; ``ge``/``gt``/``le``/``lt``: bounds;
-    ``choices``: allowed values; ``record``: kept in the model's ``params`` (``False`` for
-    what changes how a model is computed but not what it is, such as worker counts).
+    ``choices``: allowed values; ``switches``: of two ``choices``, the command line takes one
+    flag for each (``--regression/--classification``) instead of a value; ``record``: kept in
+    the model's ``params`` (``False`` for what changes how a model is computed but not what
+    it is, such as worker counts). A field typed ``tuple[str, ...]`` takes several values
+    (on the command line: repeated, or comma-separated).
     """
 
     help: str
@@ -49,6 +52,7 @@ class Spec:
     le: float | None = None
     lt: float | None = None
     choices: tuple[str, ...] | None = None
+    switches: bool = False
     panel: str | None = None
     metavar: str | None = None
     record: bool = True
@@ -115,12 +119,21 @@ class Params:
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             s = spec_of(field)
-            if s is not None:
-                check_value(field.name, getattr(self, field.name), s)
+            if s is None:
+                continue
+            value = getattr(self, field.name)
+            if isinstance(field.default, tuple) and not isinstance(value, tuple):
+                # several values: any sequence is kept as a tuple, a lone string as one value
+                object.__setattr__(self, field.name, (value,) if isinstance(value, str) else tuple(value))
+            check_value(field.name, value, s)
         self.check()
 
     def check(self) -> None:
         """Constraints between parameters (one field's own are declared on it)."""
+
+    def keywords(self) -> dict[str, Any]:
+        """Every declared parameter as the keyword that makes it."""
+        return {f.name: getattr(self, f.name) for f in fields_of(type(self))}
 
     def record(self) -> dict[str, object]:
         """The parameters a model file keeps (all but those declared ``record=False``)."""

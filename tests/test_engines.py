@@ -443,7 +443,7 @@ def test_duckdb_draws_no_progress_bar_on_stdout():
     from rulecli.engines.duckdb import DuckDB
 
     # a long query would draw one on stdout, where --json and predictions go
-    backend = DuckDB(EngineOptions("duckdb"))
+    backend = DuckDB(EngineOptions(engine="duckdb"))
     assert backend.frame("SELECT current_setting('enable_progress_bar') AS on", "").item() is False
     backend.close()
 

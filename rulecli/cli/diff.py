@@ -35,7 +35,7 @@ def diff(
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     weights: common.Weights = None,
     read: dict[str, Any] | None = None,
-    quiet: common.QuietScoring = False,
+    quiet: common.Quiet = False,
 ) -> None:
     """Compare two models rule by rule: rules added, removed and changed (with the
     conditions that moved), class and default changes; with DATA, each rule's coverage and

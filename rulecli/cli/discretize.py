@@ -9,7 +9,7 @@ import typer
 from rulecli import api, io
 from rulecli.model.serde import dumps_cuts, loads_cuts
 
-from . import common
+from . import common, options
 
 
 @common.reads_a_table
@@ -35,7 +35,7 @@ def discretize(
         str | None, typer.Option("--output", "-o", help="Write the table here (default: CSV on stdout).")
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (one JSON object per row).")] = False,
-    quiet: common.QuietScoring = False,  # discretize prints only its table: accepted so every command takes -q
+    quiet: common.Quiet = False,  # discretize prints only its table: accepted so every command takes -q
     read: dict[str, Any] | None = None,
 ) -> None:
     """Replace numeric columns by interval labels such as `(12.9,27.2]`.
@@ -63,7 +63,7 @@ def discretize(
         bins=bins,
         min_bucket=min_bucket,
         target=target,
-        columns=common.split_list(columns),
+        columns=options.split_list(columns),
         cuts=saved,
         source=api.source_label(data),
         cuts_source=str(cuts_in),

@@ -127,7 +127,7 @@ def evaluate(
     bounds: dict[str, float | None] | None = None,
     read: dict[str, Any] | None = None,
     strict: common.Strict = False,
-    quiet: common.QuietScoring = False,
+    quiet: common.Quiet = False,
 ) -> None:
     """Score a model on labelled data: accuracy, balanced accuracy, per-class P/R/F1,
     macro F1, Cohen's kappa, confusion matrix, coverage and per-rule statistics

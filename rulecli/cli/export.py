@@ -24,7 +24,7 @@ def export(
     name: Annotated[str, typer.Option("--name", help="Python: the function's name.")] = "predict",
     output: Annotated[str | None, typer.Option("--output", "-o", help="Write here; default: stdout.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Wrap the source in a JSON object.")] = False,
-    quiet: common.QuietScoring = False,  # export prints only what it writes: accepted so every command takes -q
+    quiet: common.Quiet = False,  # export prints only what it writes: accepted so every command takes -q
 ) -> None:
     """Write a model as one SQL CASE expression (or a SELECT with --table), a Python
     function with no dependencies, a Polars expression, or a PMML 4.4 document (every

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from rulecli import api, io, learners
-from rulecli.dataset import Dataset
+from rulecli.dataset import Dataset, DataSpec
 from rulecli.engines import EngineOptions
 from rulecli.errors import ParamError, TimeLimitError
 from rulecli.learners.reduct import analysis_text
@@ -34,46 +34,10 @@ DATA = inspect.Parameter(
         str, typer.Argument(metavar="DATA", help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")
     ],
 )
-# The options every learner takes, in DataOptions and RunOptions order.
-DATA_OPTIONS = (
-    ("target", common.Target, None),
-    ("features", common.Features, None),
-    ("exclude", common.Exclude, None),
-    ("categorical", common.Categorical, None),
-    ("numeric", common.Numeric, None),
-    ("target_bins", common.TargetBins, None),
-    ("regression", common.TargetType, None),
-    ("null_values", common.NullValues, None),
-    ("input_format", common.InputFormat, None),
-    ("delimiter", common.Delimiter, None),
-    ("encoding", common.Encoding, "utf-8"),
-    ("no_header", common.NoHeader, False),
-    ("skip_lines", common.SkipLines, 0),
-    ("weights", common.Weights, None),
-    ("class_weight", common.ClassWeight, None),
-    ("use", common.Use, None),
-)
-# where rows are counted (a learner that counts in memory only says so when asked for more)
-ENGINE_OPTIONS = (
-    ("engine", common.Engine, "memory"),
-    ("memory_limit", common.MemoryLimit, None),
-    ("temp_directory", common.TempDirectory, None),
-    ("table", common.EngineTableName, None),
-    ("spark_master", common.SparkMaster, None),
-    ("sample_rows", common.SampleRows, None),
-)
-RUN_OPTIONS = (
-    ("seed", common.Seed, 0),
-    ("output", common.OutputPath, None),
-    ("json_out", common.JsonOut, False),
-    ("quiet", common.Quiet, False),
-    ("test", common.TestPath, None),
-    ("cv", common.CvFolds, None),
-    ("metrics_out", common.MetricsOut, None),
-    ("time_limit", common.TimeLimit, None),
-    ("time_budget", common.TimeBudget, None),
-    ("costs", common.LearnCosts, None),
-)
+# What every learner command takes beside its learner's parameters, each declared once:
+# which columns and how typed, how the file is read, where rows are counted (a learner that
+# counts in memory only says so when asked for more), what is written and measured.
+SHARED = (DataSpec, io.ReadOptions, EngineOptions, common.RunOptions)
 
 
 @dataclass(frozen=True)
@@ -97,21 +61,18 @@ def learner_command(name: str) -> Callable[..., None]:
     """The Typer command of the registered learner ``name``."""
     learner = learners.get(name)
     extra = EXTRAS.get(name, Extra())
-    shared = [
-        _option(n, annotation, default) for n, annotation, default in (*DATA_OPTIONS, *ENGINE_OPTIONS, *RUN_OPTIONS)
-    ]
+    shared = [p for declared in SHARED for p in options.parameters(declared, skip=frozenset())]
     takes_seed = "seed" in learner.params.__dataclass_fields__
 
     def command(**values: Any) -> None:
         data = values.pop("data")
-        data_opts = common.DataOptions(*(values.pop(n) for n, _, _ in DATA_OPTIONS))
-        chosen = {n: values.pop(n) for n, _, _ in ENGINE_OPTIONS}
-        engine = EngineOptions(chosen.pop("engine", "memory"), **chosen)
-        run = common.RunOptions(*(values.pop(n) for n, _, _ in RUN_OPTIONS))
+        spec, read = (options.gather(declared, values, skip=frozenset()) for declared in (DataSpec, io.ReadOptions))
+        engine = EngineOptions(**options.gather(EngineOptions, values, skip=frozenset()))
+        run = common.RunOptions(**options.gather(common.RunOptions, values, skip=frozenset()))
         extra_values = {p.name: values.pop(p.name) for p in extra.options}
-        params = learner.params(**values, **({"seed": run.seed} if takes_seed else {}))
+        params = learner.params(**options.gather(learner.params, values), **({"seed": run.seed} if takes_seed else {}))
         extra.check(extra_values, engine)
-        _learn(learner, extra, params, data, data_opts, run, extra_values, engine)
+        _learn(learner, extra, params, data, Inputs(spec, read, engine), run, extra_values)
 
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [DATA, *options.parameters(learner.params), *extra.options, *shared]
@@ -123,15 +84,23 @@ def learner_command(name: str) -> Callable[..., None]:
     return command
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """How a learner command reads its table: the data and read keywords, and the engine."""
+
+    spec: dict[str, Any]
+    read: dict[str, Any]
+    engine: EngineOptions
+
+
 def _learn(
     learner: learners.Learner,
     extra: Extra,
     params: Params,
     data: str,
-    data_opts: common.DataOptions,
+    inputs: Inputs,
     run: common.RunOptions,
     extra_values: dict[str, Any],
-    engine: EngineOptions,
 ) -> None:
     """The shared life of a learner command, timed by --time-limit as a whole."""
     if run.json_out and not extra.shows_model(params):
@@ -141,7 +110,7 @@ def _learn(
         )
     _check_paths(run)
     with _time_limit(learner.name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
-        ds, training = _train(learner, params, data, data_opts, run, engine, stack)
+        ds, training = _train(learner, params, data, inputs, run, stack)
         # the live progress line is gone (cleared) before anything else prints
         _report(training.report, run)
         if not run.quiet:
@@ -174,9 +143,8 @@ def _train(
     learner: learners.Learner,
     params: Params,
     data: str,
-    data_opts: common.DataOptions,
+    inputs: Inputs,
     run: common.RunOptions,
-    engine: EngineOptions,
     stack: contextlib.ExitStack,
 ) -> tuple[Any, api.Training]:
     """The table read and the model learned (with --cv / --test), progress shown meanwhile;
@@ -187,8 +155,15 @@ def _train(
         else console.rule_progress(learner.name, quiet=run.quiet)
     )
     with progress as on_step:
-        api.check_engine(engine, cv=run.cv)
-        ds = common.load_dataset(data, data_opts, quiet=run.quiet, numeric_target=learner.numeric_target, engine=engine)
+        api.check_engine(inputs.engine, cv=run.cv)
+        ds = common.load_dataset(
+            data,
+            inputs.spec,
+            inputs.read,
+            quiet=run.quiet,
+            numeric_target=learner.numeric_target,
+            engine=inputs.engine,
+        )
         stack.callback(api.release, ds)
         note = api.target_note(ds, learner.numeric_target)
         if note is not None:
@@ -202,9 +177,7 @@ def _train(
             cv=run.cv,
             cv_seed=run.seed,
             test=run.test,
-            input_format=data_opts.input_format,
-            null_values=common.split_list(data_opts.null_values),
-            layout=data_opts.layout,
+            read=io.ReadOptions(**inputs.read),
             progress=on_step,
             time_budget=run.time_budget,
             costs=run.costs,
@@ -262,10 +235,10 @@ def _cross_table(model: Model) -> console.DataTable:
 def _check_partial_dependence(values: dict[str, Any], engine: EngineOptions) -> None:
     if (values["cls"] is not None or values["pd_out"] is not None) and values["feature"] is None:
         raise ParamError("--class and --pd-out go with --partial-dependence FEATURE")
-    if values["feature"] is not None and engine.name != "memory":
+    if values["feature"] is not None and engine.engine != "memory":
         raise ParamError(
             f"--partial-dependence walks the forest over every row in memory: it goes with --engine memory, "
-            f"not {engine.name}"
+            f"not {engine.engine}"
         )
     if values["pd_out"] is not None:
         common.check_table_or_json(values["pd_out"])

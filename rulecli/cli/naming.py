@@ -1,10 +1,12 @@
 """The library's messages name parameters; the command line shows the flags the user typed.
 
 A message from the library writes a parameter between backticks as its Python name,
-optionally with a value: ```target_bins```, ```engine=duckdb```, ```regression=False```.
-While a command runs, :func:`as_flags` renders each such name as that command's flag
-(``--target-bins``, ``--engine duckdb``, ``--classification``) or argument (``DATA``);
-a name the command does not have stays as the library wrote it.
+optionally with a value: ```target_bins```, ```engine=duckdb```, ```pruning=False```,
+```target_type=classification```. While a command runs, :func:`as_flags` renders each
+such name as that command's flag (``--target-bins``, ``--engine duckdb``,
+``--no-pruning``, ``--classification``: a pair of switches shows the one that sets the
+value) or argument (``DATA``); a name the command does not have stays as the library
+wrote it.
 """
 
 from __future__ import annotations
@@ -15,11 +17,6 @@ from typing import Any
 _NAMED = re.compile(r"`([a-z][a-z0-9_]*)(?:=([^`\s]*))?`")
 # the running command's parameters: Python name -> (flag or argument name, its negative flag)
 _current: dict[str, tuple[str, str | None]] = {}
-# the library's target type is the command line's --regression/--classification pair
-_SPELLED = {
-    "`target_type=regression`": "`regression=True`",
-    "`target_type=classification`": "`regression=False`",
-}
 
 
 def use(command: Any) -> None:
@@ -42,16 +39,13 @@ def as_flags(message: str) -> str:
     """``message`` with each parameter it names shown as the running command's flag."""
 
     def flag(match: re.Match[str]) -> str:
-        written = match.group(0)
-        spelled = _NAMED.fullmatch(_SPELLED.get(written, written))
-        assert spelled is not None
-        name, value = spelled.group(1), spelled.group(2)
+        name, value = match.group(1), match.group(2)
         if name not in _current:
-            return written
+            return match.group(0)
         shown, negative = _current[name]
-        if value is None or (value == "True" and negative):
+        if value is None or (negative and value in ("True", shown.removeprefix("--"))):
             return shown
-        if value == "False" and negative:
+        if negative and value in ("False", negative.removeprefix("--")):
             return negative
         return f"{shown} {value}"
 

@@ -1,7 +1,9 @@
-"""Command-line options made from a learner's parameter declarations (``rulecli.params``).
+"""Command-line options made from parameter declarations (``rulecli.params``).
 
-A parameter's flag, help, default and range are written once, on its field; this module
-turns each field into a Typer option (its messages name the flag: ``rulecli.cli.naming``).
+A parameter's flag, help, default and range are written once, on its field: a learner's
+parameters, and the data, read, engine and run options every learner command shares.
+This module turns each field into a Typer option and the values the command receives
+back into the declaration's keywords (its messages name the flag: ``rulecli.cli.naming``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,17 @@ def flag(field: Field[Any]) -> str:
     return "--" + (s.flag or field.name.replace("_", "-"))
 
 
+def _several(kind: Any) -> bool:
+    """A field of several values (``tuple[str, ...]``)."""
+    return typing.get_origin(kind) is tuple
+
+
 def _declarations(field: Field[Any], s: Spec, kind: Any) -> list[str]:
     name = flag(field)
-    if kind is bool and s.negative:
+    if s.switches:
+        assert s.choices is not None and len(s.choices) == 2, field.name
+        name = f"--{s.choices[0]}/--{s.choices[1]}"
+    elif kind is bool and s.negative:
         name = f"{name}/--{s.negative}"
     return [name, *([f"-{s.short}"] if s.short else [])]
 
@@ -44,26 +54,74 @@ def _option(field: Field[Any], kind: Any) -> Any:
         extra["max"] = s.le
     if s.metavar:
         extra["metavar"] = s.metavar
+    if s.switches:
+        extra["show_default"] = False
     return typer.Option(*_declarations(field, s, kind), help=s.help, rich_help_panel=s.panel, **extra)
 
 
-def parameters(params_class: type) -> list[inspect.Parameter]:
-    """One keyword-only command parameter per declared field (``seed`` aside: it is shared)."""
+def _command_type(field: Field[Any], kind: Any) -> tuple[Any, Any]:
+    """The option's type and default on the command line: several values are a repeatable
+    list, switches a ``bool | None``."""
+    s = spec_of(field)
+    assert s is not None
+    if _several(kind):
+        return list[str] | None, None
+    if s.switches:
+        return bool | None, None
+    return kind, field.default
+
+
+def parameters(params_class: type, *, skip: frozenset[str] = SHARED) -> list[inspect.Parameter]:
+    """One keyword-only command parameter per declared field (but those in ``skip``)."""
     hints = typing.get_type_hints(params_class)
     out = []
     for field in fields_of(params_class):
-        if field.name in SHARED:
+        if field.name in skip:
             continue
         assert field.default is not MISSING, field.name
-        kind = hints[field.name]
+        kind, default = _command_type(field, hints[field.name])
         out.append(
             inspect.Parameter(
                 field.name,
                 inspect.Parameter.KEYWORD_ONLY,
-                default=field.default,
-                annotation=Annotated[kind, _option(field, kind)],
+                default=default,
+                annotation=Annotated[kind, _option(field, hints[field.name])],
             )
         )
+    return out
+
+
+def option(params_class: type, name: str) -> Any:
+    """The annotation of one declared field's option, for a command that takes it alone."""
+    (parameter,) = (p for p in parameters(params_class, skip=frozenset()) if p.name == name)
+    return parameter.annotation
+
+
+def split_list(values: list[str] | None) -> tuple[str, ...]:
+    """Flatten repeated and comma-separated option values."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return tuple(out)
+
+
+def gather(params_class: type, values: dict[str, Any], *, skip: frozenset[str] = SHARED) -> dict[str, Any]:
+    """The keywords of ``params_class`` taken out of a command's ``values`` (the options
+    :func:`parameters` made): several values split, a switch's flag as its choice."""
+    hints = typing.get_type_hints(params_class)
+    out = {}
+    for field in fields_of(params_class):
+        if field.name in skip:
+            continue
+        value = values.pop(field.name)
+        s = spec_of(field)
+        assert s is not None
+        if _several(hints[field.name]):
+            value = split_list(value)
+        elif s.switches and value is not None:
+            assert s.choices is not None
+            value = s.choices[0] if value else s.choices[1]
+        out[field.name] = value
     return out
 
 

@@ -10,7 +10,7 @@ import typer
 from rulecli import api, io
 from rulecli.errors import InputError
 
-from . import common
+from . import common, options
 
 
 @common.reads_a_table
@@ -36,7 +36,7 @@ def predict(
     json_out: Annotated[bool, typer.Option("--json", help="Write NDJSON (--output-format ndjson).")] = False,
     read: dict[str, Any] | None = None,
     strict: common.Strict = False,
-    quiet: common.QuietScoring = False,
+    quiet: common.Quiet = False,
 ) -> None:
     """Predict with a model; writes `prediction` (plus --keep, --proba, --explain columns).
 
@@ -55,7 +55,7 @@ def predict(
     model = common.open_model(model_path, data)
     lf, label = common.scoring_input(model, data, read, truth=None, strict=strict, quiet=quiet)
     plan, label = api.prediction_plan(
-        model, lf, label=label, keep=common.split_list(keep), keep_all=keep_all, proba=proba, explain=explain
+        model, lf, label=label, keep=options.split_list(keep), keep_all=keep_all, proba=proba, explain=explain
     )
     try:
         io.write_table(plan, output or io.STDIO, output_format=table_format)

@@ -33,7 +33,7 @@ def report(
     weights: common.Weights = None,
     read: dict[str, Any] | None = None,
     strict: common.Strict = False,
-    quiet: common.QuietScoring = False,
+    quiet: common.Quiet = False,
 ) -> None:
     """Write one self-contained HTML page (no scripts, no network) about a model on
     labelled data: metrics, per-class precision and recall, the confusion matrix as a heat

@@ -25,7 +25,7 @@ def show(
             "only rules whose logic changed.",
         ),
     ] = False,
-    quiet: common.QuietScoring = False,  # show prints only the model: accepted so every command takes -q
+    quiet: common.Quiet = False,  # show prints only the model: accepted so every command takes -q
 ) -> None:
     """Print a saved model: its rules as text (a table or drawn tree at a terminal), or its
     JSON form with --json. A text model read back prints as it was saved.

@@ -31,6 +31,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from rulecli.errors import ParamError
+from rulecli.params import Params, param
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -42,20 +45,67 @@ ENGINES = ("memory", "duckdb", "spark")
 SAMPLE_ROWS = 100_000  # what a learner without an engine form learns from, unless told
 
 
-@dataclass(frozen=True)
-class EngineOptions:
-    """How to run an engine: its name, and for DuckDB the memory it may use before it spills
-    to ``temp_directory`` and the threads it runs on."""
+_ENGINE = "Engine"  # the help panel of every engine option
 
-    name: str = "memory"
-    memory_limit: str | None = None
-    temp_directory: str | None = None
+
+@dataclass(frozen=True, kw_only=True)
+class EngineOptions(Params):
+    """Where rows are counted and how the engine runs (declared once: the API's engine
+    keywords and every learner command's engine options)."""
+
+    engine: str = param(
+        "memory",
+        "Where rows are counted: memory (the table is read in), duckdb (Parquet files, globs or "
+        "DuckDB tables, larger than memory) or spark (a Spark cluster).",
+        choices=ENGINES,
+        panel=_ENGINE,
+    )
+    memory_limit: str | None = param(
+        None,
+        "DuckDB only: the memory DuckDB may use before it spills to disk, e.g. 2GB.",
+        metavar="SIZE",
+        panel=_ENGINE,
+    )
+    temp_directory: str | None = param(
+        None,
+        "DuckDB only: where DuckDB spills and keeps its binned copy of the features.",
+        metavar="DIR",
+        panel=_ENGINE,
+    )
+    table: str | None = param(
+        None,
+        "Learn from this table: a table of the DuckDB database DATA, or of the Spark catalog (DATA is then ignored).",
+        flag="db-table",
+        metavar="NAME",
+        panel=_ENGINE,
+    )
+    spark_master: str | None = param(
+        None,
+        "Spark only: local[N] (default local[*]), spark://host:7077 or a Spark Connect sc://host:15002.",
+        metavar="URL",
+        panel=_ENGINE,
+    )
+    sample_rows: int | None = param(
+        None,
+        "DuckDB or Spark: learn from a hashed sample of this many rows, then recount the rules' "
+        "statistics on every row (default: every row where the learner counts in the engine, else "
+        f"{SAMPLE_ROWS:,}).",
+        ge=2,
+        panel=_ENGINE,
+    )
+    # not an option: DuckDB's threads (default: every core)
     threads: int | None = None
-    table: str | None = None  # a table of a database file (DuckDB) or of the catalog (Spark)
-    spark_master: str | None = None  # local[N], spark://host:port or sc://host:port
-    # rows of the hashed sample a learner learns from: None, every row where it counts in the
-    # engine and SAMPLE_ROWS where it does not
-    sample_rows: int | None = None
+
+    def check(self) -> None:
+        """Refuse options that do not go together, before any pass over the data."""
+        if self.engine != "duckdb" and (self.memory_limit or self.temp_directory):
+            raise ParamError("`memory_limit` and `temp_directory` go with `engine=duckdb`")
+        if self.engine != "spark" and self.spark_master:
+            raise ParamError("`spark_master` goes with `engine=spark`")
+        if self.engine == "memory" and self.table:
+            raise ParamError("`table` goes with `engine=duckdb` or spark")
+        if self.engine == "memory" and self.sample_rows is not None:
+            raise ParamError("`sample_rows` goes with `engine=duckdb` or spark")
 
 
 @dataclass(frozen=True)
@@ -192,11 +242,7 @@ def open_table(
     """``source`` (a file, a glob, or with ``options.table`` a database) as a table of the engine;
     ``reader(path)`` writes a file that is not Parquet, read as the in-memory engine reads
     it, to a Parquet file at ``path`` (DuckDB learns from that copy)."""
-    from rulecli.errors import ParamError
-
-    if options.name not in ENGINES:
-        raise ParamError(f"`engine` must be one of {', '.join(ENGINES)}, got '{options.name}'")
-    if options.name == "spark":
+    if options.engine == "spark":
         from rulecli.engines import spark
 
         if options.table is None and not is_parquet(source, input_format):

@@ -48,7 +48,7 @@ def test_csv_keeps_non_numeric_columns_as_written(tmp_path: Path):
 def test_null_values_option(tmp_path: Path):
     path = tmp_path / "t.csv"
     path.write_text("a,b\n?,x\n2,?\n")
-    df = io.scan_table(str(path), null_values=["?"]).collect()
+    df = io.scan_table(str(path), io.ReadOptions(null_values=("?",))).collect()
     assert df.get_column("a").to_list() == [None, 2]
     assert df.get_column("b").to_list() == ["x", None]
 
