@@ -18,7 +18,7 @@ import dataclasses
 import difflib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +29,13 @@ import polars as pl
 from rulecli import budget, engines, io, learners
 from rulecli.dataset import Dataset, DataSpec, prepare_dataset, read_weights
 from rulecli.discretize import METHODS, SUPERVISED, label_expr, learn_cuts, min_bucket_for
+from rulecli.display import counted
 from rulecli.drift import drift_warnings, feature_drift, psi_failures
 from rulecli.engines import EngineOptions, EngineTable, is_engine_table, open_table
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.held_out import cross_validate, evaluate_model, is_regression, truth_expr
+from rulecli.html_report import Curve
+from rulecli.html_report import render as render_report
 from rulecli.metrics import (
     GATE_ON,
     Gate,
@@ -62,13 +65,10 @@ from rulecli.model.serde import dumps, loads
 from rulecli.model.text import forest_summary, parse_text, render_conditions, render_name, render_text, render_tree
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.params import Params, fields_of
-from rulecli.report import Curve
-from rulecli.report import render as render_report
 from rulecli.schema import Cuts, is_numeric_dtype
 from rulecli.search.progress import Progress
 from rulecli.search.rule_stats import recounted
 from rulecli.stats import hash_sampled, sample_seed
-from rulecli.words import counted
 
 Data = str | Path | pl.DataFrame | Dataset
 # the keywords of prepare and fit beyond a learner's parameters, each declared once: which
@@ -294,7 +294,7 @@ class Training:
     """A fitted model and what was measured on the way (``cv``, ``test`` metrics)."""
 
     model: Predictor
-    report: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
     # what a person should hear of the result (a model of one class, rare classes missed)
     warnings: list[str] = field(default_factory=list)
 
@@ -319,7 +319,7 @@ def train(
     expected cost (:func:`rulecli.model.costs.cheapest`). ``learner``: a registry name or the
     :class:`~rulecli.learners.Learner` itself."""
     spec = _resolved(learner)
-    report: dict[str, Any] = {}
+    metrics: dict[str, Any] = {}
     share = check_time_budget(time_budget, (cv or 0) + 1)
     if costs is not None and ds.regression:  # before any work
         raise ParamError("needs classes; this target is a number", param="costs")
@@ -332,7 +332,7 @@ def train(
             with budget.spending(share) as spent:
                 return with_costs(with_budget_record(spec.fit(part, params), spent), matrix)
 
-        report["cv"] = cross_validate(ds, fold_fit, cv, cv_seed).as_dict()
+        metrics["cv"] = cross_validate(ds, fold_fit, cv, cv_seed).as_dict()
     with budget.spending(share) as spent:
         model = with_costs(with_budget_record(fit_model(spec, ds, params, progress), spent), matrix)
     if test is not None:
@@ -341,8 +341,83 @@ def train(
             raise InputError(f"{label}: target column '{model.target}' is not in the test data")
         # test rows count by the training's weight column when the test table has it
         weights = ds.weight_column if ds.weight_column in lf.collect_schema() else None
-        report["test"] = evaluate(model, lf, per_rule=False, weights=weights)
-    return Training(model, report, [*budget_warnings(model), *imbalance_warnings(model, ds, report)])
+        metrics["test"] = evaluate(model, lf, per_rule=False, weights=weights)
+    return Training(model, metrics, [*budget_warnings(model), *imbalance_warnings(model, ds, metrics)])
+
+
+@dataclass
+class Learned:
+    """What :func:`learn` made: the model, its ``cv``/``test`` metrics, the table it learned
+    from (an engine's, closed), what a person should be warned of and told."""
+
+    model: Predictor
+    data: Dataset | EngineTable
+    metrics: dict[str, Any]
+    warnings: list[str]
+    notes: list[str]
+
+
+def learn(
+    learner: str | learners.Learner,
+    data: Data,
+    params: Params,
+    *,
+    cv: int | None = None,
+    seed: int = 0,
+    test: Data | None = None,
+    time_budget: float | None = None,
+    costs: Data | None = None,
+    engine: str | EngineOptions | None = None,
+    progress: Progress | None = None,
+    on_data: Callable[[Dataset | EngineTable, str | None], None] | None = None,
+    **options: Any,
+) -> Learned:
+    """What a learner command does, end to end: every input checked before any work, the
+    table read and typed (``options``: :func:`prepare`'s data and read keywords), then
+    :func:`train` (``cv`` folds drawn with ``seed``, the final fit, scoring on ``test``,
+    read as the data is). ``on_data(table, note)`` hears of the table as soon as it is
+    read, with how its target was typed (``note``), before the long part; an engine's table
+    is closed before this returns."""
+    spec = _resolved(learner)
+    for path in (test, costs):
+        if isinstance(path, str | Path) and str(path) != io.STDIO:
+            io.check_readable(str(path))
+    check_time_budget(time_budget)
+    where = engine if isinstance(engine, EngineOptions) or engine is None else EngineOptions(engine=engine)
+    check_engine(where, cv=cv)
+    read = {k: v for k, v in options.items() if k in READ_KEYS}
+    ds = prepare(data, numeric_target=spec.numeric_target, engine=where, **options)
+    try:
+        if on_data is not None:
+            on_data(ds, target_note(ds, spec.numeric_target))
+        training = train(
+            spec,
+            ds,
+            params,
+            cv=cv,
+            cv_seed=seed,
+            test=test,
+            read=io.ReadOptions(**read),
+            progress=progress,
+            time_budget=time_budget,
+            costs=costs,
+        )
+    finally:
+        release(ds)
+    model = training.model
+    return Learned(model, ds, training.metrics, [*training.warnings, *spec.warnings(model)], _notes(spec, model))
+
+
+def _notes(spec: learners.Learner, model: Predictor) -> list[str]:
+    """The learner's one-line summary and, for a sample, where its rows came from."""
+    notes = [spec.summary(model)]
+    sample = model.info.training.get("sample")
+    if isinstance(sample, dict):
+        recounted = "; its rules' statistics were recounted on every row" if "statistics" in sample else ""
+        notes.append(
+            f"{spec.name} learned from a sample of {sample['rows']:,} of the {sample['of_rows']:,} rows{recounted}"
+        )
+    return notes
 
 
 def check_time_budget(seconds: float | None, parts: int = 1) -> float | None:
@@ -424,7 +499,7 @@ BALANCE_GAP = 0.15  # accuracy this far above balanced accuracy: the rare classe
 HINT = "`class_weight=balanced` weighs every class the same in total"
 
 
-def imbalance_warnings(model: Predictor, ds: Dataset | EngineTable, report: dict[str, Any]) -> list[str]:
+def imbalance_warnings(model: Predictor, ds: Dataset | EngineTable, metrics: dict[str, Any]) -> list[str]:
     """A model that predicts one class of several, and measured accuracy far above balanced
     accuracy, each with the way out (unless the classes are weighted already)."""
     if ds.regression or getattr(ds, "class_weights", None) is not None:
@@ -439,7 +514,7 @@ def imbalance_warnings(model: Predictor, ds: Dataset | EngineTable, report: dict
             f"{counted(len(ds.classes) - 1, 'class')}; {HINT}"
         )
     for where in ("cv", "test"):
-        measured = report.get(where, {})
+        measured = metrics.get(where, {})
         figures = measured.get("summary", measured)
         accuracy, balanced = (_mean(figures.get(k)) for k in ("accuracy", "balanced_accuracy"))
         if accuracy is not None and balanced is not None and accuracy - balanced > BALANCE_GAP:
@@ -989,7 +1064,7 @@ def _rule_stats_on(
     return out
 
 
-# ---------------------------------------------------------------------------- report
+# ---------------------------------------------------------------------------- the HTML report
 
 CURVES = 3  # partial-dependence curves drawn for a forest: its most important features
 CURVE_ROWS = 300  # rows averaged over at each grid value
@@ -1007,7 +1082,7 @@ def report(
     reference: str | Path | pl.DataFrame | None = None,
     **read: Any,
 ) -> str:
-    """A self-contained HTML page about ``model`` on ``data`` (:mod:`rulecli.report`); its
+    """A self-contained HTML page about ``model`` on ``data`` (:mod:`rulecli.html_report`); its
     metrics and rule statistics count rows by the column ``weights``, if given; with
     ``reference``, each column the model reads held against that table."""
     lf, label = scan_for(model, data, **read)

@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from rulecli.discretize import compute_cuts, interval_labels, label_expr
+from rulecli.display import counted
 from rulecli.errors import InputError, ParamError
 from rulecli.params import Params, param
 from rulecli.schema import (
@@ -35,7 +36,6 @@ from rulecli.schema import (
     temporal_unit,
 )
 from rulecli.stats import tallies, tally
-from rulecli.words import counted
 
 MAX_NUMERIC_CLASSES = 50
 REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308

@@ -14,13 +14,13 @@ import difflib
 import numpy as np
 import polars as pl
 
+from rulecli.display import counted
 from rulecli.model.compile import Predictor, column_kinds, model_input, rule_expr
 from rulecli.model.core import DecisionList, Op, RuleSet
 from rulecli.model.text import one_line, render_condition
 from rulecli.model.tree import Tree
 from rulecli.schema import categorical_expr
 from rulecli.stats import chi2_independence, holm
-from rulecli.words import counted
 
 SAMPLE_ROWS = 100_000
 UNSEEN_SHARE = 0.05

@@ -27,10 +27,10 @@ from typing import IO, Any
 
 import polars as pl
 
+from rulecli.display import unseen_characters, visible, visible_lines
 from rulecli.errors import InputError, ParamError
 from rulecli.params import Params, param
 from rulecli.schema import col
-from rulecli.words import unseen_characters, visible, visible_lines
 
 FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
 

@@ -145,7 +145,31 @@ def test_evaluate_and_cross_validation_through_the_api(fitted: tuple[str, object
     ds = api.prepare(PENGUINS, target="species", numeric_target=learners.get(name).numeric_target)
     params = api.make_params(name, **QUICK.get(name, {}))
     training = api.train(name, ds, params, cv=3, cv_seed=1)
-    assert len(training.report["cv"]["folds"]) == 3
+    assert len(training.metrics["cv"]["folds"]) == 3
+
+
+def test_learn_does_what_the_command_does_and_checks_its_inputs_before_any_work(tmp_path: Path):
+    heard: list[tuple[int, str | None]] = []
+    params = api.make_params("tree", max_depth=2)
+    learned = api.learn(
+        "tree",
+        PENGUINS,
+        params,
+        cv=3,
+        test=PENGUINS,
+        target="year",
+        on_data=lambda ds, note: heard.append((ds.n_rows, note)),
+    )
+    ((rows, note),) = heard
+    assert rows == 344 and note is not None and "integer codes" in note
+    assert set(learned.metrics) == {"cv", "test"} and learned.notes[0] == learners.get("tree").summary(learned.model)
+    saved = tmp_path / "m.json"
+    assert run_cli("tree", PENGUINS, "-y", "year", "--max-depth", "2", "-q", "-o", str(saved)).code == 0
+    assert saved.read_text() == api.model_text(learned.model, saved)
+    heard.clear()
+    with pytest.raises(rulecli.errors.InputError, match="missing.csv"):
+        api.learn("tree", PENGUINS, params, test=str(tmp_path / "missing.csv"), on_data=lambda *a: heard.append(a))
+    assert not heard  # refused before the table was read
 
 
 def test_the_api_takes_a_pandas_frame_and_refuses_other_objects_in_one_line():

@@ -22,9 +22,9 @@ from typer.core import TyperCommand, TyperGroup
 
 from rulecli import learners
 from rulecli.cli import naming, signals
+from rulecli.display import visible
 from rulecli.errors import RuleCliError
 from rulecli.version import __version__
-from rulecli.words import visible
 
 # name: (module:function, one-line description); learners follow them in registry order
 COMMANDS = {

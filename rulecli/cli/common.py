@@ -13,8 +13,7 @@ import polars as pl
 import typer
 
 from rulecli import api, io
-from rulecli.dataset import Dataset, DataSpec
-from rulecli.engines import EngineOptions
+from rulecli.dataset import DataSpec
 from rulecli.errors import InputError
 from rulecli.model.compile import Predictor
 from rulecli.model.serde import dumps
@@ -70,25 +69,18 @@ Quiet, Seed, OutputPath, JsonOut, TestPath = (
 Target, Weights = (options.option(DataSpec, name) for name in ("target", "weights"))
 
 
-def load_dataset(
-    path: str,
-    data: dict[str, Any],
-    read: dict[str, Any],
-    *,
-    quiet: bool = False,
-    numeric_target: bool = False,
-    engine: EngineOptions | None = None,
-) -> Dataset:
-    """The training table, read and typed by the ``data`` and ``read`` keywords; what the
-    typing left out is said on stderr."""
-    ds = api.prepare(path, numeric_target=numeric_target, engine=engine, **data, **read)
-    if engine is not None and engine.engine != "memory" and not quiet and console.stderr_is_tty():
+def tell_of_data(ds: Any, note: str | None, *, quiet: bool) -> None:
+    """What the typing of a training table left out, and how its target was typed (stderr);
+    an engine's passes over it are shown as they end, at a terminal."""
+    engine = getattr(ds, "engine", None)
+    if engine is not None and not quiet and console.stderr_is_tty():
         rows = f"{ds.n_rows:,} rows"
-        ds.on_pass = lambda what, seconds: console.info(f"{engine.engine}: {what} ({rows}, {seconds:.1f} s)")
+        ds.on_pass = lambda what, seconds: console.info(f"{engine}: {what} ({rows}, {seconds:.1f} s)")
     if not quiet:
         for message in ds.warnings:
             console.warn(message)
-    return ds
+    if note is not None:
+        console.info(note, quiet=quiet)
 
 
 def emit_model(model: Predictor, *, output: str | None, as_json: bool, quiet: bool) -> None:

@@ -16,10 +16,10 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from rulecli.display import counted, visible
 from rulecli.model.core import DecisionList, Model
 from rulecli.model.text import BAR_WIDTH, forest_summary, render_conditions, render_tree, render_value
 from rulecli.model.tree import Forest, Tree, TreeModel
-from rulecli.words import counted, visible
 
 from .naming import as_flags
 
@@ -33,7 +33,7 @@ out = Console(highlight=False, no_color=_NO_COLOR, width=None if sys.stdout.isat
 class DataTable(Table):
     """A table whose title, headers and cells are data: shown as they are, never read as
     Rich markup (a class named ``[red]x`` or ``[/oops]`` prints as itself), nor acted on by
-    the terminal (controls shown as ``\\x1b``, :func:`rulecli.words.visible`)."""
+    the terminal (controls shown as ``\\x1b``, :func:`rulecli.display.visible`)."""
 
     def __init__(self, title: str, **options: Any) -> None:
         super().__init__(title=Text(visible(title)), title_justify="left", **options)

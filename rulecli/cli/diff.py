@@ -8,11 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from rulecli import api, io
+from rulecli.display import counted
 from rulecli.errors import InputError
 from rulecli.model.core import Condition, Rule
 from rulecli.model.diff import ModelDiff, RuleChange
 from rulecli.model.text import render_condition, render_name, render_rule, render_value
-from rulecli.words import counted
 
 from . import common
 

@@ -108,104 +108,71 @@ def _learn(
         raise ParamError(
             "--json prints the model, but this --print sends something else to stdout; save the model with -o FILE.json"
         )
-    _check_paths(run)
-    with _time_limit(learner.name, run.time_limit, _quicker(learner)), contextlib.ExitStack() as stack:
-        ds, training = _train(learner, params, data, inputs, run, stack)
+    _check_outputs(run)
+    with _time_limit(learner.name, run.time_limit, _quicker(learner)):
+        learned = _learned(learner, params, data, inputs, run)
         # the live progress line is gone (cleared) before anything else prints
-        _report(training.report, run)
+        _show_metrics(learned.metrics, run)
         if not run.quiet:
-            for message in training.warnings:
+            for message in learned.warnings:
                 console.warn(message)
-        model = training.model
+        model = learned.model
         common.emit_model(
             model, output=run.output, as_json=run.json_out, quiet=run.quiet or not extra.shows_model(params)
         )
         if run.metrics_out is not None:  # only once the model is saved: no metrics of a lost model
-            common.write_json(run.metrics_out, training.report)
-        _summarise(learner, model, run.quiet)
-        extra.after(model, ds, params, extra_values, run.quiet)
+            common.write_json(run.metrics_out, learned.metrics)
+        for note in learned.notes:
+            console.info(note, quiet=run.quiet)
+        extra.after(model, learned.data, params, extra_values, run.quiet)
 
 
-def _check_paths(run: common.RunOptions) -> None:
-    """Every path is checked before a long --cv, not after it."""
-    if run.test is not None and run.test != io.STDIO:
-        io.check_readable(run.test)
+def _check_outputs(run: common.RunOptions) -> None:
+    """The files the command writes are checked before a long --cv, not after it (the API
+    checks what it reads)."""
     if run.output is not None:
         api.check_model_path(run.output)
     if run.metrics_out is not None:
         io.check_writable(run.metrics_out)
-    api.check_time_budget(run.time_budget)
-    if run.costs is not None:
-        io.check_readable(run.costs)
 
 
-def _train(
-    learner: learners.Learner,
-    params: Params,
-    data: str,
-    inputs: Inputs,
-    run: common.RunOptions,
-    stack: contextlib.ExitStack,
-) -> tuple[Any, api.Training]:
-    """The table read and the model learned (with --cv / --test), progress shown meanwhile;
-    an engine's table is released when ``stack`` closes."""
+def _learned(learner: learners.Learner, params: Params, data: str, inputs: Inputs, run: common.RunOptions):
+    """The API's learning, its progress shown meanwhile."""
     progress = (
         console.progress_bar(learner.name, learner.steps(params), learner.unit, quiet=run.quiet)
         if learner.steps is not None
         else console.rule_progress(learner.name, quiet=run.quiet)
     )
     with progress as on_step:
-        api.check_engine(inputs.engine, cv=run.cv)
-        ds = common.load_dataset(
-            data,
-            inputs.spec,
-            inputs.read,
-            quiet=run.quiet,
-            numeric_target=learner.numeric_target,
-            engine=inputs.engine,
-        )
-        stack.callback(api.release, ds)
-        note = api.target_note(ds, learner.numeric_target)
-        if note is not None:
-            console.info(note, quiet=run.quiet)
-        if on_step is not None:
-            on_step.phase(f"cross-validating ({run.cv} folds), then learning" if run.cv else "learning")
-        training = api.train(
+
+        def heard(ds: Any, note: str | None) -> None:
+            common.tell_of_data(ds, note, quiet=run.quiet)
+            if on_step is not None:
+                on_step.phase(f"cross-validating ({run.cv} folds), then learning" if run.cv else "learning")
+
+        return api.learn(
             learner,
-            ds,
+            data,
             params,
             cv=run.cv,
-            cv_seed=run.seed,
+            seed=run.seed,
             test=run.test,
-            read=io.ReadOptions(**inputs.read),
-            progress=on_step,
             time_budget=run.time_budget,
             costs=run.costs,
+            engine=inputs.engine,
+            progress=on_step,
+            on_data=heard,
+            **inputs.spec,
+            **inputs.read,
         )
-    return ds, training
 
 
-def _summarise(learner: learners.Learner, model: Any, quiet: bool) -> None:
-    """The one-line summary, where the rows came from, and the learner's own warnings (stderr)."""
-    console.info(learner.summary(model), quiet=quiet)
-    sample = model.info.training.get("sample")
-    if isinstance(sample, dict):
-        recounted = "; its rules' statistics were recounted on every row" if "statistics" in sample else ""
-        console.info(
-            f"{learner.name} learned from a sample of {sample['rows']:,} of the {sample['of_rows']:,} rows{recounted}",
-            quiet=quiet,
-        )
-    if not quiet:
-        for message in learner.warnings(model):
-            console.warn(message)
-
-
-def _report(report: dict[str, Any], run: common.RunOptions) -> None:
+def _show_metrics(metrics: dict[str, Any], run: common.RunOptions) -> None:
     """The --cv and --test tables for a person (stderr)."""
-    if not run.quiet and "cv" in report:
-        console.err.print(_cv_table(report["cv"], run.cv or 0))
-    if not run.quiet and "test" in report:
-        console.err.print(console.metrics_table(f"test: {run.test}", report["test"]))
+    if not run.quiet and "cv" in metrics:
+        console.err.print(_cv_table(metrics["cv"], run.cv or 0))
+    if not run.quiet and "test" in metrics:
+        console.err.print(console.metrics_table(f"test: {run.test}", metrics["test"]))
 
 
 # ---------------------------------------------------------------------------- extras

@@ -30,12 +30,12 @@ from rulecli.dataset import (
     quoted,
 )
 from rulecli.discretize import cut_between
+from rulecli.display import counted
 from rulecli.engines import Bins, EngineOptions, Frontier, Histogram, sql
 from rulecli.errors import InputError, ParamError
 from rulecli.model.export import SqlText, sql_text
 from rulecli.schema import PLAIN, Feature, Kind, Schema, is_numeric_dtype, temporal_unit
 from rulecli.stats import hash_threshold, tallies
-from rulecli.words import counted
 
 EXACT_DISTINCT = 100_000  # columns with at most about this many values are profiled value by value
 MAX_LEVELS = 10_000  # levels a categorical feature may have on an engine

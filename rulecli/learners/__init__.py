@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rulecli.display import counted
 from rulecli.search.progress import Progress
-from rulecli.words import counted
 
 __all__ = ["REGISTRY", "Learner", "Progress", "get", "names", "rules_summary"]
 

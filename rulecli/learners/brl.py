@@ -35,6 +35,7 @@ import numpy as np
 
 from rulecli import budget
 from rulecli.dataset import Dataset
+from rulecli.display import counted
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Rule, RuleStats
@@ -45,7 +46,6 @@ from rulecli.search.cells import feature_cells
 from rulecli.search.monotone import refuse_monotone
 from rulecli.search.patterns import Items, Patterns, mine
 from rulecli.stats import is_whole, tally
-from rulecli.words import counted
 
 PROGRESS_EVERY = 250
 

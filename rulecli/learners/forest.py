@@ -37,6 +37,7 @@ import numpy as np
 
 from rulecli import budget
 from rulecli.dataset import Dataset
+from rulecli.display import counted
 from rulecli.engines import EngineTable, Frontier, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
@@ -46,10 +47,11 @@ from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_
 from rulecli.params import jobs_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
-from rulecli.search.grow import CountedGrower, Grove, GrowParams
+from rulecli.search.engine_grow import EngineGrower
+from rulecli.search.forest_grow import ForestGrower
+from rulecli.search.grow import GrowParams
 from rulecli.search.workers import cores, worker_map
 from rulecli.stats import bag_key, is_whole, poisson_draws
-from rulecli.words import counted
 
 PD_FLOOR = 1e-3
 SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
@@ -187,13 +189,13 @@ def _grow_chunk(seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
 
 
 def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
-    """The trees of ``seeds`` as one grove (:class:`Grove`): each the tree :func:`_grow_one` grows."""
+    """The trees of ``seeds`` grown together (:class:`ForestGrower`): each the tree :func:`_grow_one` grows."""
     rngs = [np.random.default_rng(seed) for seed in seeds]
     weights = [bootstrap_weights(seed, rng, ds) for seed, rng in zip(seeds, rngs, strict=True)]
-    grove = Grove(data, ds.y, len(ds.classes), grow, weights, rngs)
-    grown = grove.grow_all()
+    grower = ForestGrower(data, ds.y, len(ds.classes), grow, weights, rngs)
+    grown = grower.grow_all()
     return [
-        tree_nodes(tree, data, ds.regression, c, grow.monotone) for tree, c in zip(grown, grove.centres, strict=True)
+        tree_nodes(tree, data, ds.regression, c, grow.monotone) for tree, c in zip(grown, grower.centres, strict=True)
     ]
 
 
@@ -314,7 +316,7 @@ def _cut(grown: int, trees: int) -> str:
 def _engine_forest(
     table: EngineTable, params: ForestParams, seeds: list[np.random.SeedSequence], progress: Progress | None
 ) -> Forest:
-    """The forest grown from the engine's counts: each tree a :class:`CountedGrower` whose
+    """The forest grown from the engine's counts: each tree a :class:`EngineGrower` whose
     rows count as their draws in the tree's hashed bootstrap, so that it is the tree grown in
     memory from the same seed; the OOB error is one more pass."""
     if params.importance == "permutation":
@@ -331,7 +333,7 @@ def _engine_forest(
         if k and budget.ran_out(_cut(k, len(seeds))):
             break
         bag = bag_key(seed)
-        grower = CountedGrower(table, bins, grow, np.random.default_rng(seed), bag)
+        grower = EngineGrower(table, bins, grow, np.random.default_rng(seed), bag)
         grown = grower.grow()
         nodes = tree_nodes(grown, grower.data, False, 0.0, grow.monotone)
         trees.append(nodes)

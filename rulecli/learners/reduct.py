@@ -26,6 +26,7 @@ import numpy as np
 
 from rulecli import budget
 from rulecli.dataset import Dataset
+from rulecli.display import counted
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ResourceLimitError
 from rulecli.learners import Learner, Progress
@@ -56,7 +57,6 @@ from rulecli.search.tuning import (
     truncation_scores,
 )
 from rulecli.stats import is_whole, tally
-from rulecli.words import counted
 
 METHOD_CHOICES = ("elimination", "quick")
 PRECISION_GRID = (1.0, 0.9, 0.8, 0.7)  # tried by the settings' cross-validation

@@ -20,6 +20,7 @@ import numpy as np
 
 from rulecli import budget
 from rulecli.dataset import Dataset
+from rulecli.display import counted
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
@@ -28,11 +29,11 @@ from rulecli.model.tree import Columns, Tree, TreeNodes, leaves_of, level_index,
 from rulecli.params import Params, monotone_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.binned import Binned
-from rulecli.search.grow import CRITERIA, CountedGrower, Grower, GrownTree, GrowParams
+from rulecli.search.engine_grow import EngineGrower
+from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
 from rulecli.search.monotone import monotone_signs, monotone_tree
 from rulecli.search.tuning import one_se_choice, pruning_splits
 from rulecli.stats import is_whole
-from rulecli.words import counted
 
 TREE = "Tree growth"
 MAX_ALPHAS = 40  # pruning strengths a tree's cross-validation tries at most
@@ -384,7 +385,7 @@ def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progres
 def _grow(ds: Dataset | EngineTable, params: TreeParams, *, ordered: bool = True) -> TreeNodes:
     grow = params.grow_params(ds, budgeted=True)
     if is_engine_table(ds):
-        grower = CountedGrower(ds, ds.bins(params.max_bins), grow)
+        grower = EngineGrower(ds, ds.bins(params.max_bins), grow)
         return tree_nodes(grower.grow(), grower.data, False, 0.0, grow.monotone if ordered else None)
     data = Binned.from_dataset(ds, params.max_bins)
     return grow_tree(data, ds, grow, ds.weights, ordered=ordered)

@@ -30,6 +30,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from rulecli.display import UNSEEN, counted, escape_unseen
 from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.core import (
     NUMERIC_OPS,
@@ -51,7 +52,6 @@ from rulecli.model.ops import MAX_EXACT, OPS, Shape, ends
 from rulecli.model.tree import Forest, Tree, leaf_rules, single_test
 from rulecli.schema import EPOCH, Unit, render_moment
 from rulecli.stats import tally
-from rulecli.words import UNSEEN, counted, escape_unseen
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 KEYWORDS = frozenset(

@@ -42,12 +42,11 @@ from types import ModuleType
 import numpy as np
 
 from rulecli import budget
-from rulecli.engines import Bins, EngineTable, Frontier, Split
 from rulecli.search import encoded
 from rulecli.search.binned import Binned
 
 CRITERIA = ("gini", "entropy", "misclassification", "mse")
-_PURE = 1e-12
+PURE = 1e-12
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,7 +99,7 @@ def _ones(k: int) -> np.ndarray:
     return _ONES[k] if k < len(_ONES) else np.ones(k)
 
 
-def _weight(sums: np.ndarray, regression: bool) -> np.ndarray:
+def node_weight(sums: np.ndarray, regression: bool) -> np.ndarray:
     if regression:
         return sums[..., 0]
     # a matrix-vector product: NumPy's sum over a short last axis is several times slower
@@ -111,7 +110,7 @@ def impurity(sums: np.ndarray, criterion: str, weight: np.ndarray | None = None)
     """Impurity of each row of ``sums`` (class weights, or (w, Σwy, Σwy²) for mse);
     ``weight`` is the rows' total weight when the caller has it already."""
     regression = criterion == "mse"
-    w = _weight(sums, regression) if weight is None else weight
+    w = node_weight(sums, regression) if weight is None else weight
     positive = w > 0
     safe = np.where(positive, w, 1.0)
     ones = _ones(sums.shape[-1])
@@ -134,7 +133,7 @@ def impurity(sums: np.ndarray, criterion: str, weight: np.ndarray | None = None)
 
 
 @dataclass
-class _Best:
+class Best:
     """Per batch node: the best split found so far."""
 
     gain: np.ndarray  # G, -inf where none
@@ -146,7 +145,7 @@ class _Best:
     right_codes: dict[int, tuple[int, ...]]
 
     @classmethod
-    def none(cls, p: int) -> _Best:
+    def none(cls, p: int) -> Best:
         """No split found yet for any of ``p`` nodes."""
         return cls(
             gain=np.full(p, -np.inf),
@@ -195,7 +194,7 @@ class Grower:
         self.node_rows: dict[int, np.ndarray] = {}
         self.split_bin: dict[int, int] = {}  # numeric splits: the last bin sent left
         self.root_weight = 1.0
-        self.pure_tolerance = _PURE
+        self.pure_tolerance = PURE
         self.signs = None if params.monotone is None else np.array(params.monotone, dtype=np.int64)
 
     # -- node bookkeeping
@@ -236,7 +235,7 @@ class Grower:
     def _splittable(self, nodes: list[int]) -> list[int]:
         p = self.params
         t = self.tree
-        w = _weight(np.stack([t.stats[n] for n in nodes]), self.regression)
+        w = node_weight(np.stack([t.stats[n] for n in nodes]), self.regression)
         ok = (w >= p.min_samples_split) & (w >= 2 * p.min_samples_leaf)
         ok &= np.array([t.impurity[n] for n in nodes]) > self._tolerance(nodes)
         if p.max_depth is not None:
@@ -252,9 +251,9 @@ class Grower:
 
     def grow(self) -> GrownTree:
         rows, root_stats = self._root()
-        self.root_weight = float(_weight(root_stats, self.regression)[0])
+        self.root_weight = float(node_weight(root_stats, self.regression)[0])
         root = self._new_nodes([rows], root_stats, [0])
-        self.pure_tolerance = _PURE * max(1.0, self.tree.impurity[root])
+        self.pure_tolerance = PURE * max(1.0, self.tree.impurity[root])
         limit = self.params.max_leaf_nodes
         pending = [root]
         heap: list[tuple[float, int]] = []
@@ -298,7 +297,7 @@ class Grower:
         """An upper bound of F over nodes whose best split is not counted yet."""
         t = self.tree
         return max(
-            (t.impurity[n] * float(_weight(t.stats[n], self.regression)) / self.root_weight for n in nodes),
+            (t.impurity[n] * float(node_weight(t.stats[n], self.regression)) / self.root_weight for n in nodes),
             default=-np.inf,
         )
 
@@ -309,7 +308,7 @@ class Grower:
             return
         best = self._best_splits(candidates)
         t = self.tree
-        weight = _weight(np.stack([t.stats[n] for n in candidates]), self.regression)
+        weight = node_weight(np.stack([t.stats[n] for n in candidates]), self.regression)
         finite = np.isfinite(best.gain)
         f_all = np.where(finite, best.gain, 0.0) * weight / self._root_weights(candidates)
         worth = finite & (f_all + 1e-15 >= self.params.min_impurity_decrease)
@@ -358,7 +357,7 @@ class Grower:
 
     def _value(self, sums: np.ndarray) -> np.ndarray:
         """The second class's share, or the mean (centred), of channel sums."""
-        w = _weight(sums, self.regression)
+        w = node_weight(sums, self.regression)
         return np.divide(sums[..., 1], w, out=np.zeros_like(w, dtype=np.float64), where=w > 0)
 
     def _directions(self, nodes: list[int], j: int, on_j: np.ndarray) -> np.ndarray:
@@ -445,9 +444,9 @@ class Grower:
         if m is None or m >= d:
             return None
         assert self.rng is not None
-        return _draw_features(self.rng, len(nodes), d, m)
+        return draw_features(self.rng, len(nodes), d, m)
 
-    # -- what a grove of trees grown together answers per tree
+    # -- what a forest grown together (ForestGrower) answers per tree
 
     def _data_rows(self, rows: np.ndarray) -> np.ndarray:
         return rows
@@ -461,7 +460,7 @@ class Grower:
     def _root_weights(self, nodes: list[int]) -> float | np.ndarray:
         return self.root_weight
 
-    def _best_splits(self, nodes: list[int]) -> _Best:
+    def _best_splits(self, nodes: list[int]) -> Best:
         t = self.tree
         p = len(nodes)
         rows = np.concatenate([self.node_rows[n] for n in nodes])
@@ -469,7 +468,7 @@ class Grower:
         node_stats = np.stack([t.stats[n] for n in nodes])
         node_impurity = np.array([t.impurity[n] for n in nodes])
         allowed = self._feature_choice(nodes)
-        best = _Best.none(p)
+        best = Best.none(p)
         kernel = None if self.regression else encoded.compiled_kernel(rows.size * self.data.n_features)
         if kernel is not None:
             self._compiled_splits(kernel, nodes, rows, allowed, node_stats, node_impurity, best)
@@ -492,7 +491,7 @@ class Grower:
         allowed: np.ndarray | None,
         node_stats: np.ndarray,
         node_impurity: np.ndarray,
-        best: _Best,
+        best: Best,
     ) -> None:
         """:meth:`_feature_splits` of every feature, its cells counted by the compiled
         kernel: the batch's rows, labels and weights are gathered once, not per feature."""
@@ -526,7 +525,7 @@ class Grower:
         p: int,
         node_stats: np.ndarray,
         node_impurity: np.ndarray,
-        best: _Best,
+        best: Best,
     ) -> None:
         nb = self.data.n_bins[j]
         code = self._codes(j, rows).astype(np.int64)
@@ -535,7 +534,7 @@ class Grower:
             sums = self._sums(rows, local * (nb + 1) + code, p * (nb + 1)).reshape(p, nb + 1, -1)
             missing_sums = sums[:, nb]
             cell_sums = sums[:, :nb].reshape(p * nb, -1)
-            filled = _weight(cell_sums, self.regression) > 0
+            filled = node_weight(cell_sums, self.regression) > 0
             keys = np.flatnonzero(filled)
             cell_sums = cell_sums[filled]
             self._cell_splits(j, keys, cell_sums, missing_sums, node_stats, node_impurity, best)
@@ -556,7 +555,7 @@ class Grower:
         missing_sums: np.ndarray,
         node_stats: np.ndarray,
         node_impurity: np.ndarray,
-        best: _Best,
+        best: Best,
     ) -> None:
         """Feature ``j``'s best split per node from its cells: ``keys`` (node * n_bins + bin,
         ascending) of the non-empty present cells, their channel sums, and each node's sums
@@ -586,7 +585,7 @@ class Grower:
 
     def _level_orders(self, cell_sums: np.ndarray) -> list[np.ndarray]:
         """The orders of a node's levels in which a prefix/suffix cut is tried."""
-        w = _weight(cell_sums, self.regression)
+        w = node_weight(cell_sums, self.regression)
         if self.regression:
             return [cell_sums[:, 1] / w]
         k = cell_sums.shape[1]
@@ -603,7 +602,7 @@ class Grower:
         missing_sums: np.ndarray,
         node_stats: np.ndarray,
         node_impurity: np.ndarray,
-        best: _Best,
+        best: Best,
         categorical: int | None,
     ) -> None:
         """Evaluate the cut after every cell of every node: ``cell_bin`` (cells) and
@@ -639,7 +638,7 @@ class Grower:
         whose only level is present or missing, as in market-basket data, or a number
         missing for a reason, is of use only so; scikit-learn >= 1.3 weighs this split too)."""
         criterion = self.params.criterion
-        first = _run_starts(cell_node)
+        first = run_starts(cell_node)
         starts = np.flatnonzero(first)
         segment = np.cumsum(first) - 1
         left = self._left_sums(cell_node, cell_sums, starts, segment)
@@ -649,9 +648,9 @@ class Grower:
         # fractional weights leaves a rounding there (up to 8e-13 on a 1,386-row table),
         # which made that cut a split of its own past the last threshold (an IndexError)
         right[..., np.append(starts[1:], cell_node.size) - 1, :] = 0.0
-        wl = _weight(left, self.regression)
-        wr = _weight(right, self.regression)
-        missing_weight = _weight(missing_sums, self.regression)
+        wl = node_weight(left, self.regression)
+        wr = node_weight(right, self.regression)
+        missing_weight = node_weight(missing_sums, self.regression)
         apart = (wl > 0) & (wr <= 0) & (missing_weight[cell_node] > 0)
         valid = ((wl > 0) & (wr > 0)) | apart
         larger_left = (wl >= wr) & ~apart
@@ -681,7 +680,7 @@ class Grower:
         return _Cuts(gain, miss_left, apart, starts, segment)
 
 
-def _run_starts(keys: np.ndarray) -> np.ndarray:
+def run_starts(keys: np.ndarray) -> np.ndarray:
     """True where a run of equal ``keys`` (sorted cells' nodes or trees) begins."""
     first = np.empty(keys.size, dtype=bool)
     first[:1] = True
@@ -689,163 +688,11 @@ def _run_starts(keys: np.ndarray) -> np.ndarray:
     return first
 
 
-def _draw_features(rng: np.random.Generator, n_nodes: int, d: int, m: int) -> np.ndarray:
+def draw_features(rng: np.random.Generator, n_nodes: int, d: int, m: int) -> np.ndarray:
     order = np.argsort(rng.random((n_nodes, d)), axis=1)[:, :m]
     allowed = np.zeros((n_nodes, d), dtype=bool)
     np.put_along_axis(allowed, order, True, axis=1)
     return allowed
-
-
-class Grove(Grower):
-    """Several trees grown together, level by level: tree t's bootstrap copy of row r is an
-    *instance* of its own, every tree's pending nodes are one batch, so a level costs one
-    pass per feature for all the trees (a small table's forest was per-level Python
-    overhead, tree after tree). Each tree draws its features from its own generator, in its
-    own node order, and each tree equals the one :class:`Grower` grows alone: class counts
-    are integer sums; a regression tree's sums are made in the order growing it alone
-    makes them (its own centre, its nodes side by side in a batch, running sums that start
-    afresh at each tree). Growth without a leaf limit only (every splittable node of a
-    level is split)."""
-
-    def __init__(
-        self,
-        data: Binned,
-        y: np.ndarray,
-        n_classes: int,
-        params: GrowParams,
-        weights: list[np.ndarray],
-        rngs: list[np.random.Generator],
-    ) -> None:
-        assert params.max_leaf_nodes is None
-        rows = [np.flatnonzero(w > 0) for w in weights]
-        self.row_of = np.concatenate(rows)
-        sizes = [r.size for r in rows]
-        self.bounds = np.concatenate([[0], np.cumsum(sizes)])
-        instance_weights = np.concatenate([w[r] for w, r in zip(weights, rows, strict=True)])
-        super().__init__(data, y[self.row_of], n_classes, params, instance_weights, None)
-        self.centres = [0.0] * len(rows)
-        if self.regression:
-            # each tree's centre as growing it alone computes it, over every row's weight
-            self.centres = [float(np.average(y, weights=w)) if w.sum() > 0 else 0.0 for w in weights]
-            yc = y[self.row_of].astype(np.float64) - np.repeat(self.centres, sizes)
-            self.channels = np.stack([instance_weights, instance_weights * yc, instance_weights * yc * yc], axis=1)
-        self.rngs = rngs
-        self.node_tree: list[int] = []
-        self.tree_root_weight = np.ones(len(rows))
-        self.tree_tolerance = np.full(len(rows), _PURE)
-        self.batch_tree = np.zeros(0, dtype=np.int64)
-
-    def _data_rows(self, rows: np.ndarray) -> np.ndarray:
-        return self.row_of[rows]
-
-    def _tolerance(self, nodes: list[int]) -> np.ndarray:
-        return self.tree_tolerance[np.array([self.node_tree[n] for n in nodes], dtype=np.int64)]
-
-    def _root_weights(self, nodes: list[int]) -> np.ndarray:
-        return self.tree_root_weight[np.array([self.node_tree[n] for n in nodes], dtype=np.int64)]
-
-    def _feature_choice(self, nodes: list[int]) -> np.ndarray | None:
-        m = self.params.max_features
-        d = self.data.n_features
-        if m is None or m >= d:
-            return None
-        tree = np.array([self.node_tree[n] for n in nodes], dtype=np.int64)
-        allowed = np.zeros((len(nodes), d), dtype=bool)
-        for t in np.unique(tree).tolist():
-            at = np.flatnonzero(tree == t)
-            allowed[at] = _draw_features(self.rngs[t], at.size, d, m)
-        return allowed
-
-    def _split(self, nodes: list[int]) -> list[int]:
-        if self.regression:  # each tree's nodes side by side, in the order growing it alone takes them
-            nodes = sorted(nodes, key=self.node_tree.__getitem__)
-        children = super()._split(nodes)
-        self.node_tree.extend(self.node_tree[n] for n in nodes for _ in (0, 1))
-        return children
-
-    def _best_splits(self, nodes: list[int]) -> _Best:
-        self.batch_tree = np.array([self.node_tree[n] for n in nodes], dtype=np.int64)
-        return super()._best_splits(nodes)
-
-    def _left_sums(
-        self, cell_node: np.ndarray, cell_sums: np.ndarray, starts: np.ndarray, segment: np.ndarray
-    ) -> np.ndarray:
-        if not self.regression:  # integer counts: any running sum is exact
-            return super()._left_sums(cell_node, cell_sums, starts, segment)
-        # one running sum per tree, as growing it alone makes: trees as rows of a padded
-        # block (the trees' cells are contiguous, their nodes side by side in the batch)
-        tree = self.batch_tree[cell_node]
-        first = _run_starts(tree)
-        tree_start = np.flatnonzero(first)
-        row = np.cumsum(first) - 1
-        column = np.arange(tree.size) - tree_start[row]
-        block = np.zeros((*cell_sums.shape[:-2], tree_start.size, int(column.max()) + 1, cell_sums.shape[-1]))
-        block[..., row, column, :] = cell_sums
-        cum = np.cumsum(block, axis=-2)[..., row, column, :]
-        # a tree's first node starts from nothing
-        opens_tree = first[starts]
-        base = np.where((~opens_tree)[:, None], cum[..., np.maximum(starts - 1, 0), :], 0.0)
-        return cum - base[..., segment, :]
-
-    def grow_all(self) -> list[GrownTree]:
-        roots = []
-        for t in range(len(self.rngs)):
-            rows = np.arange(self.bounds[t], self.bounds[t + 1])
-            stats = self._sums(rows, np.zeros(rows.size, dtype=np.int64), 1)
-            root = self._new_nodes([rows], stats, [0])
-            self.node_tree.append(t)
-            self.tree_root_weight[t] = float(_weight(stats, self.regression)[0])
-            self.tree_tolerance[t] = _PURE * max(1.0, self.tree.impurity[root])
-            roots.append(root)
-        pending = roots
-        heap: list[tuple[float, int]] = []
-        while True:
-            if pending:
-                self._count(pending, heap)
-            if not heap:
-                break
-            chosen = [heapq.heappop(heap)[1] for _ in range(len(heap))]
-            pending = self._split(chosen)
-        self.node_rows.clear()
-        return self._per_tree()
-
-    def _per_tree(self) -> list[GrownTree]:
-        """The grove's nodes dealt back to their trees, renumbered in creation order."""
-        g = self.tree
-        tree = np.array(self.node_tree, dtype=np.int64)
-        # each tree's nodes in creation order, grouped once (not a mask over all per tree)
-        grouped = np.argsort(tree, kind="stable")
-        sizes = np.bincount(tree, minlength=len(self.rngs))
-        firsts = np.cumsum(sizes) - sizes
-        # a node's number within its tree; children follow their parent into its tree
-        local = np.empty(tree.size, dtype=np.int64)
-        local[grouped] = np.arange(tree.size) - np.repeat(firsts, sizes)
-        left, right = np.array(g.left), np.array(g.right)
-        left = np.where(left >= 0, local[np.maximum(left, 0)], -1)
-        right = np.where(right >= 0, local[np.maximum(right, 0)], -1)
-        out = []
-        for t in range(len(self.rngs)):
-            mine = grouped[firsts[t] : firsts[t] + sizes[t]].tolist()
-
-            def pick(values: list, mine: list[int] = mine) -> list:
-                return [values[node] for node in mine]
-
-            out.append(
-                GrownTree(
-                    feature=pick(g.feature),
-                    threshold=pick(g.threshold),
-                    left_codes=pick(g.left_codes),
-                    right_codes=pick(g.right_codes),
-                    missing_left=pick(g.missing_left),
-                    left=left[mine].tolist(),
-                    right=right[mine].tolist(),
-                    depth=pick(g.depth),
-                    stats=pick(g.stats),
-                    impurity=pick(g.impurity),
-                    improvement=pick(g.improvement),
-                )
-            )
-        return out
 
 
 @dataclass(frozen=True)
@@ -861,7 +708,7 @@ class _Cuts:
 
 
 def _record_winners(
-    best: _Best,
+    best: Best,
     j: int,
     cuts: _Cuts,
     cell_node: np.ndarray,
@@ -908,156 +755,3 @@ def _record_winners(
         end = starts[seg + 1] if seg + 1 < starts.size else n
         best.left_codes[node] = tuple(sorted(cell_bin[c, start : cell + 1].tolist()))
         best.right_codes[node] = tuple(sorted(cell_bin[c, cell + 1 : end].tolist()))
-
-
-class CountedGrower(Grower):
-    """A classification tree grown from an engine's counts instead of rows in memory: each
-    batch of pending nodes is one :meth:`~rulecli.engines.EngineTable.histograms` pass over
-    the table (the partial tree routes every row to its node), and the split choice is
-    :class:`Grower`'s own, on the same cells. Of two siblings only the smaller is counted:
-    the other's cells are its parent's less the sibling's (histogram subtraction, as
-    LightGBM does), so a pass aggregates at most half the rows below the root. A split's
-    children's class counts are sums of the cells that go each way. Given the same bins
-    and whole-number counts the tree equals the one :class:`Grower` grows in memory; with
-    ``bag``, rows count as their draws in that bootstrap, as a forest's trees weigh them."""
-
-    def __init__(
-        self,
-        table: EngineTable,
-        bins: Bins,
-        params: GrowParams,
-        rng: np.random.Generator | None = None,
-        bag: tuple[int, int] | None = None,
-    ) -> None:
-        assert not params.regression
-        names = table.schema.feature_names
-        self.table, self.bins, self.bag = table, bins, bag
-        self.data = Binned(names, bins.categorical, bins.levels, (), bins.n_bins, bins.edges)
-        self.params = params
-        self.regression = False
-        self.rng = rng
-        self.centre = 0.0
-        self.n_channels = len(table.schema.target.classes)
-        self.tree = GrownTree()
-        self.node_rows = {}
-        self.split_bin = {}
-        self.root_weight = 1.0
-        self.pure_tolerance = _PURE
-        self.signs = None if params.monotone is None else np.array(params.monotone, dtype=np.int64)
-        self.parent: dict[int, int] = {}
-        self.batch_cells: dict[int, list[np.ndarray]] = {}  # batch node -> (n_bins + 1, k) per feature
-        self.split_cells: dict[int, list[np.ndarray]] = {}  # split node -> its cells, until its children have theirs
-
-    def _root(self) -> tuple[np.ndarray, np.ndarray]:
-        counts = self.table.class_counts() if self.bag is None else self.table.bag_class_counts(self.bins, self.bag)
-        return np.empty(0, dtype=np.int64), counts.astype(np.float64)[None, :]
-
-    def leaf_frontier(self, order: list[int]) -> Frontier:
-        """The grown tree with each leaf's slot its place in ``order`` (the model's node order)."""
-        return self._frontier(order)
-
-    def _frontier(self, counted: list[int]) -> Frontier:
-        t = self.tree
-        slot = {node: i for i, node in enumerate(counted)}
-        parts: list[Split | int] = []
-        for n in range(len(t.feature)):
-            if t.left[n] >= 0:
-                parts.append(
-                    Split(
-                        t.feature[n],
-                        self.split_bin.get(n, -1),
-                        t.left_codes[n],
-                        t.right_codes[n],
-                        t.missing_left[n],
-                        t.left[n],
-                        t.right[n],
-                    )
-                )
-            else:
-                parts.append(slot.get(n, -1))
-        return Frontier(tuple(parts), len(counted))
-
-    def _plan(self, nodes: list[int]) -> tuple[list[int], dict[int, int]]:
-        """The nodes to count (the smaller of each pair of siblings, tie: the left) and the
-        batch nodes to derive, each with the sibling it is derived from."""
-        t = self.tree
-        counted: list[int] = []
-        derived: dict[int, int] = {}
-        for n in nodes:
-            p = self.parent.get(n)
-            if p is None or p not in self.split_cells:
-                counted.append(n)
-                continue
-            left, right = t.left[p], t.right[p]
-            smaller = right if t.stats[right].sum() < t.stats[left].sum() else left
-            if n == smaller:
-                counted.append(n)
-            else:
-                derived[n] = smaller
-        counted += sorted(set(derived.values()) - set(counted))
-        return counted, derived
-
-    def _best_splits(self, nodes: list[int]) -> _Best:
-        t = self.tree
-        p = len(nodes)
-        k = self.n_channels
-        node_stats = np.stack([t.stats[n] for n in nodes])
-        node_impurity = np.array([t.impurity[n] for n in nodes])
-        allowed = self._feature_choice(nodes)
-        best = _Best.none(p)
-        counted, derived = self._plan(nodes)
-        histograms = self.table.histograms(self.bins, self._frontier(counted), self.bag)
-        cells: dict[int, list[np.ndarray]] = {n: [] for n in counted}
-        for j, h in enumerate(histograms):
-            dense = np.zeros((len(counted), self.data.n_bins[j] + 1, k))
-            dense[h.slot, h.code, h.cls] = h.rows  # each (slot, bin, class) cell comes once
-            for i, n in enumerate(counted):
-                cells[n].append(dense[i])
-        for n, sibling in derived.items():
-            parent = self.split_cells[self.parent[n]]
-            cells[n] = [whole - part for whole, part in zip(parent, cells[sibling], strict=True)]
-        for n in nodes:
-            self.split_cells.pop(self.parent.get(n, -1), None)
-        for j in range(self.data.n_features):
-            nb = self.data.n_bins[j]
-            dense = np.stack([cells[n][j] for n in nodes])
-            if allowed is not None:
-                if not allowed[:, j].any():
-                    continue
-                dense = np.where(allowed[:, j, None, None], dense, 0.0)
-            missing_sums = dense[:, nb, :]
-            present = dense[:, :nb, :].reshape(p * nb, k)
-            keys = np.flatnonzero(present.sum(axis=1) > 0)
-            self._cell_splits(j, keys, present[keys], missing_sums, node_stats, node_impurity, best)
-        self.batch_cells = {n: cells[n] for n in nodes}
-        return best
-
-    def _count(self, nodes: list[int], heap: list[tuple[float, int]]) -> None:
-        super()._count(nodes, heap)
-        t = self.tree
-        for node, cells in self.batch_cells.items():
-            if t.feature[node] >= 0:
-                self.split_cells[node] = cells
-        self.batch_cells = {}
-
-    def _split(self, nodes: list[int]) -> list[int]:
-        t = self.tree
-        stats = []
-        for n in nodes:
-            j = t.feature[n]
-            cells = self.split_cells[n][j]
-            nb = self.data.n_bins[j]
-            goes_left = np.full(nb + 1, t.missing_left[n])
-            if self.data.categorical[j]:
-                goes_left[list(t.left_codes[n])] = True
-                goes_left[list(t.right_codes[n])] = False
-            else:
-                goes_left[:nb] = np.arange(nb) <= self.split_bin[n]
-            stats += [cells[goes_left].sum(axis=0), cells[~goes_left].sum(axis=0)]
-        depths = [t.depth[n] + 1 for n in nodes for _ in (0, 1)]
-        empty = np.empty(0, dtype=np.int64)
-        first = self._new_nodes([empty] * (2 * len(nodes)), np.stack(stats), depths)
-        for i, n in enumerate(nodes):
-            t.left[n], t.right[n] = first + 2 * i, first + 2 * i + 1
-            self.parent[first + 2 * i] = self.parent[first + 2 * i + 1] = n
-        return list(range(first, first + 2 * len(nodes)))

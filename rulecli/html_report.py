@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from rulecli.display import counted, visible
 from rulecli.model.core import schema_units
 from rulecli.model.text import render_condition
 from rulecli.model.tree import Forest, Tree, single_test
 from rulecli.schema import Unit
-from rulecli.words import counted, visible
 
 TREE_DEPTH = 5  # levels drawn at most; a deeper subtree is one box (the outline lists it)
 OUTLINE_NODES = 4001  # nodes listed in the collapsible outline: a 2,000-leaf tree in full

@@ -1,4 +1,4 @@
-"""Words for people: counts in messages ('1 rule', '3 leaves'), and data made visible."""
+"""What people are shown: counts in words ('1 rule', '3 leaves'), and data made visible."""
 
 from __future__ import annotations
 
