@@ -167,7 +167,7 @@ def test_learn_does_what_the_command_does_and_checks_its_inputs_before_any_work(
     assert run_cli("tree", PENGUINS, "-y", "year", "--max-depth", "2", "-q", "-o", str(saved)).code == 0
     assert saved.read_text() == api.model_text(learned.model, saved)
     heard.clear()
-    with pytest.raises(rulecli.errors.InputError, match="missing.csv"):
+    with pytest.raises(rulecli.errors.InputError, match=r"missing\.csv"):
         api.learn("tree", PENGUINS, params, test=str(tmp_path / "missing.csv"), on_data=lambda *a: heard.append(a))
     assert not heard  # refused before the table was read
 
