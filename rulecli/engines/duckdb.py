@@ -16,7 +16,7 @@ import polars as pl
 from rulecli import io
 from rulecli.engines import EngineOptions, is_parquet, not_parquet
 from rulecli.errors import InputError, ParamError
-from rulecli.model.export import sql_text
+from rulecli.model.languages import sql_text
 
 Q = sql_text("duckdb")
 

@@ -22,7 +22,7 @@ from rulecli import io
 from rulecli.engines import EngineOptions
 from rulecli.engines.table import SqlTable, open_sql_table
 from rulecli.errors import InputError, ParamError
-from rulecli.model.export import sql_text
+from rulecli.model.languages import sql_text
 
 Q = sql_text("spark")
 _views = itertools.count()

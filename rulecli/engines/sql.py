@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rulecli.engines import Bins, Frontier, Split
-from rulecli.model.export import SqlText, sql_text
+from rulecli.model.languages import SqlText, sql_text
 from rulecli.schema import Feature, Kind
 from rulecli.stats import HASH_PRIME, HASH_STEPS, POISSON_CUTS, hash_seed
 

@@ -33,7 +33,7 @@ from rulecli.discretize import cut_between
 from rulecli.display import counted
 from rulecli.engines import Bins, EngineOptions, Frontier, Histogram, sql
 from rulecli.errors import InputError, ParamError
-from rulecli.model.export import SqlText, sql_text
+from rulecli.model.languages import SqlText, sql_text
 from rulecli.schema import PLAIN, Feature, Kind, Schema, is_numeric_dtype, temporal_unit
 from rulecli.stats import hash_threshold, tallies
 
@@ -49,7 +49,7 @@ class Backend(Protocol):
 
     name: str  # the engine's name (memory, duckdb, spark)
     label: str  # the engine's name for a person
-    dialect: str  # rulecli.model.export's SQL dialect
+    dialect: str  # a SQL dialect of rulecli.model.languages
 
     def scan(self, source: str, options: EngineOptions, input_format: str | None) -> tuple[str, pl.Schema]:
         """The FROM clause of the whole table, each row with its number ``_rulecli_id``

@@ -16,16 +16,15 @@ from __future__ import annotations
 import keyword
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
 from rulecli.errors import ParamError
 from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
+from rulecli.model.languages import SqlText, condition_source, sql_rule
 from rulecli.model.ops import (
     OPS,
     Kinds,
-    Shape,
     class_votes,
     column_kinds,
     dated_kinds,
@@ -82,153 +81,16 @@ def _class_parts(p: _Plan, k: int, rules: list[str]) -> tuple[list[tuple[str, fl
     return votes, support
 
 
-# ------------------------------------------------------------------- one condition
-
-
-class _Language(Protocol):
-    """How one target language writes the parts of a condition on ``x`` (a column
-    expression or variable); the operators' spellings come from :data:`OPS`."""
-
-    name: str  # the OpSpec field with this language's spelling
-
-    def compare(self, x: str, word: str, value: str | float) -> str: ...
-    def members(self, x: str, word: str, values: tuple[str | float, ...], negated: bool) -> str: ...
-    def interval(self, x: str, low: float, high: float, closed: Closed) -> str: ...
-    def guard(self, x: str, test: str, or_missing: bool) -> str: ...
-
-
-def _source(lang: _Language, cond: Condition, x: str) -> str:
-    """``cond`` as source text in ``lang``, with rulecli's missing-value semantics."""
-    spec = OPS[cond.op]
-    word = getattr(spec, lang.name)
-    if spec.shape == Shape.MISSING:
-        return f"{x}.{word}()" if lang.name == "polars" else f"{x} {word}"
-    if spec.shape == Shape.SET:
-        assert isinstance(cond.value, tuple)
-        test = lang.members(x, word, cond.value, spec.negated)
-    elif spec.shape == Shape.INTERVAL:
-        assert isinstance(cond.value, tuple)
-        low, high = cond.value
-        assert isinstance(low, float) and isinstance(high, float)
-        test = lang.interval(x, low, high, Closed(cond.closed))
-    else:
-        assert cond.value is not None and not isinstance(cond.value, tuple)
-        test = lang.compare(x, word, cond.value)
-    return lang.guard(x, test, cond.or_missing)
-
-
-# ----------------------------------------------------------------------------- SQL
-
-
-@dataclass(frozen=True)
-class _Sql:
-    dialect: str
-    name: str = "sql"
-
-    def ident(self, name: str) -> str:
-        if self.dialect == "spark":
-            return "`" + name.replace("`", "``") + "`"
-        return '"' + name.replace('"', '""') + '"'
-
-    @property
-    def double(self) -> str:
-        return "DOUBLE PRECISION" if self.dialect == "postgres" else "DOUBLE"
-
-    @property
-    def text(self) -> str:
-        return {"duckdb": "VARCHAR", "postgres": "TEXT", "spark": "STRING"}[self.dialect]
-
-    def column(self, name: str, numeric: bool | Unit) -> str:
-        if isinstance(numeric, Unit):
-            return self._moment(self.ident(name), numeric)
-        if numeric:
-            # NaN is missing, as in rulecli (SQL engines order NaN above every number)
-            return f"NULLIF(CAST({self.ident(name)} AS {self.double}), CAST('NaN' AS {self.double}))"
-        if self.dialect == "spark":
-            # Spark's readers type only true/false as booleans, and CAST gives 'true' as rulecli does
-            return f"CAST({self.ident(name)} AS {self.text})"
-        # Bare: the literal is cast to the column's type. A reader that types Yes/No, T/F or
-        # true/false as BOOLEAN (DuckDB's read_csv, PostgreSQL's boolean input) still compares
-        # right (CAST would give 'true' against 'Yes'); a value the type cannot hold fails loudly.
-        return self.ident(name)
-
-    def _moment(self, x: str, unit: Unit) -> str:
-        """A date column (text or a date type) as the days, or seconds, since 1970-01-01
-        its rules compare; a value that is no date is missing (TRY_CAST; PostgreSQL fails)."""
-        if unit == Unit.DATE:
-            if self.dialect == "spark":
-                return f"CAST(datediff(TRY_CAST({x} AS DATE), DATE '1970-01-01') AS DOUBLE)"
-            cast = "CAST" if self.dialect == "postgres" else "TRY_CAST"
-            return f"CAST({cast}({x} AS DATE) - DATE '1970-01-01' AS {self.double})"
-        if self.dialect == "duckdb":
-            return f"CAST(floor(epoch(TRY_CAST({x} AS TIMESTAMP))) AS DOUBLE)"
-        if self.dialect == "postgres":
-            return f"CAST(floor(EXTRACT(EPOCH FROM CAST({x} AS TIMESTAMP))) AS DOUBLE PRECISION)"
-        # Spark's timestamps are in the session's time zone: a difference of two is in none
-        return (
-            f"CAST(unix_timestamp(TRY_CAST({x} AS TIMESTAMP)) - unix_timestamp(TIMESTAMP '1970-01-01 00:00:00') "
-            "AS DOUBLE)"
-        )
-
-    def literal(self, value: str | float) -> str:
-        if isinstance(value, str):
-            if self.dialect == "spark":
-                # Spark SQL reads a backslash as an escape and '' as two adjacent literals
-                return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-            # standard SQL strings (DuckDB; PostgreSQL with standard_conforming_strings, its default)
-            return "'" + value.replace("'", "''") + "'"
-        text = repr(float(value))
-        # an exponent makes the literal a double in every dialect (42.35 alone is a DECIMAL)
-        return text if "e" in text else f"{text}e0"
-
-    def members(self, x: str, word: str, values: tuple[str | float, ...], negated: bool) -> str:
-        return f"{x} {word} ({', '.join(self.literal(v) for v in values)})"
-
-    def compare(self, x: str, word: str, value: str | float) -> str:
-        return f"{x} {word} {self.literal(value)}"
-
-    def interval(self, x: str, low: float, high: float, closed: Closed) -> str:
-        with_low, with_high = ends(closed)
-        above, below = OPS[Op.GE if with_low else Op.GT].sql, OPS[Op.LE if with_high else Op.LT].sql
-        return f"({x} {above} {self.literal(low)} AND {x} {below} {self.literal(high)})"
-
-    def guard(self, x: str, test: str, or_missing: bool) -> str:
-        return f"({test} OR {x} {OPS[Op.MISSING].sql})" if or_missing else test
-
-
-SqlText = _Sql  # what sql_text gives, for the annotations of modules that write SQL with it
-
-
-def sql_text(dialect: str) -> _Sql:
-    """A dialect's identifiers, literals and typed columns, for SQL that other modules write
-    (the engines' counting queries) with the same quoting as the exports."""
-    return _Sql(dialect)
-
-
-def rule_tests(model: Model, dialect: str) -> list[str]:
-    """Each rule's conditions as one SQL test (``TRUE`` for a rule without conditions), with
-    rulecli's semantics of missing values: what an engine counts a rule's rows with."""
-    sql = _Sql(dialect)
-    kinds = column_kinds(c for r in model.rules for c in r.conditions)
-    return [_sql_rule(sql, r.conditions, kinds) for r in model.rules]
-
-
-def _sql_rule(sql: _Sql, conditions: tuple[Condition, ...], kinds: dict[str, bool]) -> str:
-    if not conditions:
-        return "TRUE"
-    return " AND ".join(_source(sql, c, sql.column(c.column, kinds.get(c.column, False))) for c in conditions)
-
-
 def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | None = None) -> str:
     """One ``CASE WHEN … END`` expression, or a ``SELECT *, … AS prediction FROM table``."""
     if dialect not in DIALECTS:
         raise ParamError(f"`dialect` must be one of {', '.join(DIALECTS)}, got '{dialect}'")
-    sql = _Sql(dialect)
+    sql = SqlText(dialect)
     if isinstance(model, Forest):
         return _sql_forest(sql, model, table)
     p = plan(model)
     default = "NULL" if p.default is None else sql.literal(p.default)
-    rules = [_sql_rule(sql, conds, p.numeric) for conds, _ in p.rules]
+    rules = [sql_rule(sql, conds, p.numeric) for conds, _ in p.rules]
     if p.vote is None:
         whens = [f"  WHEN {r} THEN {sql.literal(v)}" for r, (_, v) in zip(rules, p.rules, strict=True)]
         expr = "CASE\n" + "\n".join(whens) + f"\n  ELSE {default}\nEND" if whens else default
@@ -239,7 +101,7 @@ def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | N
     return f"SELECT *, {expr} AS prediction\nFROM {table}\n"
 
 
-def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
+def _sql_vote(sql: SqlText, p: _Plan, rules: list[str], default: str) -> str:
     if not rules:
         return default
 
@@ -284,7 +146,7 @@ def _sql_vote(sql: _Sql, p: _Plan, rules: list[str], default: str) -> str:
     return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
 
 
-def _sql_forest(sql: _Sql, model: Forest, table: str | None) -> str:
+def _sql_forest(sql: SqlText, model: Forest, table: str | None) -> str:
     """The trees' leaf shares (or means) summed tree by tree as rulecli sums them, then the
     first class with the largest mean: a query, so each class's mean is written once."""
     if table is None:
@@ -322,7 +184,7 @@ def _sides(nodes: TreeNodes, i: int, left: str, right: str) -> tuple[tuple[str, 
     return nodes.left_levels[i], left, right
 
 
-def _sql_node(sql: _Sql, nodes: TreeNodes, names: tuple[str, ...], columns: dict[str, str], leaf: np.ndarray) -> str:
+def _sql_node(sql: SqlText, nodes: TreeNodes, names: tuple[str, ...], columns: dict[str, str], leaf: np.ndarray) -> str:
     """One tree as nested CASEs on its node arrays, rulecli's routing of missing values and
     of levels a split did not see included."""
 
@@ -452,7 +314,7 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
         lines.append(f"    {var[column]} = {reader % f'row.get({column!r})'}")
 
     def test(conds: tuple[Condition, ...]) -> str:
-        return " and ".join(_source(PYTHON, c, var[c.column]) for c in conds) if conds else "True"
+        return " and ".join(condition_source(PYTHON, c, var[c.column]) for c in conds) if conds else "True"
 
     if p.vote is None:
         for conds, value in p.rules:
@@ -596,7 +458,7 @@ def to_polars(model: Model | Tree | Forest) -> str:
     def rule(conds: tuple[Condition, ...]) -> str:
         if not conds:
             return "pl.lit(True)"
-        tests = (_source(POLARS, c, _pl_column(c.column, p.numeric.get(c.column, False))) for c in conds)
+        tests = (condition_source(POLARS, c, _pl_column(c.column, p.numeric.get(c.column, False))) for c in conds)
         return "pl.all_horizontal([" + ", ".join(tests) + "])"
 
     if p.vote is None:

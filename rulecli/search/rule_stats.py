@@ -10,7 +10,7 @@ import numpy as np
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable
 from rulecli.model.core import DecisionList, Rule, RuleSet, RuleStats
-from rulecli.model.export import rule_tests
+from rulecli.model.languages import rule_tests
 from rulecli.search.encoded import Encoded
 from rulecli.stats import row_hash, sample_seed, tally
 
