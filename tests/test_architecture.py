@@ -22,6 +22,8 @@ FORBIDDEN = {
     "rulecli.dataset": ("rulecli.model", "rulecli.learners", "rulecli.io"),
     "rulecli.params": ("rulecli.",),
     "rulecli.search": ("rulecli.learners", "rulecli.io"),
+    # the counting wing answers what search asks, in memory or in an engine; it knows no learner or search
+    "rulecli.counting": ("rulecli.learners", "rulecli.search", "rulecli.io", "rulecli.metrics", "rulecli.held_out"),
     # an engine counts what learners ask; it knows neither them nor how they search
     "rulecli.engines": ("rulecli.learners", "rulecli.search", "rulecli.metrics", "rulecli.held_out"),
 }

@@ -40,7 +40,7 @@ def bin_code(dialect: str, feature: Feature, j: int, bins: Bins) -> str:
 
 
 def cell_code(dialect: str, feature: Feature, edges: Sequence[float], right_closed: bool) -> str:
-    """Each row's cell of a feature as :mod:`rulecli.search.cells` numbers them: a level's
+    """Each row's cell of a feature as :mod:`rulecli.counting.cells` numbers them: a level's
     code, or the interval (``rulecli.discretize.interval_codes``: values on an edge belong to
     the interval it closes), then one more code for missing values."""
     sql = sql_text(dialect)

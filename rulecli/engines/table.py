@@ -155,7 +155,7 @@ class SqlTable(TargetView):
         return dataset_with_schema(frame.drop("n"), schema, self.source, row_weights=weights)
 
     def bins(self, max_bins: int) -> Bins:
-        """Bins as :class:`~rulecli.search.binned.Binned` makes them in memory: one per value
+        """Bins as :class:`~rulecli.counting.binned.Binned` makes them in memory: one per value
         up to ``max_bins`` values (so the same cuts), else at approximate quantiles."""
         categorical, levels, n_bins, edges, whole = [], [], [], [], []
         numeric = [f for f in self.schema.features if f.kind == Kind.NUMERIC]
@@ -321,7 +321,7 @@ class SqlTable(TargetView):
 
     def row_bits(self, bins: Bins, test: str) -> np.ndarray:
         """The rows where ``test`` (SQL over the bin codes ``b0``, ``b1``, ...) holds, as
-        :mod:`rulecli.search.bits` packs them."""
+        :mod:`rulecli.counting.bits` packs them."""
         relation = self._binned_table(bins, numbered=True)
         word, bit = sql.bit_word(self.dialect, "id"), sql.bit_value(self.dialect, "id")
         frame = self._run(

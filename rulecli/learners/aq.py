@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rulecli import budget
+from rulecli import budget, counting
+from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset
 from rulecli.discretize import cut_between_one
 from rulecli.learners import Learner, Progress, rules_summary
@@ -57,7 +58,6 @@ from rulecli.params import (
     seed_param,
 )
 from rulecli.schema import Kind
-from rulecli.search.encoded import Encoded
 from rulecli.search.monotone import refuse_monotone
 from rulecli.search.rule_stats import (
     counted_on_every_row,
@@ -440,7 +440,7 @@ def fit_aq(ds: Dataset, params: AQParams, *, progress: Progress | None = None) -
     chosen = dataclasses.replace(
         params, max_error=bound, min_share=share, majority_rules=majority, rules_per_class=per_class
     )
-    enc = Encoded.from_dataset(ds)
+    enc = counting.covering_counts(ds)
     fitted = _fit(ds, enc, _Matrix.of(enc), chosen, progress)
     cut_by = CHOSEN_BY
     if held is not None:

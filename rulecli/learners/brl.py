@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli import budget
+from rulecli.counting import bits
+from rulecli.counting.cells import feature_cells
 from rulecli.dataset import Dataset
 from rulecli.display import counted
 from rulecli.errors import ParamError
@@ -41,8 +43,6 @@ from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Rule, RuleStats
 from rulecli.params import Params, bins_param, discretize_param, monotone_param, param, seed_param
 from rulecli.schema import Schema
-from rulecli.search import bits
-from rulecli.search.cells import feature_cells
 from rulecli.search.monotone import refuse_monotone
 from rulecli.search.patterns import Items, Patterns, mine
 from rulecli.stats import is_whole, tally

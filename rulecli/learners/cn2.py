@@ -53,16 +53,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli import budget
+from rulecli import budget, counting
+from rulecli.counting.encoded import Encoded, across, categorical_candidates, numeric_candidates
 from rulecli.dataset import Dataset
-from rulecli.engines import EngineTable, is_engine_table
+from rulecli.engines import EngineTable
 from rulecli.learners import Learner, Progress, rules_summary
 from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
 from rulecli.model.simplify import simplify
 from rulecli.params import Params, beam_width_param, max_rules_param, monotone_param, param, seed_param
 from rulecli.schema import Kind
-from rulecli.search.encoded import Encoded, across, categorical_candidates, numeric_candidates
-from rulecli.search.engine_encoded import EngineEncoded
 from rulecli.search.monotone import refuse_monotone
 from rulecli.search.rule_stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.stats import chi2_critical
@@ -436,7 +435,7 @@ def fit_cn2(
     refuse_monotone(params.monotone, CN2_MONOTONE)
     if params.min_support is None:
         params = dataclasses.replace(params, min_support=min_covered_for(float(ds.class_counts().sum())))
-    enc = EngineEncoded.from_table(ds) if is_engine_table(ds) else Encoded.from_dataset(ds)
+    enc = counting.covering_counts(ds)
     info = ModelInfo(algorithm="cn2", params=params.record(), schema=ds.schema)
     if params.ordered:
         raw, default = _learn_ordered(enc, params, progress)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli import budget
+from rulecli.counting.binned import Binned
 from rulecli.dataset import Dataset
 from rulecli.display import counted
 from rulecli.engines import EngineTable, Frontier, is_engine_table
@@ -46,7 +47,6 @@ from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
 from rulecli.params import jobs_param, param, seed_param
 from rulecli.schema import Kind
-from rulecli.search.binned import Binned
 from rulecli.search.engine_grow import EngineGrower
 from rulecli.search.forest_grow import ForestGrower
 from rulecli.search.grow import GrowParams

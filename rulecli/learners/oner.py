@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from rulecli import counting
+from rulecli.counting.cells import FeatureCells, cells_of
 from rulecli.dataset import Dataset, stratified_holdout
 from rulecli.discretize import min_bucket_for
 from rulecli.engines import EngineTable, is_engine_table
@@ -33,7 +35,6 @@ from rulecli.model.compile import predict_expr
 from rulecli.model.core import DecisionList, ModelInfo, Rule, RuleStats
 from rulecli.params import Params, bins_param, discretize_param, min_bucket_param, param, seed_param
 from rulecli.schema import Schema
-from rulecli.search.cells import FeatureCells, cells_of
 from rulecli.stats import chi2_independence, is_whole, tally
 
 TIES = ("first", "chi2")
@@ -60,10 +61,8 @@ def _rows_of(ds: Dataset | EngineTable, name: str, counted: dict[str, Dataset]) 
     """What a feature's rules are counted on: the rows, or an engine's distinct values of the
     feature with each class's count as weight (the same cross table, cuts and rules; asked of
     the engine once per feature, ``counted`` keeps them)."""
-    if not is_engine_table(ds):
-        return ds
     if name not in counted:
-        counted[name] = ds.grouped((name,))
+        counted[name] = counting.grouped(ds, (name,))
     return counted[name]
 
 

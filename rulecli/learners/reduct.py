@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli import budget
+from rulecli import budget, counting
 from rulecli.dataset import Dataset
 from rulecli.display import counted
 from rulecli.engines import EngineTable, is_engine_table
@@ -44,7 +44,6 @@ from rulecli.params import (
     seed_param,
 )
 from rulecli.schema import Schema
-from rulecli.search.cells import cells_of, feature_cells
 from rulecli.search.roughset import DecisionTable, RoughSets, positive_granules
 from rulecli.search.rule_stats import counted_on_every_row, learning_sample
 from rulecli.search.tuning import (
@@ -149,16 +148,8 @@ class _Encoded:
 
 def _encode(ds: Dataset | EngineTable, params: ReductParams) -> _Encoded:
     bins = 6 if params.discretize == "min-bucket" and params.bins == 5 else params.bins
-    if is_engine_table(ds):
-        # an engine's decision table: each feature's cuts from its value x class counts,
-        # then the distinct rows of cells with their counts as weights (one pass)
-        cells = [cells_of(ds.grouped((f.name,)), f, params.discretize, bins) for f in ds.schema.features]
-        schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
-        codes, y, w = ds.cell_table(schema.features)
-    else:
-        cells = feature_cells(ds, params.discretize, bins)
-        schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
-        codes, y, w = np.stack([c.codes for c in cells], axis=1).astype(np.int32), ds.y, ds.weights
+    cells, codes, y, w = counting.decision_table(ds, params.discretize, bins)
+    schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
     table = DecisionTable(ds.schema.feature_names, codes, y, len(ds.classes), w)
     return _Encoded(table, tuple(c.conditions for c in cells), schema)
 

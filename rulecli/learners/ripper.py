@@ -32,17 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli import budget
-from rulecli.dataset import Dataset
-from rulecli.engines import EngineTable, is_engine_table
-from rulecli.errors import ParamError
-from rulecli.learners import Learner, Progress, rules_summary
-from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
-from rulecli.model.simplify import simplify
-from rulecli.params import Params, max_rule_length_param, max_rules_param, monotone_param, param, seed_param
-from rulecli.schema import Kind
-from rulecli.search import bits
-from rulecli.search.encoded import (
+from rulecli import budget, counting
+from rulecli.counting import bits
+from rulecli.counting.encoded import (
     Encoded,
     across,
     categorical_candidates,
@@ -50,7 +42,14 @@ from rulecli.search.encoded import (
     label_counts,
     numeric_candidates,
 )
-from rulecli.search.engine_encoded import EngineEncoded
+from rulecli.dataset import Dataset
+from rulecli.engines import EngineTable
+from rulecli.errors import ParamError
+from rulecli.learners import Learner, Progress, rules_summary
+from rulecli.model.core import Condition, DecisionList, ModelInfo, Op, Rule, RuleSet, Vote
+from rulecli.model.simplify import simplify
+from rulecli.params import Params, max_rule_length_param, max_rules_param, monotone_param, param, seed_param
+from rulecli.schema import Kind
 from rulecli.search.monotone import monotone_signs, pooled_non_increasing
 from rulecli.search.rule_stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.search.selection import kept_rules
@@ -645,14 +644,11 @@ def fit_ripper(
     >>> [r.conditions[0].op.value for r in model.rules], model.default.prediction
     (['<='], 'b')
     """
-    if is_engine_table(ds):
-        enc: Encoded = EngineEncoded.from_table(ds)
-    else:
-        if ds.weights is not None and is_whole(ds.weights):
-            # the grow/prune splits are drawn from the copies whole weights stand for;
-            # fractional weights weigh every count, rows split whole
-            ds = ds.as_copies("ripper")
-        enc = Encoded.from_dataset(ds)
+    if getattr(ds, "weights", None) is not None and is_whole(ds.weights):
+        # the grow/prune splits are drawn from the copies whole weights stand for;
+        # fractional weights weigh every count, rows split whole (an engine's rows weigh 1)
+        ds = ds.as_copies("ripper")
+    enc = counting.covering_counts(ds)
     rng = np.random.default_rng(params.seed)
     info = ModelInfo(algorithm="ripper", params=params.record(), schema=ds.schema)
     signs = monotone_signs(params.monotone, ds)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli import budget
+from rulecli.counting.binned import Binned
 from rulecli.dataset import Dataset
 from rulecli.display import counted
 from rulecli.engines import EngineTable, is_engine_table
@@ -28,7 +29,6 @@ from rulecli.model.core import ModelInfo
 from rulecli.model.tree import Columns, Tree, TreeNodes, leaves_of, level_index, levels, node_walker
 from rulecli.params import Params, monotone_param, param, seed_param
 from rulecli.schema import Kind
-from rulecli.search.binned import Binned
 from rulecli.search.engine_grow import EngineGrower
 from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
 from rulecli.search.monotone import monotone_signs, monotone_tree

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rulecli.counting.binned import Binned
 from rulecli.engines import Bins, EngineTable, Frontier, Split
-from rulecli.search.binned import Binned
 from rulecli.search.grow import PURE, Best, Grower, GrownTree, GrowParams
 
 

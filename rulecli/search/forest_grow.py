@@ -7,7 +7,7 @@ import heapq
 
 import numpy as np
 
-from rulecli.search.binned import Binned
+from rulecli.counting.binned import Binned
 from rulecli.search.grow import (
     PURE,
     Best,

@@ -13,7 +13,7 @@ the left/right class counts of every threshold of every node, and G is evaluated
 of them as arrays (nodes whose rows spread thinly over many bins are counted sparsely,
 through the distinct (node, bin) keys). A batch of a million (row, feature) cells or
 more is counted, and its nodes' rows dealt to their children, by compiled loops instead
-(:mod:`rulecli.search.kernel`), which add the same numbers in the same order. The order
+(:mod:`rulecli.counting.kernel`), which add the same numbers in the same order. The order
 of growth matters only when ``max_leaf_nodes`` stops it: then leaves are split strictly
 in F order, and a new batch is counted only when an uncounted child might beat the best
 counted leaf (F is at most ``I(node)·|I_r|/|I_1|``). Without that limit every splittable
@@ -42,8 +42,8 @@ from types import ModuleType
 import numpy as np
 
 from rulecli import budget
-from rulecli.search import encoded
-from rulecli.search.binned import Binned
+from rulecli.counting import encoded
+from rulecli.counting.binned import Binned
 
 CRITERIA = ("gini", "entropy", "misclassification", "mse")
 PURE = 1e-12

@@ -102,7 +102,7 @@ def monotone_tree(nodes: TreeNodes, signs: tuple[int, ...], regression: bool) ->
     against its "basic" ones, which held such trees well below the unconstrained tree's
     accuracy). A class share is written back as the two class weights that give it, the
     node's weight kept; a mean as the mean. Compiled: a forest replays every tree."""
-    from rulecli.search import kernel
+    from rulecli.counting import kernel
 
     value = nodes.value[:, 0].astype(np.float64) if regression else _shares(nodes.value)
     split = np.flatnonzero(nodes.feature >= 0)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rulecli.counting.bits import weighted_counts
 from rulecli.errors import ResourceLimitError
-from rulecli.search.bits import weighted_counts
 
 
 @dataclass(frozen=True)

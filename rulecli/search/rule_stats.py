@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset
 from rulecli.engines import EngineTable
 from rulecli.model.core import DecisionList, Rule, RuleSet, RuleStats
 from rulecli.model.languages import rule_tests
-from rulecli.search.encoded import Encoded
 from rulecli.stats import row_hash, sample_seed, tally
 
 

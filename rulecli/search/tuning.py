@@ -22,11 +22,11 @@ from collections.abc import Hashable
 import numpy as np
 import polars as pl
 
+from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset, stratified_folds
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import PREDICTION, fires_frame, predict_expr, prediction_frame
 from rulecli.model.core import Rule, RuleSet
-from rulecli.search.encoded import Encoded
 from rulecli.search.rule_stats import engine_default_rule, set_default_rule
 from rulecli.stats import hash_sampled
 

@@ -10,11 +10,11 @@ import numpy as np
 import polars as pl
 import pytest
 
+from rulecli.counting import bits
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners.brl import BRLParams, Posterior, _items, evaluate, fit_brl, gelman_rubin
 from rulecli.model.compile import prediction_frame
 from rulecli.model.serde import dumps, loads
-from rulecli.search import bits
 from rulecli.search.patterns import Items, mine
 
 

@@ -194,7 +194,7 @@ def test_aq_learns_a_long_table_from_a_sample_and_counts_its_rules_on_every_row(
     sample = model.info.training["sample"]
     assert sample["rows"] == 600 and sample["of_rows"] == 3000
     assert model.info.training["rows"] == 3000
-    from rulecli.search.encoded import Encoded
+    from rulecli.counting.encoded import Encoded
 
     every_row = Encoded.from_dataset(ds)
     covered = [int(every_row.rule_mask(rule.conditions).sum()) for rule in model.rules]

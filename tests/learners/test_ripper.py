@@ -9,13 +9,13 @@ import numpy as np
 import polars as pl
 import pytest
 
+from rulecli.counting.encoded import Encoded
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.errors import ParamError
 from rulecli.learners.ripper import RipperParams, data_dl, fit_ripper, subset_dl, theory_dl
 from rulecli.metrics import rule_reports
 from rulecli.model.core import Condition, DecisionList, Op, RuleSet, Vote
 from rulecli.model.serde import dumps
-from rulecli.search.encoded import Encoded
 from tests.conftest import SAMPLE
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from rulecli.counting import encoded
 from rulecli.model.serde import dumps
-from rulecli.search import encoded
 
 
 def features(n: int, seed: int) -> tuple[np.random.Generator, np.ndarray, dict[str, object]]:

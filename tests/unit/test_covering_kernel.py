@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rulecli.counting import encoded, kernel
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners import ripper
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.ripper import RipperParams, fit_ripper
 from rulecli.model.core import Op
-from rulecli.search import encoded, kernel
 from tests.unit._tables import by_numpy_and_by_kernel, features
 
 

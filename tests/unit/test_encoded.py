@@ -8,10 +8,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from rulecli.counting import bits, encoded
+from rulecli.counting.encoded import Encoded, categorical_candidates, label_counts, numeric_candidates
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.model.core import Condition, Op
-from rulecli.search import bits, encoded
-from rulecli.search.encoded import Encoded, categorical_candidates, label_counts, numeric_candidates
 
 
 def _encoded(n: int, seed: int, weighted: bool) -> Encoded:

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rulecli.counting import encoded
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners.forest import ForestParams, fit_forest
 from rulecli.learners.tree import TreeParams, fit_tree
-from rulecli.search import encoded
 from tests.unit._tables import by_numpy_and_by_kernel, features
 
 
@@ -42,7 +42,7 @@ def test_a_forest_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int):
 
 def test_each_path_is_the_one_taken():
     """The comparisons above mean something only if ``by_numpy_and_by_kernel`` really takes both paths."""
-    from rulecli.search import kernel
+    from rulecli.counting import kernel
 
     ds = prepare_dataset(_table(200, 1, True), DataSpec(target="y", weights="w"))
     calls = []

@@ -1,4 +1,4 @@
-""":class:`~rulecli.search.encoded.Encoded` with the features left in an engine.
+""":class:`~rulecli.counting.encoded.Encoded` with the features left in an engine.
 
 A covering learner asks two things of its data: which rows a condition keeps, and the
 label counts of every candidate condition over a set of rows. Here the engine answers
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rulecli.counting import bits
+from rulecli.counting.encoded import Encoded, level_codes, slot_layout
 from rulecli.engines import Bins, EngineTable
 from rulecli.model.core import Condition, Op
 from rulecli.schema import Kind
-from rulecli.search import bits
-from rulecli.search.encoded import Encoded, level_codes, slot_layout
 
 MAX_VALUES = 1024  # a numeric feature's values listed one by one: the rest are binned
 CACHED_BITS = 256 << 20  # bytes of conditions' row bits kept for asking again

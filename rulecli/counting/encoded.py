@@ -299,11 +299,11 @@ KERNEL_CELLS = 1 << 20
 
 
 def compiled_kernel(cells: int) -> ModuleType | None:
-    """:mod:`rulecli.search.kernel` where it pays: once loaded, or for a count of so many
+    """:mod:`rulecli.counting.kernel` where it pays: once loaded, or for a count of so many
     (row, feature) cells that it pays for loading it."""
-    kernel = sys.modules.get("rulecli.search.kernel")
+    kernel = sys.modules.get("rulecli.counting.kernel")
     if kernel is None and cells >= KERNEL_CELLS:
-        from rulecli.search import kernel
+        from rulecli.counting import kernel
     return kernel
 
 
