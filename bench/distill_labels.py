@@ -68,7 +68,7 @@ def _made_up(rows: pl.DataFrame, jitter: bool) -> pl.DataFrame:
     value, at chance ``SWAP``, taken from another random row."""
     count = round(MADE_UP * rows.height)
     if jitter:
-        return api._jittered(rows, count, 0)
+        return api.jittered(rows, count, 0)
     rng = np.random.default_rng(0)
     base = rng.integers(0, rows.height, count)
     columns = {}

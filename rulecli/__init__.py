@@ -14,6 +14,7 @@ from rulecli.version import __version__
 API = (
     "fit",
     "train",
+    "learn",
     "make_params",
     "prepare",
     "read_table",

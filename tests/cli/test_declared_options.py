@@ -85,8 +85,8 @@ def test_a_value_on_the_command_line_reaches_the_library_as_declared(declared: t
         received.append(io.ReadOptions(**keywords))
         raise Received
 
-    monkeypatch.setattr(api, "prepare_dataset", catch)
-    monkeypatch.setattr(api, "read_table", read if declared is io.ReadOptions else api.read_table)
+    monkeypatch.setattr(api.data, "prepare_dataset", catch)
+    monkeypatch.setattr(api.data, "read_table", read if declared is io.ReadOptions else api.read_table)
     hints = typing.get_type_hints(declared)
     for field in fields_of(declared):
         words, value = _given(field, hints[field.name])
