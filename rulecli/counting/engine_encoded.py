@@ -21,7 +21,7 @@ import numpy as np
 
 from rulecli.counting import bits
 from rulecli.counting.encoded import Encoded, level_codes, slot_layout
-from rulecli.engines import Bins, EngineTable
+from rulecli.engines import Bins, CoveringCounts
 from rulecli.model.core import Condition, Op
 from rulecli.schema import Kind
 
@@ -31,7 +31,7 @@ CACHED_BITS = 256 << 20  # bytes of conditions' row bits kept for asking again
 
 @dataclass(frozen=True)
 class EngineEncoded(Encoded):
-    table: EngineTable | None = field(default=None, repr=False)
+    table: CoveringCounts | None = field(default=None, repr=False)
     bins: Bins | None = field(default=None, repr=False)
     lows: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     missing: tuple[bool, ...] = ()
@@ -39,7 +39,7 @@ class EngineEncoded(Encoded):
     cache: OrderedDict[Condition, np.ndarray] = field(default_factory=OrderedDict, repr=False)
 
     @classmethod
-    def from_table(cls, table: EngineTable, max_values: int = MAX_VALUES) -> EngineEncoded:
+    def from_table(cls, table: CoveringCounts, max_values: int = MAX_VALUES) -> EngineEncoded:
         bins = table.bins(max_values)
         missing, distinct, lows, highs = table.value_summary(bins, max_values)
         # a bin without rows is never a candidate; it takes its neighbours' ends so that the

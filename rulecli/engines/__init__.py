@@ -2,26 +2,28 @@
 
 Every learner that runs on an engine asks it the same few questions, all counts of rows
 by class, so the learners' logic (split choice, discretisation, errors) is one code path
-whichever engine answers:
+whichever engine answers (:mod:`rulecli.counting` asks them, or the in-memory
+equivalents). The questions come in families, each a small protocol a consumer names:
 
-- :meth:`EngineTable.grouped`: the distinct values of a few columns with their class
-  counts, as a small weighted :class:`~rulecli.dataset.Dataset` (OneR's cross tables and
-  the discretisers' class counts per value);
-- :meth:`EngineTable.histograms`: per node of a partial tree, the (bin, class) counts of
-  every feature (tree growth, one pass per level), or a bootstrap's draws of them (a
-  forest's trees, :meth:`EngineTable.bag_class_counts` at the root and
-  :meth:`EngineTable.out_of_bag` for the forest's OOB error);
-- :meth:`EngineTable.cell_table`: the distinct rows of discretised features with their
-  counts (reduct's decision table);
-- :meth:`EngineTable.rule_counts`: each rule's rows by class (a model's statistics);
-- :meth:`EngineTable.code_counts` and :meth:`EngineTable.row_bits`: for the covering
-  learners, which keep their row sets in memory as bits, the (bin, label) counts of every
-  feature over such row sets, and the rows a test of bin codes keeps;
-- :meth:`EngineTable.sample`: the rows of a hashed sample, in memory (settings chosen by
-  cross-validation, learners without an engine form).
+- :class:`GroupedCounts`: ``grouped``, the distinct values of a few columns with their
+  class counts as a small weighted :class:`~rulecli.dataset.Dataset` (OneR's cross tables,
+  the discretisers' class counts per value); ``cell_table``, the distinct rows of
+  discretised features with their counts (reduct's decision table);
+- :class:`TreeHistograms`: ``histograms``, per node of a partial tree, the (bin, class)
+  counts of every feature (tree growth, one pass per level), or a bootstrap's draws of
+  them (a forest's trees, ``bag_class_counts`` at the root and ``out_of_bag`` for the
+  forest's OOB error);
+- :class:`CoveringCounts`: for the covering learners, which keep their row sets in memory
+  as bits, ``code_counts`` (the (bin, label) counts of every feature over such row sets),
+  ``row_bits`` (the rows a test of bin codes keeps), ``row_classes`` and ``value_summary``;
+- :class:`TableBase`, what all of them share: the schema and class counts, ``bins``,
+  ``rule_counts`` (each rule's rows by class: a model's statistics) and ``sample`` (the
+  rows of a hashed sample, in memory: settings chosen by cross-validation, learners
+  without an engine form).
 
-The in-memory engine is the prepared :class:`~rulecli.dataset.Dataset` itself; an engine
-table keeps its rows in the engine and holds only the schema and the class counts.
+:class:`EngineTable` is all four, as DuckDB and Spark implement them. The in-memory engine
+is the prepared :class:`~rulecli.dataset.Dataset` itself; an engine table keeps its rows
+in the engine and holds only the schema and the class counts.
 """
 
 from __future__ import annotations
@@ -146,8 +148,9 @@ class Bins:
     whole_range: tuple[tuple[int, int] | None, ...] = ()
 
 
-class EngineTable(Protocol):
-    """A training table that stays in its engine."""
+class TableBase(Protocol):
+    """What every family of counts asks of a table that stays in its engine: its schema,
+    its class counts, how its features are binned, its rules' counts and a sample."""
 
     source: str
     schema: Schema
@@ -169,9 +172,25 @@ class EngineTable(Protocol):
 
     def class_counts(self) -> np.ndarray: ...
 
+    def bins(self, max_bins: int) -> Bins: ...
+
+    def rule_counts(self, tests: list[str], ordered: bool) -> np.ndarray: ...
+
+    def sample(self, seed: int, rate: float) -> Dataset: ...
+
+    def close(self) -> None: ...
+
+
+class GroupedCounts(TableBase, Protocol):
+    """Grouped rows (OneR's cross tables, the discretisers' counts) and decision tables (reduct)."""
+
     def grouped(self, names: tuple[str, ...]) -> Dataset: ...
 
-    def bins(self, max_bins: int) -> Bins: ...
+    def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+class TreeHistograms(TableBase, Protocol):
+    """A tree's (bin, class) counts per node, level by level, and a forest's bootstrap."""
 
     def histograms(self, bins: Bins, frontier: Frontier, bag: tuple[int, int] | None = None) -> list[Histogram]:
         """Per feature, the non-empty (slot, bin, class) cells of the frontier's slots (rows,
@@ -182,9 +201,10 @@ class EngineTable(Protocol):
 
     def out_of_bag(self, bins: Bins, trees: list[tuple[tuple[int, int], Frontier, np.ndarray]]) -> tuple[int, int]: ...
 
-    def cell_table(self, features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
-    def rule_counts(self, tests: list[str], ordered: bool) -> np.ndarray: ...
+class CoveringCounts(TableBase, Protocol):
+    """The covering learners' counts: every feature's (bin, label) counts over row sets
+    kept in memory as bits, and the rows a test keeps."""
 
     def row_classes(self, bins: Bins) -> np.ndarray: ...
 
@@ -196,9 +216,10 @@ class EngineTable(Protocol):
         self, bins: Bins, max_bins: int
     ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray]]: ...
 
-    def sample(self, seed: int, rate: float) -> Dataset: ...
 
-    def close(self) -> None: ...
+class EngineTable(GroupedCounts, TreeHistograms, CoveringCounts, Protocol):
+    """A training table that stays in its engine: every family of counts (an engine
+    implements them all; each consumer asks for the family it reads)."""
 
 
 @dataclass(frozen=True)

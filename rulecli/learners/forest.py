@@ -39,7 +39,7 @@ from rulecli import budget
 from rulecli.counting.binned import Binned
 from rulecli.dataset import Dataset
 from rulecli.display import counted
-from rulecli.engines import EngineTable, Frontier, is_engine_table
+from rulecli.engines import EngineTable, Frontier, TreeHistograms, is_engine_table
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, model_order, tree_nodes
@@ -314,7 +314,7 @@ def _cut(grown: int, trees: int) -> str:
 
 
 def _engine_forest(
-    table: EngineTable, params: ForestParams, seeds: list[np.random.SeedSequence], progress: Progress | None
+    table: TreeHistograms, params: ForestParams, seeds: list[np.random.SeedSequence], progress: Progress | None
 ) -> Forest:
     """The forest grown from the engine's counts: each tree a :class:`EngineGrower` whose
     rows count as their draws in the tree's hashed bootstrap, so that it is the tree grown in

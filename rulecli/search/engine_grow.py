@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rulecli.counting.binned import Binned
-from rulecli.engines import Bins, EngineTable, Frontier, Split
+from rulecli.engines import Bins, Frontier, Split, TreeHistograms
 from rulecli.search.grow import PURE, Best, Grower, GrownTree, GrowParams
 
 
@@ -22,7 +22,7 @@ class EngineGrower(Grower):
 
     def __init__(
         self,
-        table: EngineTable,
+        table: TreeHistograms,
         bins: Bins,
         params: GrowParams,
         rng: np.random.Generator | None = None,

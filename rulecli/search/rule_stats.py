@@ -9,7 +9,7 @@ import numpy as np
 
 from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset
-from rulecli.engines import EngineTable
+from rulecli.engines import TableBase
 from rulecli.model.core import DecisionList, Rule, RuleSet, RuleStats
 from rulecli.model.languages import rule_tests
 from rulecli.stats import row_hash, sample_seed, tally
@@ -74,14 +74,14 @@ def default_rule_of(uncovered: np.ndarray, every: np.ndarray, classes: Sequence[
     return Rule((), prediction, stats_of(uncovered, classes, prediction))
 
 
-def engine_default_rule(table: EngineTable, model: RuleSet) -> Rule:
+def engine_default_rule(table: TableBase, model: RuleSet) -> Rule:
     """:func:`set_default_rule` counted by an engine: one pass over the rows the model's
     rules leave."""
     uncovered = table.rule_counts(rule_tests(model, table.dialect), ordered=False)[-1]
     return default_rule_of(uncovered, table.class_counts(), model.classes)
 
 
-def recounted(model: DecisionList | RuleSet, table: EngineTable) -> DecisionList | RuleSet:
+def recounted(model: DecisionList | RuleSet, table: TableBase) -> DecisionList | RuleSet:
     """The rule model with each rule's statistics counted by ``table``'s engine on all its
     rows, as the learners credit them: the rows each rule decides in a decision list, every
     row it matches in a rule set, the rest for the default."""
