@@ -623,6 +623,39 @@ class Grower:
         base = np.where(starts[:, None] > 0, cum[..., np.maximum(starts - 1, 0), :], 0.0)
         return cum - base[..., segment, :]
 
+    def _compiled_cuts(
+        self,
+        cell_node: np.ndarray,
+        cell_sums: np.ndarray,
+        missing_sums: np.ndarray,
+        node_stats: np.ndarray,
+        node_impurity: np.ndarray,
+        sign: int,
+        starts: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The common case's cuts (two classes, Gini, one order of cells, no monotone
+        constraint) from the compiled scan, once the kernels are loaded; None otherwise. A
+        sum of two doubles is the same in any order, so the compiled numbers are NumPy's
+        to the bit; more classes, entropy (Numba's log2 is not NumPy's) and regression keep
+        the NumPy form."""
+        if self.regression or sign or self.params.criterion != "gini" or cell_sums.shape[-1] != 2:
+            return None
+        if cell_sums.shape[0] != 1:
+            return None
+        kernel = encoded.compiled_kernel(0)  # loaded by a large batch's counts
+        if kernel is None:
+            return None
+        return kernel.gini_cuts(
+            np.ascontiguousarray(cell_node, dtype=np.int64),
+            np.ascontiguousarray(cell_sums[0], dtype=np.float64),
+            np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(node_stats, dtype=np.float64),
+            np.ascontiguousarray(missing_sums, dtype=np.float64),
+            np.ascontiguousarray(node_impurity, dtype=np.float64),
+            float(self.params.min_samples_leaf),
+            bool(node_weight(missing_sums, False).any()),
+        )
+
     def _cut_gains(
         self,
         cell_node: np.ndarray,
@@ -641,6 +674,10 @@ class Grower:
         first = run_starts(cell_node)
         starts = np.flatnonzero(first)
         segment = np.cumsum(first) - 1
+        compiled = self._compiled_cuts(cell_node, cell_sums, missing_sums, node_stats, node_impurity, sign, starts)
+        if compiled is not None:
+            gain, miss_left, apart = compiled
+            return _Cuts(gain, miss_left, apart, starts, segment) if np.isfinite(gain).any() else None
         left = self._left_sums(cell_node, cell_sums, starts, segment)
         present_total = node_stats - missing_sums
         right = present_total[cell_node] - left

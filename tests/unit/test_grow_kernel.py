@@ -16,9 +16,9 @@ from rulecli.learners.tree import TreeParams, fit_tree
 from tests.unit._tables import by_numpy_and_by_kernel, features
 
 
-def _table(n: int, seed: int, weighted: bool) -> pl.DataFrame:
+def _table(n: int, seed: int, weighted: bool, classes: tuple[str, ...] = ("p", "q", "r")) -> pl.DataFrame:
     rng, _, columns = features(n, seed)
-    columns["y"] = ["p", "q", *rng.choice(["p", "q", "r"], n - 2)]
+    columns["y"] = ["p", "q", *rng.choice(classes, n - 2)]
     if weighted:  # fractional weights, some 0: sums that depend on their order
         columns["w"] = np.where((rng.random(n) < 0.1) & (np.arange(n) > 1), 0.0, rng.random(n) * 3 + 0.01)
     return pl.DataFrame(columns)
@@ -32,10 +32,29 @@ def test_a_tree_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int, wei
     assert by_numpy == by_kernel
 
 
+@settings(max_examples=20, deadline=None)
+@given(
+    n=st.integers(2, 400),
+    seed=st.integers(0, 2**16),
+    weighted=st.booleans(),
+    leaf=st.sampled_from([1, 5]),
+    criterion=st.sampled_from(["gini", "entropy"]),
+)
+def test_a_two_class_tree_scans_its_cuts_the_same_by_numpy_and_by_the_kernel(
+    n: int, seed: int, weighted: bool, leaf: int, criterion: str
+):
+    """Two classes and Gini: the cuts' gains come from one compiled scan (entropy stays NumPy's)."""
+    table = _table(n, seed, weighted, ("p", "q"))
+    ds = prepare_dataset(table, DataSpec(target="y", weights="w" if weighted else None))
+    params = TreeParams(ccp_alpha=0.0, min_samples_leaf=leaf, criterion=criterion)
+    by_numpy, by_kernel = by_numpy_and_by_kernel(lambda: fit_tree(ds, params))
+    assert by_numpy == by_kernel
+
+
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(2, 300), seed=st.integers(0, 2**16))
-def test_a_forest_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int):
-    ds = prepare_dataset(_table(n, seed, False), DataSpec(target="y"))
+@given(n=st.integers(2, 300), seed=st.integers(0, 2**16), classes=st.sampled_from([("p", "q"), ("p", "q", "r")]))
+def test_a_forest_grows_the_same_by_numpy_and_by_the_kernel(n: int, seed: int, classes: tuple[str, ...]):
+    ds = prepare_dataset(_table(n, seed, False, classes), DataSpec(target="y"))
     by_numpy, by_kernel = by_numpy_and_by_kernel(lambda: fit_forest(ds, ForestParams(trees=4, jobs=1, seed=seed)))
     assert by_numpy == by_kernel
 
@@ -44,15 +63,15 @@ def test_each_path_is_the_one_taken():
     """The comparisons above mean something only if ``by_numpy_and_by_kernel`` really takes both paths."""
     from rulecli.counting import kernel
 
-    ds = prepare_dataset(_table(200, 1, True), DataSpec(target="y", weights="w"))
+    ds = prepare_dataset(_table(200, 1, True, ("p", "q")), DataSpec(target="y", weights="w"))
     calls = []
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("cells", "directions", "deal"):
+        for name in ("cells", "directions", "deal", "gini_cuts"):
             original = getattr(kernel, name)
             patch.setattr(kernel, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
         patch.setattr(encoded, "KERNEL_CELLS", 0)
         fit_tree(ds, TreeParams(ccp_alpha=0.0))
-        assert {"cells", "directions", "deal"} <= set(calls)
+        assert {"cells", "directions", "deal", "gini_cuts"} <= set(calls)
         calls.clear()
         patch.setattr(encoded, "compiled_kernel", lambda cells: None)
         fit_tree(ds, TreeParams(ccp_alpha=0.0))
@@ -69,3 +88,45 @@ def test_weighted_rows_do_not_split_past_the_last_threshold():
     numeric = split & ~np.isnan(nodes.threshold)
     assert numeric.any()
     assert np.isposinf(nodes.threshold[numeric]).any()  # the cut after the last cell: present values left
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    nodes=st.integers(1, 6),
+    whole=st.booleans(),
+    missing=st.booleans(),
+    leaf=st.sampled_from([1.0, 2.0, 4.5]),
+)
+def test_the_compiled_scan_gives_numpys_gains_to_the_bit(
+    seed: int, nodes: int, whole: bool, missing: bool, leaf: float
+):
+    """Each cut's gain, side of the missing values and parting, bit for bit: a model file
+    rounds its gains, so a last-bit difference would pass the model comparisons unseen."""
+    from rulecli.counting import kernel
+    from rulecli.search.grow import Grower, GrowParams, impurity
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 12, nodes)
+    cell_node = np.repeat(np.arange(nodes), sizes)
+    cells = rng.integers(0, 6, (cell_node.size, 2)).astype(float)
+    if not whole:  # fractional weights: sums whose order shows in their last bits
+        cells *= rng.random(cells.shape) * 2.7
+    missing_sums = (
+        rng.integers(0, 4, (nodes, 2)).astype(float) * (rng.random((nodes, 1)) < 0.6)
+        if missing
+        else np.zeros((nodes, 2))
+    )
+    node_stats = np.stack([cells[cell_node == k].sum(axis=0) for k in range(nodes)]) + missing_sums
+    node_impurity = impurity(node_stats, "gini")
+    grower = Grower.__new__(Grower)
+    grower.params, grower.regression = GrowParams(min_samples_leaf=leaf), False
+    results = []
+    for compiled in (None, kernel):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(encoded, "compiled_kernel", lambda cells, _k=compiled: _k)
+            cuts = grower._cut_gains(cell_node, cells[None], missing_sums, node_stats, node_impurity)
+        results.append(
+            None if cuts is None else [np.atleast_2d(a).tobytes() for a in (cuts.gain, cuts.miss_left, cuts.apart)]
+        )
+    assert results[0] == results[1]
