@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
 import subprocess
@@ -340,14 +341,17 @@ def main() -> None:
     if "tree-speed" in args.only and ANCHOR_PYTHON.exists():
         sizes = [int(s) for s in args.tree_sizes.split(",") if s]
         forests = [int(s) for s in args.forest_sizes.split(",") if s]
+        before = os.getloadavg()[0]
+        table = bench_tree_speed(sizes, args.repeats, forests)
         sections += [
             "## tree and forest: fit time as rows grow",
             "",
             "The synthetic data of the covering benchmark (20 features, ~1% missing, binary class), 70% train, "
             "30% test. Fit time only, in-process, on both sides (reading and scoring excluded); tree times are "
-            f"the median of {args.repeats} runs, forest times single runs.",
+            f"the median of {args.repeats} runs, forest times single runs. This run: commit {_commit()}, load "
+            f"average {before:.1f} at its start and {os.getloadavg()[0]:.1f} at its end.",
             "",
-            *bench_tree_speed(sizes, args.repeats, forests),
+            *table,
             "",
         ]
     if "reduct-speed" in args.only:
@@ -508,6 +512,12 @@ def _split(lines: list[str]) -> tuple[list[str], dict[str, list[str]]]:
             current = parts.setdefault(line, [])
         current.append(line)
     return preamble, parts
+
+
+def _commit() -> str:
+    """The checkout's commit, for a section that says which code it measured."""
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
 
 
 def _merge(old_text: str, new_lines: list[str]) -> list[str]:
