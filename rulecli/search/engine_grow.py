@@ -6,7 +6,7 @@ import numpy as np
 
 from rulecli.counting.binned import Binned
 from rulecli.engines import Bins, Frontier, Split, TreeHistograms
-from rulecli.search.grow import PURE, Best, Grower, GrownTree, GrowParams
+from rulecli.search.grow import PURE, Best, Grower, GrownTree, GrowParams, stats_of
 
 
 class EngineGrower(Grower):
@@ -100,7 +100,7 @@ class EngineGrower(Grower):
         t = self.tree
         p = len(nodes)
         k = self.n_channels
-        node_stats = np.stack([t.stats[n] for n in nodes])
+        node_stats = stats_of(t, nodes)
         node_impurity = np.array([t.impurity[n] for n in nodes])
         allowed = self._feature_choice(nodes)
         best = Best.none(p)

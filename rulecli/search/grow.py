@@ -36,6 +36,7 @@ drawn), so |I_r| counts draws, as a bootstrap sample holds a row once per draw.
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass, field
 from types import ModuleType
 
@@ -235,7 +236,7 @@ class Grower:
     def _splittable(self, nodes: list[int]) -> list[int]:
         p = self.params
         t = self.tree
-        w = node_weight(np.stack([t.stats[n] for n in nodes]), self.regression)
+        w = node_weight(stats_of(t, nodes), self.regression)
         ok = (w >= p.min_samples_split) & (w >= 2 * p.min_samples_leaf)
         ok &= np.array([t.impurity[n] for n in nodes]) > self._tolerance(nodes)
         if p.max_depth is not None:
@@ -308,7 +309,7 @@ class Grower:
             return
         best = self._best_splits(candidates)
         t = self.tree
-        weight = node_weight(np.stack([t.stats[n] for n in candidates]), self.regression)
+        weight = node_weight(stats_of(t, candidates), self.regression)
         finite = np.isfinite(best.gain)
         f_all = np.where(finite, best.gain, 0.0) * weight / self._root_weights(candidates)
         worth = finite & (f_all + 1e-15 >= self.params.min_impurity_decrease)
@@ -396,8 +397,8 @@ class Grower:
             goes_left[at] = np.where(direction == 2, missing_left[node], direction == 1)
         child = 2 * local + (~goes_left)
         counts = np.bincount(child, minlength=2 * len(nodes))
-        pieces = np.split(rows[np.argsort(child, kind="stable")], np.cumsum(counts)[:-1])
-        return pieces, self._sums(rows, child, 2 * len(nodes))
+        bounds = np.concatenate(([0], np.cumsum(counts)))
+        return cut_at(rows[np.argsort(child, kind="stable")], bounds), self._sums(rows, child, 2 * len(nodes))
 
     def _compiled_children(
         self, kernel: ModuleType, nodes: list[int], sizes: list[int], rows: np.ndarray
@@ -433,7 +434,7 @@ class Grower:
         labels = self.y[rows]
         weights = labels if self.unit else self.w[rows]  # unused when unit
         dealt, bounds, stats = kernel.deal(rows, goes_left, starts, labels, weights, self.unit, self.n_channels)
-        return np.split(dealt, bounds[1:-1]), stats
+        return cut_at(dealt, bounds), stats
 
     # -- the batched split search
 
@@ -465,7 +466,7 @@ class Grower:
         p = len(nodes)
         rows = np.concatenate([self.node_rows[n] for n in nodes])
         local = np.repeat(np.arange(p, dtype=np.int64), [self.node_rows[n].size for n in nodes])
-        node_stats = np.stack([t.stats[n] for n in nodes])
+        node_stats = stats_of(t, nodes)
         node_impurity = np.array([t.impurity[n] for n in nodes])
         allowed = self._feature_choice(nodes)
         best = Best.none(p)
@@ -715,6 +716,19 @@ class Grower:
         if not np.isfinite(gain).any():
             return None
         return _Cuts(gain, miss_left, apart, starts, segment)
+
+
+def stats_of(tree: GrownTree, nodes: list[int]) -> np.ndarray:
+    """The nodes' channel sums, a row each (``np.array`` of the rows: ``np.stack``'s checks
+    cost more than the copy over a level of thousands of nodes)."""
+    return np.array([tree.stats[n] for n in nodes])
+
+
+def cut_at(values: np.ndarray, bounds: np.ndarray) -> list[np.ndarray]:
+    """``values`` cut at ``bounds`` (from 0 to its length): the views ``np.split`` gives,
+    without its two axis swaps per piece (a forest's level deals rows to thousands of nodes)."""
+    edges = bounds.tolist()
+    return [values[a:b] for a, b in itertools.pairwise(edges)]
 
 
 def run_starts(keys: np.ndarray) -> np.ndarray:
