@@ -136,7 +136,9 @@ def _check_outputs(run: common.RunOptions) -> None:
         io.check_writable(run.metrics_out)
 
 
-def _learned(learner: learners.Learner, params: Params, data: str, inputs: Inputs, run: common.RunOptions):
+def _learned(
+    learner: learners.Learner, params: Params, data: str, inputs: Inputs, run: common.RunOptions
+) -> api.Learned:
     """The API's learning, its progress shown meanwhile."""
     progress = (
         console.progress_bar(learner.name, learner.steps(params), learner.unit, quiet=run.quiet)
