@@ -19,7 +19,6 @@ the HTML report) and :mod:`~rulecli.api.compare` (two models side by side).
 from __future__ import annotations
 
 from rulecli.api.compare import (
-    SAMPLE_ROWS,
     diff,
 )
 from rulecli.api.data import (
@@ -109,7 +108,6 @@ __all__ = [
     "PRIOR_COSTS",
     "READ_KEYS",
     "REGRESSION_GATES",
-    "SAMPLE_ROWS",
     "SYNTHETIC",
     "TAUGHT",
     "Data",

@@ -24,7 +24,7 @@ from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
 from rulecli.model.tree import Forest, Tree
 
-SAMPLE_ROWS = 5
+_EXAMPLES = 5  # changed rows listed in the report (number, old and new prediction)
 
 
 def diff(
@@ -63,9 +63,9 @@ def diff(
         "sample": [
             {"row": int(r), "old": o, "new": n}
             for r, o, n in zip(
-                rows.get_column("row").head(SAMPLE_ROWS).to_list(),
-                before.filter(moved).head(SAMPLE_ROWS).to_list(),
-                after.filter(moved).head(SAMPLE_ROWS).to_list(),
+                rows.get_column("row").head(_EXAMPLES).to_list(),
+                before.filter(moved).head(_EXAMPLES).to_list(),
+                after.filter(moved).head(_EXAMPLES).to_list(),
                 strict=True,
             )
         ],
