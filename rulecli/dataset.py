@@ -20,7 +20,7 @@ import polars as pl
 from rulecli.discretize import compute_cuts, interval_labels, label_expr
 from rulecli.display import counted
 from rulecli.errors import InputError, ParamError
-from rulecli.params import Params, param
+from rulecli.params import DATA_PANEL, Params, param
 from rulecli.schema import (
     PLAIN,
     Feature,
@@ -49,20 +49,19 @@ MAX_TEXT_LEVELS = 50
 MAX_COPIES = 20_000_000  # rows a learner that copies weighted rows may make
 
 
-_DATA = "Data"  # the help panel of every data option
-
-
 @dataclass(frozen=True, kw_only=True)
 class DataSpec(Params):
     """Which columns to learn from and how to type them (declared once: the API's data
     keywords and every learner command's data options)."""
 
-    target: str | None = param(None, "Target column (default: the last column).", short="y", panel=_DATA)
-    features: tuple[str, ...] = param((), "Use only these feature columns (repeat or comma-separate).", panel=_DATA)
-    exclude: tuple[str, ...] = param((), "Leave these columns out.", panel=_DATA)
-    categorical: tuple[str, ...] = param((), "Treat these columns as categorical.", panel=_DATA)
-    numeric: tuple[str, ...] = param((), "Treat these columns as numeric.", panel=_DATA)
-    target_bins: int | None = param(None, "Bin a numeric target into K quantile classes first.", ge=2, panel=_DATA)
+    target: str | None = param(None, "Target column (default: the last column).", short="y", panel=DATA_PANEL)
+    features: tuple[str, ...] = param(
+        (), "Use only these feature columns (repeat or comma-separate).", panel=DATA_PANEL
+    )
+    exclude: tuple[str, ...] = param((), "Leave these columns out.", panel=DATA_PANEL)
+    categorical: tuple[str, ...] = param((), "Treat these columns as categorical.", panel=DATA_PANEL)
+    numeric: tuple[str, ...] = param((), "Treat these columns as numeric.", panel=DATA_PANEL)
+    target_bins: int | None = param(None, "Bin a numeric target into K quantile classes first.", ge=2, panel=DATA_PANEL)
     # None: a float target, or integers of more than MAX_NUMERIC_CLASSES values, is a number
     target_type: str | None = param(
         None,
@@ -70,26 +69,26 @@ class DataSpec(Params):
         "with more than 50 values are numbers, anything else holds classes.",
         choices=("regression", "classification"),
         switches=True,
-        panel=_DATA,
+        panel=DATA_PANEL,
     )
     weights: str | None = param(
         None,
         "Weigh each row by this column (a weight k counts the row k times; 0 leaves it out).",
         metavar="COLUMN",
-        panel=_DATA,
+        panel=DATA_PANEL,
     )
     class_weight: str | None = param(
         None,
         "Weigh the rows of each class: 'balanced' (every class weighs the same in total) or e.g. 'yes=5,no=1'.",
         metavar="balanced|CLASS=W,...",
-        panel=_DATA,
+        panel=DATA_PANEL,
     )
     # also any column named in `features`
     use: tuple[str, ...] = param(
         (),
         "Use these columns even where they look like IDs or free text (left out by default).",
         metavar="COLUMN",
-        panel=_DATA,
+        panel=DATA_PANEL,
     )
     # not an option: the learner says whether it can predict a number (trees, forests)
     numeric_target: bool = False

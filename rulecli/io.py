@@ -29,7 +29,7 @@ import polars as pl
 
 from rulecli.display import unseen_characters, visible, visible_lines
 from rulecli.errors import InputError, ParamError
-from rulecli.params import Params, param
+from rulecli.params import DATA_PANEL, Params, param
 from rulecli.schema import col
 
 FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
@@ -139,26 +139,27 @@ def _read_stdin_bytes() -> bytes:
     return data
 
 
-_DATA = "Data"  # the help panel of every read option
-
-
 @dataclass(frozen=True, kw_only=True)
 class ReadOptions(Params):
     """How a table is read: its format and, for a CSV/TSV file, its layout (declared once:
     the API's read keywords and every command's read options)."""
 
     input_format: str | None = param(
-        None, "csv, tsv, parquet, ndjson, ipc or arff; default: by extension (stdin: by its first bytes).", panel=_DATA
+        None,
+        "csv, tsv, parquet, ndjson, ipc or arff; default: by extension (stdin: by its first bytes).",
+        panel=DATA_PANEL,
     )
     null_values: tuple[str, ...] = param(
-        (), "Extra strings read as missing, e.g. '?' (repeat or comma-separate).", panel=_DATA
+        (), "Extra strings read as missing, e.g. '?' (repeat or comma-separate).", panel=DATA_PANEL
     )
     delimiter: str | None = param(
-        None, "CSV/TSV field separator: one character, or 'tab' (default: , or tab).", panel=_DATA
+        None, "CSV/TSV field separator: one character, or 'tab' (default: , or tab).", panel=DATA_PANEL
     )
-    encoding: str = param("utf-8", "Text encoding of a CSV/TSV file, e.g. latin-1, cp1252.", panel=_DATA)
-    no_header: bool = param(False, "The CSV/TSV file has no header: columns are column_1, column_2, …", panel=_DATA)
-    skip_lines: int = param(0, "Leave out this many lines before the CSV/TSV header.", ge=0, panel=_DATA)
+    encoding: str = param("utf-8", "Text encoding of a CSV/TSV file, e.g. latin-1, cp1252.", panel=DATA_PANEL)
+    no_header: bool = param(
+        False, "The CSV/TSV file has no header: columns are column_1, column_2, …", panel=DATA_PANEL
+    )
+    skip_lines: int = param(0, "Leave out this many lines before the CSV/TSV header.", ge=0, panel=DATA_PANEL)
 
     def check(self) -> None:
         if self.delimiter is not None and len(self._separator) != 1:

@@ -147,6 +147,11 @@ def fields_of(cls: type) -> list[dataclasses.Field[Any]]:
     return [f for f in dataclasses.fields(cls) if spec_of(f) is not None]
 
 
+# The help panels options are grouped in: the data and engine ones are folded behind
+# --help-all (rulecli.cli.app)
+DATA_PANEL = "Data"
+ENGINE_PANEL = "Engine"
+
 # Declarations several learners share, so a flag reads the same wherever it appears.
 DISCRETIZERS = ("equal-width", "equal-frequency", "mdlp", "min-bucket")
 
@@ -229,7 +234,7 @@ def monotone_param(refused: str | None = None) -> Any:
         "Constraints such as 'age:+,debt:-': the prediction (a numeric target's value, or the share of the "
         "second of two classes) never falls as age rises, nor rises as debt does."
     )
-    return param(None, help if refused is None else f"Refused: {refused}.", metavar="COLUMN:+/-,…", panel="Data")
+    return param(None, help if refused is None else f"Refused: {refused}.", metavar="COLUMN:+/-,…", panel=DATA_PANEL)
 
 
 def jobs_param() -> Any:

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from rulecli import budget, engines, io, learners
-from rulecli.api.data import READ_KEYS, Data, engine_options, prepare, sorted_options, source_label
+from rulecli.api.data import Data, engine_options, prepare, sorted_options, source_label
 from rulecli.api.scoring import evaluate, predict, read_costs, scan_for
 from rulecli.dataset import Dataset
 from rulecli.display import counted
@@ -223,10 +223,10 @@ def learn(
         if isinstance(path, str | Path) and str(path) != io.STDIO:
             io.check_readable(str(path))
     check_time_budget(time_budget)
-    where = engine if isinstance(engine, EngineOptions) or engine is None else EngineOptions(engine=engine)
+    spec_keys, read_keys, engine_keys, unknown = sorted_options(options)
+    where = engine_options(engine, engine_keys)
     check_engine(where, cv=cv)
-    read = {k: v for k, v in options.items() if k in READ_KEYS}
-    ds = prepare(data, numeric_target=spec.numeric_target, engine=where, **options)
+    ds = prepare(data, numeric_target=spec.numeric_target, engine=where, **spec_keys, **read_keys, **unknown)
     try:
         if on_data is not None:
             on_data(ds, target_note(ds, spec.numeric_target))
@@ -237,7 +237,7 @@ def learn(
             cv=cv,
             cv_seed=seed,
             test=test,
-            read=io.ReadOptions(**read),
+            read=io.ReadOptions(**read_keys),
             progress=progress,
             time_budget=time_budget,
             costs=costs,

@@ -24,6 +24,7 @@ from rulecli import learners
 from rulecli.cli import naming, signals
 from rulecli.display import visible
 from rulecli.errors import RuleCliError
+from rulecli.params import DATA_PANEL, ENGINE_PANEL
 from rulecli.version import __version__
 
 # name: (module:function, one-line description); learners follow them in registry order
@@ -63,7 +64,7 @@ def _build(name: str) -> _click.Command:
 
 # Shown by --help: what most runs set. The rest of the Data and Engine panels (reading odd
 # CSV files, column typing, engines) waits for --help-all, so a learner's help stays readable.
-FOLDED_PANELS = ("Data", "Engine")
+FOLDED_PANELS = (DATA_PANEL, ENGINE_PANEL)
 UNFOLDED = {"target", "exclude", "weights"}
 
 

@@ -17,11 +17,11 @@ from rulecli.dataset import DataSpec
 from rulecli.errors import InputError
 from rulecli.model.compile import Predictor
 from rulecli.model.serde import dumps
-from rulecli.params import MIN_BUCKET_HELP, Params, param
+from rulecli.params import DATA_PANEL, MIN_BUCKET_HELP, Params, param
 
 from . import console, options
 
-DATA = "Data"
+DATA = DATA_PANEL
 OUTPUT = "Output"
 EVAL = "Evaluation"
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from rulecli.errors import ParamError
-from rulecli.params import Params, param
+from rulecli.params import ENGINE_PANEL, Params, param
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,9 +47,6 @@ ENGINES = ("memory", "duckdb", "spark")
 SAMPLE_ROWS = 100_000  # what a learner without an engine form learns from, unless told
 
 
-_ENGINE = "Engine"  # the help panel of every engine option
-
-
 @dataclass(frozen=True, kw_only=True)
 class EngineOptions(Params):
     """Where rows are counted and how the engine runs (declared once: the API's engine
@@ -60,32 +57,32 @@ class EngineOptions(Params):
         "Where rows are counted: memory (the table is read in), duckdb (Parquet files, globs or "
         "DuckDB tables, larger than memory) or spark (a Spark cluster).",
         choices=ENGINES,
-        panel=_ENGINE,
+        panel=ENGINE_PANEL,
     )
     memory_limit: str | None = param(
         None,
         "DuckDB only: the memory DuckDB may use before it spills to disk, e.g. 2GB.",
         metavar="SIZE",
-        panel=_ENGINE,
+        panel=ENGINE_PANEL,
     )
     temp_directory: str | None = param(
         None,
         "DuckDB only: where DuckDB spills and keeps its binned copy of the features.",
         metavar="DIR",
-        panel=_ENGINE,
+        panel=ENGINE_PANEL,
     )
     table: str | None = param(
         None,
         "Learn from this table: a table of the DuckDB database DATA, or of the Spark catalog (DATA is then ignored).",
         flag="db-table",
         metavar="NAME",
-        panel=_ENGINE,
+        panel=ENGINE_PANEL,
     )
     spark_master: str | None = param(
         None,
         "Spark only: local[N] (default local[*]), spark://host:7077 or a Spark Connect sc://host:15002.",
         metavar="URL",
-        panel=_ENGINE,
+        panel=ENGINE_PANEL,
     )
     sample_rows: int | None = param(
         None,
@@ -93,7 +90,7 @@ class EngineOptions(Params):
         "statistics on every row (default: every row where the learner counts in the engine, else "
         f"{SAMPLE_ROWS:,}).",
         ge=2,
-        panel=_ENGINE,
+        panel=ENGINE_PANEL,
     )
     # not an option: DuckDB's threads (default: every core)
     threads: int | None = None
