@@ -191,7 +191,7 @@ def deal(rows, goes_left, starts, labels, weights, unit, n_labels):
 
 
 @numba.njit(cache=True)
-def _gini(s0, s1, w):
+def _gini2(s0, s1, w):
     """Gini impurity of a two-class node of weight ``w``, as the grower's NumPy form writes it."""
     if w > 0:
         return max(1.0 - (s0 * s0 + s1 * s1) / (w * w), 0.0)
@@ -199,32 +199,42 @@ def _gini(s0, s1, w):
 
 
 @numba.njit(cache=True)
-def _gini_gain(node_i, l0, l1, r0, r1, lw, rw, valid, msl):
+def _gain2(node_i, l0, l1, r0, r1, lw, rw, valid, msl):
     if not (valid and lw >= msl and rw >= msl):
         return -np.inf
     total = lw + rw
-    return node_i - (lw / total) * _gini(l0, l1, lw) - (rw / total) * _gini(r0, r1, rw)
+    return node_i - (lw / total) * _gini2(l0, l1, lw) - (rw / total) * _gini2(r0, r1, rw)
 
 
 @numba.njit(cache=True)
-def gini_cuts(cell_node, cell_sums, starts, node_stats, missing_sums, node_impurity, msl, any_missing):
-    """:meth:`rulecli.search.grow.Grower._cut_gains` for two classes and Gini, in one pass:
-    per cell, the gain of the cut after it, whether missing values go left and whether the
-    cut parts present from missing values. Every number is the NumPy form's, made by the
-    same operations in the same order: left sums from one running sum over the batch less
-    the sum before the node's first cell, a node's weight and squared counts each a sum of
-    two terms (in either order the same double), no fused multiply-adds."""
+def _impurity(squares, w):
+    """Gini impurity of a node of weight ``w`` whose class sums' squares add to ``squares``."""
+    if w > 0:
+        return max(1.0 - squares / (w * w), 0.0)
+    return 0.0
+
+
+@numba.njit(cache=True)
+def _gain(node_i, left_squares, right_squares, lw, rw, valid, msl):
+    if not (valid and lw >= msl and rw >= msl):
+        return -np.inf
+    total = lw + rw
+    return node_i - (lw / total) * _impurity(left_squares, lw) - (rw / total) * _impurity(right_squares, rw)
+
+
+@numba.njit(cache=True)
+def _two_classes(
+    o, cell_node, cell_sums, starts, node_stats, missing_sums, node_impurity, msl, any_missing, gain, miss_left, apart
+):
+    """One order's cuts for two classes, every sum a scalar."""
     n = cell_node.size
-    gain = np.empty(n)
-    miss_left = np.zeros(n, dtype=np.bool_)
-    apart = np.zeros(n, dtype=np.bool_)
     cum0 = np.empty(n)
     cum1 = np.empty(n)
     c0 = 0.0
     c1 = 0.0
     for i in range(n):
-        c0 += cell_sums[i, 0]
-        c1 += cell_sums[i, 1]
+        c0 += cell_sums[o, i, 0]
+        c1 += cell_sums[o, i, 1]
         cum0[i] = c0
         cum1[i] = c1
     for s in range(starts.size):
@@ -249,19 +259,171 @@ def gini_cuts(cell_node, cell_sums, starts, node_stats, missing_sums, node_impur
             cut_apart = wl > 0 and wr <= 0 and extra > 0
             valid = (wl > 0 and wr > 0) or cut_apart
             larger_left = wl >= wr and not cut_apart
-            apart[i] = cut_apart
+            apart[o, i] = cut_apart
             if not any_missing:
-                gain[i] = _gini_gain(node_i, l0, l1, r0, r1, wl, wr, valid, msl)
-                miss_left[i] = larger_left
+                gain[o, i] = _gain2(node_i, l0, l1, r0, r1, wl, wr, valid, msl)
+                miss_left[o, i] = larger_left
                 continue
             to_left = -np.inf
             if not cut_apart:
-                to_left = _gini_gain(node_i, l0 + m0, l1 + m1, r0, r1, wl + extra, wr, valid, msl)
-            to_right = _gini_gain(node_i, l0, l1, r0 + m0, r1 + m1, wl, wr + extra, valid, msl)
+                to_left = _gain2(node_i, l0 + m0, l1 + m1, r0, r1, wl + extra, wr, valid, msl)
+            to_right = _gain2(node_i, l0, l1, r0 + m0, r1 + m1, wl, wr + extra, valid, msl)
             goes_left = to_left > to_right or (to_left == to_right and larger_left)
-            miss_left[i] = goes_left
-            gain[i] = to_left if goes_left else to_right
+            miss_left[o, i] = goes_left
+            gain[o, i] = to_left if goes_left else to_right
+
+
+@numba.njit(cache=True)
+def _many_classes(
+    o, cell_node, cell_sums, starts, node_stats, missing_sums, node_impurity, msl, any_missing, gain, miss_left, apart
+):
+    """One order's cuts for any number of classes (whole-number sums: exact in any order)."""
+    n, k = cell_sums.shape[1], cell_sums.shape[2]
+    cum = np.empty((n, k))
+    run = np.zeros(k)
+    for i in range(n):
+        for c in range(k):
+            run[c] += cell_sums[o, i, c]
+            cum[i, c] = run[c]
+    base = np.zeros(k)
+    present = np.empty(k)
+    for s in range(starts.size):
+        a = starts[s]
+        b = starts[s + 1] if s + 1 < starts.size else n
+        node = cell_node[a]
+        extra = 0.0
+        for c in range(k):
+            base[c] = cum[a - 1, c] if a > 0 else 0.0
+            present[c] = node_stats[node, c] - missing_sums[node, c]
+            extra += missing_sums[node, c]
+        node_i = node_impurity[node]
+        for i in range(a, b):
+            last = i == b - 1
+            wl = wr = sl = sr = sl_m = sr_m = 0.0
+            for c in range(k):
+                left = cum[i, c] - base[c]
+                right = 0.0 if last else present[c] - left
+                m = missing_sums[node, c]
+                wl += left
+                wr += right
+                sl += left * left
+                sr += right * right
+                sl_m += (left + m) * (left + m)
+                sr_m += (right + m) * (right + m)
+            cut_apart = wl > 0 and wr <= 0 and extra > 0
+            valid = (wl > 0 and wr > 0) or cut_apart
+            larger_left = wl >= wr and not cut_apart
+            apart[o, i] = cut_apart
+            if not any_missing:
+                gain[o, i] = _gain(node_i, sl, sr, wl, wr, valid, msl)
+                miss_left[o, i] = larger_left
+                continue
+            to_left = -np.inf
+            if not cut_apart:
+                to_left = _gain(node_i, sl_m, sr, wl + extra, wr, valid, msl)
+            to_right = _gain(node_i, sl, sr_m, wl, wr + extra, valid, msl)
+            goes_left = to_left > to_right or (to_left == to_right and larger_left)
+            miss_left[o, i] = goes_left
+            gain[o, i] = to_left if goes_left else to_right
+
+
+@numba.njit(cache=True)
+def gini_cuts(cell_node, cell_sums, starts, node_stats, missing_sums, node_impurity, msl, any_missing):
+    """:meth:`rulecli.search.grow.Grower._cut_gains` for Gini, in one pass over each order
+    of the cells (``cell_sums``: orders × cells × classes): per cell, the gain of the cut
+    after it, whether missing values go left and whether the cut parts present from
+    missing values. Every number is the NumPy form's, made by the same operations in the
+    same order (left sums from one running sum over the order less the sum before the
+    node's first cell; no fused multiply-adds) except the sums over classes, a node's
+    weight and its squared counts, which NumPy adds in BLAS's order: the same double in
+    any order for two classes, or when every sum is a whole number below 2**53 (the
+    caller's guarantee for more classes)."""
+    k_orders, n, k = cell_sums.shape
+    gain = np.empty((k_orders, n))
+    miss_left = np.zeros((k_orders, n), dtype=np.bool_)
+    apart = np.zeros((k_orders, n), dtype=np.bool_)
+    for o in range(k_orders):
+        if k == 2:
+            _two_classes(
+                o,
+                cell_node,
+                cell_sums,
+                starts,
+                node_stats,
+                missing_sums,
+                node_impurity,
+                msl,
+                any_missing,
+                gain,
+                miss_left,
+                apart,
+            )
+        else:
+            _many_classes(
+                o,
+                cell_node,
+                cell_sums,
+                starts,
+                node_stats,
+                missing_sums,
+                node_impurity,
+                msl,
+                any_missing,
+                gain,
+                miss_left,
+                apart,
+            )
     return gain, miss_left, apart
+
+
+@numba.njit(cache=True)
+def record_winners(
+    gain,
+    miss_left,
+    apart,
+    cell_bin,
+    starts,
+    cell_node,
+    j,
+    best_gain,
+    best_feature,
+    best_bin,
+    best_missing_left,
+    best_apart,
+):
+    """:func:`rulecli.search.grow._record_winners` in one pass: per node and order (in
+    turn), the first cell reaching the node's highest gain replaces the node's best split
+    where it beats it by more than a relative 1e-12. Returns, per node, the order and cell
+    that won (-1 where feature ``j`` won nothing)."""
+    k_orders, n = gain.shape
+    p = best_gain.size
+    won_order = np.full(p, -1, dtype=np.int64)
+    won_cell = np.zeros(p, dtype=np.int64)
+    for o in range(k_orders):
+        for s in range(starts.size):
+            a = starts[s]
+            b = starts[s + 1] if s + 1 < starts.size else n
+            top = -np.inf
+            for i in range(a, b):
+                if gain[o, i] > top or gain[o, i] != gain[o, i]:  # NaN stays, as in np.maximum
+                    top = gain[o, i]
+            if not np.isfinite(top):
+                continue
+            cell = a
+            while gain[o, cell] != top:
+                cell += 1
+            node = cell_node[a]
+            so_far = best_gain[node]
+            if np.isfinite(so_far) and not top > so_far + 1e-12 * max(1.0, abs(so_far)):
+                continue
+            best_gain[node] = top
+            best_feature[node] = j
+            best_bin[node] = cell_bin[o, cell]
+            best_missing_left[node] = miss_left[o, cell]
+            best_apart[node] = apart[o, cell]
+            won_order[node] = o
+            won_cell[node] = cell
+    return won_order, won_cell
 
 
 @numba.njit(cache=True)

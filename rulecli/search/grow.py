@@ -48,6 +48,7 @@ from rulecli.counting.binned import Binned
 
 CRITERIA = ("gini", "entropy", "misclassification", "mse")
 PURE = 1e-12
+WHOLE_SUMS = 2.0**26  # total weight below which every class sum, and its square, is exact
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,6 +163,8 @@ class Best:
 class Grower:
     """Grows one tree on binned data; ``weights`` are per-row counts (bootstrap draws)."""
 
+    whole_sums = False  # every class sum a whole number the compiled scan may add in any order
+
     def __init__(
         self,
         data: Binned,
@@ -191,6 +194,9 @@ class Grower:
             self.w = w
             self.n_channels = n_classes
         self.rows_in_play = np.flatnonzero(w > 0)
+        # whole-number class sums below 2**53 (squares included) are the same double in any
+        # order of addition, so the compiled scan may add them its own way (see _compiled_cuts)
+        self.whole_sums = not self.regression and bool(np.all(w == np.floor(w))) and float(w.sum()) < WHOLE_SUMS
         self.tree = GrownTree()
         self.node_rows: dict[int, np.ndarray] = {}
         self.split_bin: dict[int, int] = {}  # numeric splits: the last bin sent left
@@ -634,21 +640,22 @@ class Grower:
         sign: int,
         starts: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The common case's cuts (two classes, Gini, one order of cells, no monotone
-        constraint) from the compiled scan, once the kernels are loaded; None otherwise. A
-        sum of two doubles is the same in any order, so the compiled numbers are NumPy's
-        to the bit; more classes, entropy (Numba's log2 is not NumPy's) and regression keep
-        the NumPy form."""
-        if self.regression or sign or self.params.criterion != "gini" or cell_sums.shape[-1] != 2:
+        """The cuts of Gini without a monotone constraint from the compiled scan, once the
+        kernels are loaded; None otherwise. NumPy adds a node's class sums in BLAS's order,
+        which the compiled loop does not reproduce to the bit, except for two classes (a
+        sum of two doubles is the same in either order) or whole-number sums (exact in any
+        order); weighted rows of more classes, entropy (Numba's log2 is not NumPy's) and
+        regression keep the NumPy form."""
+        if self.regression or sign or self.params.criterion != "gini":
             return None
-        if cell_sums.shape[0] != 1:
+        if cell_sums.shape[-1] != 2 and not self.whole_sums:
             return None
         kernel = encoded.compiled_kernel(0)  # loaded by a large batch's counts
         if kernel is None:
             return None
         return kernel.gini_cuts(
             np.ascontiguousarray(cell_node, dtype=np.int64),
-            np.ascontiguousarray(cell_sums[0], dtype=np.float64),
+            np.ascontiguousarray(cell_sums, dtype=np.float64),
             np.ascontiguousarray(starts, dtype=np.int64),
             np.ascontiguousarray(node_stats, dtype=np.float64),
             np.ascontiguousarray(missing_sums, dtype=np.float64),
@@ -771,6 +778,51 @@ def _record_winners(
     orders (rows of ``cuts`` and ``cell_bin`` when stacked) tried one after another."""
     gain, miss_left, apart = np.atleast_2d(cuts.gain, cuts.miss_left, cuts.apart)
     cell_bin = np.atleast_2d(cell_bin)
+    kernel = encoded.compiled_kernel(0)
+    if kernel is None:
+        won_order, won_cell = _winners(best, j, gain, miss_left, apart, cell_bin, cuts, cell_node, n_nodes)
+    else:
+        won_order, won_cell = kernel.record_winners(
+            np.ascontiguousarray(gain, dtype=np.float64),
+            np.ascontiguousarray(miss_left),
+            np.ascontiguousarray(apart),
+            np.ascontiguousarray(cell_bin, dtype=np.int64),
+            np.ascontiguousarray(cuts.starts, dtype=np.int64),
+            np.ascontiguousarray(cell_node, dtype=np.int64),
+            j,
+            best.gain,
+            best.feature,
+            best.bin,
+            best.missing_left,
+            best.apart,
+        )
+    starts, segment, n = cuts.starts, cuts.segment, cell_node.size
+    for node in np.flatnonzero(won_order >= 0).tolist():
+        if categorical is None:
+            best.left_codes.pop(node, None)
+            best.right_codes.pop(node, None)
+            continue
+        c, cell = int(won_order[node]), int(won_cell[node])
+        seg = segment[cell]
+        start = starts[seg]
+        end = starts[seg + 1] if seg + 1 < starts.size else n
+        best.left_codes[node] = tuple(sorted(cell_bin[c, start : cell + 1].tolist()))
+        best.right_codes[node] = tuple(sorted(cell_bin[c, cell + 1 : end].tolist()))
+
+
+def _winners(
+    best: Best,
+    j: int,
+    gain: np.ndarray,
+    miss_left: np.ndarray,
+    apart: np.ndarray,
+    cell_bin: np.ndarray,
+    cuts: _Cuts,
+    cell_node: np.ndarray,
+    n_nodes: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The NumPy form of ``kernel.record_winners`` (small batches, before the kernels are
+    loaded): updates ``best``; returns per node the order and cell that won, -1 if none."""
     starts, segment = cuts.starts, cuts.segment
     n = cell_node.size
     seg_max = np.maximum.reduceat(gain, starts, axis=1)
@@ -795,14 +847,4 @@ def _record_winners(
         best.apart[nodes_won] = apart[c, cells_won]
         won_order[nodes_won] = c
         won_cell[nodes_won] = cells_won
-    for node in np.flatnonzero(won_order >= 0).tolist():
-        if categorical is None:
-            best.left_codes.pop(node, None)
-            best.right_codes.pop(node, None)
-            continue
-        c, cell = int(won_order[node]), int(won_cell[node])
-        seg = segment[cell]
-        start = starts[seg]
-        end = starts[seg + 1] if seg + 1 < starts.size else n
-        best.left_codes[node] = tuple(sorted(cell_bin[c, start : cell + 1].tolist()))
-        best.right_codes[node] = tuple(sorted(cell_bin[c, cell + 1 : end].tolist()))
+    return won_order, won_cell

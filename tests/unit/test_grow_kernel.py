@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rulecli.counting import encoded
@@ -66,12 +66,12 @@ def test_each_path_is_the_one_taken():
     ds = prepare_dataset(_table(200, 1, True, ("p", "q")), DataSpec(target="y", weights="w"))
     calls = []
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("cells", "directions", "deal", "gini_cuts"):
+        for name in ("cells", "directions", "deal", "gini_cuts", "record_winners"):
             original = getattr(kernel, name)
             patch.setattr(kernel, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
         patch.setattr(encoded, "KERNEL_CELLS", 0)
         fit_tree(ds, TreeParams(ccp_alpha=0.0))
-        assert {"cells", "directions", "deal", "gini_cuts"} <= set(calls)
+        assert {"cells", "directions", "deal", "gini_cuts", "record_winners"} <= set(calls)
         calls.clear()
         patch.setattr(encoded, "compiled_kernel", lambda cells: None)
         fit_tree(ds, TreeParams(ccp_alpha=0.0))
@@ -90,43 +90,60 @@ def test_weighted_rows_do_not_split_past_the_last_threshold():
     assert np.isposinf(nodes.threshold[numeric]).any()  # the cut after the last cell: present values left
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     nodes=st.integers(1, 6),
+    classes=st.sampled_from([2, 3, 5]),
+    orders=st.sampled_from([1, 3]),
     whole=st.booleans(),
     missing=st.booleans(),
     leaf=st.sampled_from([1.0, 2.0, 4.5]),
 )
-def test_the_compiled_scan_gives_numpys_gains_to_the_bit(
-    seed: int, nodes: int, whole: bool, missing: bool, leaf: float
+def test_the_compiled_scan_gives_numpys_gains_and_winners_to_the_bit(
+    seed: int, nodes: int, classes: int, orders: int, whole: bool, missing: bool, leaf: float
 ):
-    """Each cut's gain, side of the missing values and parting, bit for bit: a model file
-    rounds its gains, so a last-bit difference would pass the model comparisons unseen."""
+    """Each cut's gain, side of the missing values and parting, and then each node's
+    winning cut, bit for bit: a model file rounds its gains, so a last-bit difference would
+    pass the model comparisons unseen. More than two classes are compiled only for
+    whole-number sums, which any order of addition gives exactly."""
     from rulecli.counting import kernel
-    from rulecli.search.grow import Grower, GrowParams, impurity
+    from rulecli.search.grow import Best, Grower, GrowParams, _record_winners, impurity
 
+    assume(whole or classes == 2)
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 12, nodes)
     cell_node = np.repeat(np.arange(nodes), sizes)
-    cells = rng.integers(0, 6, (cell_node.size, 2)).astype(float)
+    cells = rng.integers(0, 6, (orders, cell_node.size, classes)).astype(float)
     if not whole:  # fractional weights: sums whose order shows in their last bits
         cells *= rng.random(cells.shape) * 2.7
+    for o in range(1, orders):  # the same cells, each node's in another order
+        cells[o] = cells[0][np.lexsort((rng.random(cell_node.size), cell_node))]
     missing_sums = (
-        rng.integers(0, 4, (nodes, 2)).astype(float) * (rng.random((nodes, 1)) < 0.6)
+        rng.integers(0, 4, (nodes, classes)).astype(float) * (rng.random((nodes, 1)) < 0.6)
         if missing
-        else np.zeros((nodes, 2))
+        else np.zeros((nodes, classes))
     )
-    node_stats = np.stack([cells[cell_node == k].sum(axis=0) for k in range(nodes)]) + missing_sums
+    node_stats = np.stack([cells[0][cell_node == k].sum(axis=0) for k in range(nodes)]) + missing_sums
     node_impurity = impurity(node_stats, "gini")
+    cell_bin = np.stack([rng.permutation(cell_node.size) for _ in range(orders)])
     grower = Grower.__new__(Grower)
-    grower.params, grower.regression = GrowParams(min_samples_leaf=leaf), False
+    grower.params, grower.regression, grower.whole_sums = GrowParams(min_samples_leaf=leaf), False, whole
+    found_before = np.where(rng.random(nodes) < 0.5, -np.inf, rng.random(nodes) * 0.1)
     results = []
     for compiled in (None, kernel):
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(encoded, "compiled_kernel", lambda cells, _k=compiled: _k)
-            cuts = grower._cut_gains(cell_node, cells[None], missing_sums, node_stats, node_impurity)
+            cuts = grower._cut_gains(cell_node, cells, missing_sums, node_stats, node_impurity)
+            if cuts is None:
+                results.append(None)
+                continue
+            best = Best.none(nodes)
+            best.gain[:] = found_before
+            _record_winners(best, 2, cuts, cell_node, cell_bin, nodes, 2)
         results.append(
-            None if cuts is None else [np.atleast_2d(a).tobytes() for a in (cuts.gain, cuts.miss_left, cuts.apart)]
+            [np.atleast_2d(a).tobytes() for a in (cuts.gain, cuts.miss_left, cuts.apart)]
+            + [a.tobytes() for a in (best.gain, best.feature, best.bin, best.missing_left, best.apart)]
+            + [sorted(best.left_codes.items()), sorted(best.right_codes.items())]
         )
     assert results[0] == results[1]
