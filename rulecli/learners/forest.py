@@ -54,8 +54,12 @@ from rulecli.search.workers import cores, worker_map
 from rulecli.stats import bag_key, is_whole, poisson_draws
 
 PD_FLOOR = 1e-3
-SMALL_FOREST = 2_000_000  # rows x trees below which --jobs is not worth its process start-up
+# rows x trees x features below which the forest is grown in this process: 344 rows x 100
+# trees x 6 features grew in 2.2 s alone and 2.5 s in two workers; 1,000 x 100 x 50 in 6.1 s
+# alone and 5.5 s in two, 2,000 rows in 6.7 s and 5.0 s (each worker loads the compiled kernels)
+SMALL_FOREST = 5_000_000
 GROVE_INSTANCES = 4_000_000  # bootstrap rows of the trees grown together in one batch
+MIN_GROVE = 500_000  # bootstrap rows of the smallest batch worth its per-level costs
 BATCHES_PER_JOB = 8
 BUDGET_BATCH = 10  # trees grown together at most under a time budget
 
@@ -160,21 +164,27 @@ def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
 
 
 def _chunks(
-    seeds: list[np.random.SeedSequence], n_rows: int, grow: GrowParams, jobs: int
+    seeds: list[np.random.SeedSequence], n_rows: int, grow: GrowParams, jobs: int, long: bool
 ) -> list[list[np.random.SeedSequence]]:
-    """The trees in batches grown together (instances bound a batch's memory). A forest
-    that takes a while comes in at least ``BATCHES_PER_JOB`` batches per worker, so that
-    none waits long for the others and progress moves in steps of a few trees: batches of
-    50 of 200 trees held the bar at 0 for a third of the run, and 100 trees on 100,000 rows
-    grew in 38-40 s instead of 41-43. A small forest stays one batch (8 took 20 % longer
-    on 344 rows); under a time budget the batches are of at most ``BUDGET_BATCH`` trees."""
+    """The trees in batches of equal sizes, grown together. A batch is as large as memory
+    allows (``GROVE_INSTANCES`` bootstrap rows), but a ``long`` forest comes in at least
+    ``BATCHES_PER_JOB`` batches per worker, so that progress moves and no worker waits
+    long for another (100 trees on 100,000 rows grew in 38-40 s instead of 41-43 s,
+    against batches of 50), though none of fewer than ``MIN_GROVE`` rows: a batch's cost
+    is mostly per level and feature, whatever its trees, and 100 trees on 5,000 rows took
+    17.0 s in batches of 7 trees against 9.0 s in two. Under a time budget batches are of a
+    few trees; with several workers, their number is a multiple of the workers'."""
     if grow.max_leaf_nodes is not None:  # best-first growth: one tree at a time
         return [[seed] for seed in seeds]
-    size = max(1, GROVE_INSTANCES // max(n_rows, 1))
-    if n_rows * len(seeds) >= SMALL_FOREST:
-        size = min(size, max(1, -(-len(seeds) // (BATCHES_PER_JOB * jobs))))
+    n = max(n_rows, 1)
+    size = max(1, GROVE_INSTANCES // n)
+    if long:
+        size = min(size, max(-(-len(seeds) // (BATCHES_PER_JOB * jobs)), -(-MIN_GROVE // n)))
     if budget.active():  # batches of a few trees, to stop between them when the time is up
         size = min(size, BUDGET_BATCH)
+    batches = -(-len(seeds) // size)
+    batches = -(-batches // jobs) * jobs
+    size = -(-len(seeds) // batches)
     return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
 
@@ -278,9 +288,10 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
     trees: list[TreeNodes] = []
     # starting worker processes costs more than growing a small forest in this one
     jobs = params.jobs or cores()
-    if jobs == 1 or ds.n_rows * params.trees < SMALL_FOREST:
+    long = ds.n_rows * params.trees * data.n_features >= SMALL_FOREST
+    if jobs == 1 or not long:
         _init_worker(data, ds, grow)
-        for chunk in _chunks(seeds, ds.n_rows, grow, 1):
+        for chunk in _chunks(seeds, ds.n_rows, grow, 1, long):
             trees.extend(_grow_chunk(chunk))
             if progress is not None:
                 progress(len(trees))
@@ -289,7 +300,7 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
         _SHARED.clear()
     else:
         with worker_map(
-            _grow_chunk, _chunks(seeds, ds.n_rows, grow, jobs), jobs, _init_worker, (data, ds, grow)
+            _grow_chunk, _chunks(seeds, ds.n_rows, grow, jobs, long), jobs, _init_worker, (data, ds, grow)
         ) as grown:
             for chunk_trees in grown:
                 trees.extend(chunk_trees)

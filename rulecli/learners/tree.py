@@ -135,11 +135,14 @@ def tree_nodes(
     new_id = np.empty(order.size, dtype=np.int64)
     new_id[order] = np.arange(order.size)
     feature = np.array(grown.feature, dtype=np.int32)[order]
-    ordered = order.tolist()
+    place = new_id.tolist()
 
     def level_names(codes: list[tuple[int, ...]]) -> tuple[tuple[str, ...], ...]:
         # only a categorical split has codes: a forest's million other nodes skip the lookup
-        return tuple(tuple(data.levels[grown.feature[o]][c] for c in codes[o]) if codes[o] else () for o in ordered)
+        names: list[tuple[str, ...]] = [()] * len(codes)
+        for o in itertools.compress(range(len(codes)), codes):
+            names[place[o]] = tuple(data.levels[grown.feature[o]][c] for c in codes[o])
+        return tuple(names)
 
     def children(ids: list[int]) -> np.ndarray:
         old = np.array(ids, dtype=np.int64)[order]

@@ -3,8 +3,6 @@ level costs one pass per feature for the whole forest (:class:`ForestGrower`).""
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from rulecli.counting.binned import Binned
@@ -128,7 +126,9 @@ class ForestGrower(Grower):
                 self._count(pending, heap)
             if not heap:
                 break
-            chosen = [heapq.heappop(heap)[1] for _ in range(len(heap))]
+            # every node counted is split: in the heap's order, which sorting gives at once
+            chosen = [node for _, node in sorted(heap)]
+            heap.clear()
             pending = self._split(chosen)
         self.node_rows.clear()
         return self._per_tree()
@@ -147,26 +147,23 @@ class ForestGrower(Grower):
         left, right = np.array(g.left), np.array(g.right)
         left = np.where(left >= 0, local[np.maximum(left, 0)], -1)
         right = np.where(right >= 0, local[np.maximum(right, 0)], -1)
+        columns = {
+            name: np.array(getattr(g, name))
+            for name in ("feature", "threshold", "missing_left", "depth", "impurity", "improvement")
+        }
         out = []
         for t in range(len(self.rngs)):
-            mine = grouped[firsts[t] : firsts[t] + sizes[t]].tolist()
-
-            def pick(values: list, mine: list[int] = mine) -> list:
-                return [values[node] for node in mine]
-
+            mine = grouped[firsts[t] : firsts[t] + sizes[t]]
+            picked = {name: values[mine].tolist() for name, values in columns.items()}
+            listed = mine.tolist()
             out.append(
                 GrownTree(
-                    feature=pick(g.feature),
-                    threshold=pick(g.threshold),
-                    left_codes=pick(g.left_codes),
-                    right_codes=pick(g.right_codes),
-                    missing_left=pick(g.missing_left),
+                    left_codes=[g.left_codes[node] for node in listed],
+                    right_codes=[g.right_codes[node] for node in listed],
                     left=left[mine].tolist(),
                     right=right[mine].tolist(),
-                    depth=pick(g.depth),
-                    stats=pick(g.stats),
-                    impurity=pick(g.impurity),
-                    improvement=pick(g.improvement),
+                    stats=[g.stats[node] for node in listed],
+                    **picked,
                 )
             )
         return out

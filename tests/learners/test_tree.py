@@ -541,8 +541,9 @@ def test_level_pruning_reaches_the_weakest_link_sequences_trees(seed: int, crite
 
 def test_forest_progress_moves_in_steps_of_a_few_trees(monkeypatch: pytest.MonkeyPatch):
     # one batch grew all 40 trees: the bar sat at 0 until the end (a forest this small
-    # stays one batch: it is made to count as a long one here)
+    # stays one batch: it is made to count as a long one of large batches here)
     monkeypatch.setattr(forest_module, "SMALL_FOREST", 0)
+    monkeypatch.setattr(forest_module, "MIN_GROVE", 0)
     rng = np.random.default_rng(4)
     df = pl.DataFrame({"x": rng.normal(size=300), "z": rng.normal(size=300)})
     df = df.with_columns(y=pl.when(pl.col("x") > 0).then(pl.lit("a")).otherwise(pl.lit("b")))
