@@ -25,6 +25,8 @@ from covering import ANCHOR_PYTHON, bench_covering_accuracy, bench_covering_spee
 from curves import bench_curves, bench_messy
 from engines import bench_covering, bench_engines, bench_spark
 from exports import bench_forest_sql
+from forest_tables import DOC as FOREST_TABLES_DOC
+from forest_tables import bench_forest_tables
 from harness import (
     OUT,
     ROOT,
@@ -230,6 +232,7 @@ SECTIONS = (
     "exports",
     "wide",
     "speed",
+    "forest-tables",
     "engines",
     "spark",
     "messy",
@@ -455,6 +458,15 @@ def main() -> None:
             f"untimed. Whole processes: median of {args.repeats} runs where one takes under 20 s, else single runs.",
             "",
             *bench_speed(args.repeats, args.rows),
+            "",
+        ]
+    if "forest-tables" in args.only:
+        sections += [
+            "## forests on tables as users bring them: text columns, many levels, missing values",
+            "",
+            f"{FOREST_TABLES_DOC} This run: commit {_commit()}, load average {os.getloadavg()[0]:.2f} at its start.",
+            "",
+            *bench_forest_tables(args.repeats),
             "",
         ]
     if "engines" in args.only:

@@ -757,3 +757,14 @@ def _bounds(child, front, size, low, high, missing, takes, slot_of, slot_end, si
         else:
             highest = min(highest, value[other])
     out[0], out[1] = lowest, highest
+
+
+@numba.njit(cache=True)
+def _first():
+    return 0
+
+
+def start() -> None:
+    """Start Numba's compiler in this process (about 0.8 s at the first kernel loaded, a
+    BLAS check among it): forked workers then inherit it rather than each start its own."""
+    _first()

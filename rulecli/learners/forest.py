@@ -44,7 +44,16 @@ from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, model_order, tree_nodes
 from rulecli.model.core import ModelInfo
-from rulecli.model.tree import Columns, Forest, TreeNodes, average_output, leaf_shares, leaves_of, walkers
+from rulecli.model.tree import (
+    MIN_WORK,
+    Columns,
+    Forest,
+    TreeNodes,
+    average_output,
+    leaf_shares,
+    leaves_of,
+    walkers,
+)
 from rulecli.params import jobs_param, param, seed_param
 from rulecli.schema import Kind
 from rulecli.search.engine_grow import EngineGrower
@@ -234,17 +243,21 @@ class OutOfBag:
 def out_of_bag(
     forest: Forest, ds: Dataset, batch: Columns, seeds: list[np.random.SeedSequence], drawn_from: Dataset
 ) -> OutOfBag:
-    """OOB sums over the rows of ``ds`` (the units the bootstrap of ``drawn_from`` drew)."""
-    width = forest.trees[0].value.shape[1]
-    sums = np.zeros((ds.n_rows, width))
-    counts = np.zeros(ds.n_rows, dtype=np.int64)
+    """OOB sums over the rows of ``ds`` (the units the bootstrap of ``drawn_from`` drew):
+    each row's leaf outputs added in tree order over the trees that did not draw it, by
+    the compiled walk where it pays (the same sums, to the bit) or tree by tree."""
     prepared = walkers(forest)
-    for shares, w, seed in zip(prepared.outputs, prepared.trees, seeds, strict=True):
-        missed = bootstrap_draws(seed, np.random.default_rng(seed), drawn_from) == 0
-        rows = np.flatnonzero(missed)
+    missed = np.stack([bootstrap_draws(seed, np.random.default_rng(seed), drawn_from) == 0 for seed in seeds])
+    counts = missed.sum(axis=0)
+    if ds.n_rows * len(seeds) >= MIN_WORK:
+        from rulecli.model import tree_walk
+
+        return OutOfBag(tree_walk.summed(prepared.packed, batch.numeric, batch.codes, missed), counts)
+    sums = np.zeros((ds.n_rows, forest.trees[0].value.shape[1]))
+    for shares, w, row_missed in zip(prepared.outputs, prepared.trees, missed, strict=True):
+        rows = np.flatnonzero(row_missed)
         sub = Columns(batch.numeric[:, rows], batch.codes[:, rows], rows.size)
         sums[rows] += shares[leaves_of(w, sub)]
-        counts[rows] += 1
     return OutOfBag(sums, counts)
 
 
@@ -299,6 +312,9 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
                 break
         _SHARED.clear()
     else:
+        from rulecli.counting import kernel  # the workers' batches are counted by it
+
+        kernel.start()
         with worker_map(
             _grow_chunk, _chunks(seeds, ds.n_rows, grow, jobs, long), jobs, _init_worker, (data, ds, grow)
         ) as grown:

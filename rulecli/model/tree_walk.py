@@ -92,11 +92,14 @@ def walk(
     test,
     directions,
     shares,
+    use,
     out,
 ):
     """Per row, the sum over trees, in tree order, of the reached leaves' rows of
-    ``shares``, added into ``out`` (n_rows, K)."""
+    ``shares``, added into ``out`` (n_rows, K); with ``use`` (n_trees, n_rows), only the
+    trees it marks for a row (a forest's out-of-bag sums), else every tree."""
     n_rows = numeric.shape[1]
+    every = use.shape[0] == 0
     for b in numba.prange((n_rows + _BLOCK - 1) // _BLOCK):
         lo = b * _BLOCK
         hi = min(lo + _BLOCK, n_rows)
@@ -106,12 +109,14 @@ def walk(
         for t in range(roots.size):
             descend(roots[t], depths[t], cells, meta, test, directions, at)
             for i in range(hi - lo):
-                for k in range(shares.shape[1]):
-                    out[lo + i, k] += shares[at[i], k]
+                if every or use[t, lo + i]:
+                    for k in range(shares.shape[1]):
+                        out[lo + i, k] += shares[at[i], k]
 
 
-def summed(packed: Any, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Per row, the sum over trees, in tree order, of the reached leaves' ``packed.shares``."""
+def summed(packed: Any, numeric: np.ndarray, codes: np.ndarray, use: np.ndarray | None = None) -> np.ndarray:
+    """Per row, the sum over trees, in tree order, of the reached leaves' ``packed.shares``
+    (with ``use``, over the trees it marks for the row)."""
     is_categorical = np.zeros(numeric.shape[0], dtype=np.bool_)
     is_categorical[packed.categorical] = True
     out = np.zeros((numeric.shape[1], packed.shares.shape[1]))
@@ -126,6 +131,7 @@ def summed(packed: Any, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
         packed.test,
         packed.directions,
         packed.shares,
+        np.zeros((0, 0), dtype=np.bool_) if use is None else np.ascontiguousarray(use, dtype=np.bool_),
         out,
     )
     return out

@@ -551,3 +551,25 @@ def test_forest_progress_moves_in_steps_of_a_few_trees(monkeypatch: pytest.Monke
     seen: list[int] = []
     fit_forest(ds, ForestParams(trees=40, jobs=1), progress=seen.append)
     assert seen[-1] == 40 and len(seen) >= 8 and max(np.diff([0, *seen])) <= 5, seen
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_out_of_bag_sums_are_the_same_by_the_compiled_walk_and_by_numpy(small_forest, monkeypatch, regression):
+    """A large forest's OOB error comes from the compiled walk, a small one's from NumPy:
+    the model file holds the error, so both must add the same numbers in the same order."""
+    df, ds, params, forest = small_forest
+    if regression:
+        ds = prepare_dataset(
+            df.with_columns(pl.col("x0").alias("y")),
+            DataSpec(target="y", numeric_target=True, target_type="regression"),
+        )
+        forest = fit_forest(ds, params)
+    seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
+    batch = forest_module.dataset_columns(ds)
+    sums = []
+    for min_work in (0, 10**12):
+        monkeypatch.setattr(forest_module, "MIN_WORK", min_work)
+        oob = forest_module.out_of_bag(forest, ds, batch, seeds, ds)
+        sums.append((oob.sums.tobytes(), oob.counts.tolist()))
+    assert sums[0] == sums[1]
+    assert min(sums[0][1]) > 0 and max(sums[0][1]) < params.trees
