@@ -45,11 +45,11 @@ from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import TreeGrowth, dataset_columns, grow_tree, model_order, tree_nodes
 from rulecli.model.core import ModelInfo
 from rulecli.model.tree import (
-    MIN_WORK,
     Columns,
     Forest,
     TreeNodes,
     average_output,
+    compiled_walk_pays,
     leaf_shares,
     leaves_of,
     walkers,
@@ -249,7 +249,7 @@ def out_of_bag(
     prepared = walkers(forest)
     missed = np.stack([bootstrap_draws(seed, np.random.default_rng(seed), drawn_from) == 0 for seed in seeds])
     counts = missed.sum(axis=0)
-    if ds.n_rows * len(seeds) >= MIN_WORK:
+    if compiled_walk_pays(ds.n_rows * len(seeds)):
         from rulecli.model import tree_walk
 
         return OutOfBag(tree_walk.summed(prepared.packed, batch.numeric, batch.codes, missed), counts)

@@ -18,6 +18,7 @@ over depth, not rows — and averaging leaf distributions (or values).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -411,27 +412,20 @@ class Walkers:
         slot[cat_nodes] = row
         width = max((len(index) for index in self.codes_of), default=0) + 1
         directions = np.zeros((int(rows_before[-1]), width), dtype=np.int8)  # a tree's row when it has none
-        # a forest repeats few splits of a feature's levels: each row is made once
-        made: dict[tuple[int, tuple[str, ...], tuple[str, ...], int], int] = {}
-        patterns: list[np.ndarray] = []
-        which = []
+        directions[row] = missing_left[cat_nodes, None]
+        # every level sent left, then every level sent right (a level on both sides goes
+        # right), set in two assignments; a level the schema does not list: no row has it
+        places: tuple[list[int], list[int]] = ([], [])
+        sent: tuple[list[int], list[int]] = ([], [])
         local = (cat_nodes - offsets[cat_tree]).tolist()
-        for t, i, f, m in zip(
-            cat_tree.tolist(), local, feature[cat_nodes].tolist(), missing_left[cat_nodes].tolist(), strict=True
-        ):
-            tree = self.nodes[t]
-            key = (f, tree.left_levels[i], tree.right_levels[i], m)
-            p = made.get(key)
-            if p is None:
-                index = self.codes_of[f]  # a level the schema does not list: no row has it
-                pattern = np.full(width, m, dtype=np.int8)
-                pattern[[index[v] for v in key[1] if v in index]] = 1
-                pattern[[index[v] for v in key[2] if v in index]] = 0  # a level on both sides goes right
-                p = made[key] = len(patterns)
-                patterns.append(pattern)
-            which.append(p)
-        if patterns:
-            directions[row] = np.stack(patterns)[which]
+        for r, t, i, f in zip(row.tolist(), cat_tree.tolist(), local, feature[cat_nodes].tolist(), strict=True):
+            tree, index = self.nodes[t], self.codes_of[f]
+            for side, levels in enumerate((tree.left_levels[i], tree.right_levels[i])):
+                codes = [index[v] for v in levels if v in index]
+                places[side].extend([r] * len(codes))
+                sent[side].extend(codes)
+        directions[places[0], sent[0]] = 1
+        directions[places[1], sent[1]] = 0
         return directions, slot
 
 
@@ -499,9 +493,15 @@ def leaf_shares_of(value: np.ndarray) -> np.ndarray:
 MIN_WORK = 1 << 20
 
 
+def compiled_walk_pays(row_walks: int) -> bool:
+    """Whether the compiled walk pays for ``row_walks`` rows × trees: from ``MIN_WORK``, or
+    at once where Numba is loaded already (a forest grown here, say)."""
+    return row_walks >= MIN_WORK or "numba" in sys.modules
+
+
 def average_output(prepared: Walkers, batch: Columns) -> np.ndarray:
     """Average over trees of leaf class shares (n_rows, K), or of leaf means (n_rows, 1)."""
-    if batch.n_rows * prepared.n_trees >= MIN_WORK:
+    if compiled_walk_pays(batch.n_rows * prepared.n_trees):
         from rulecli.model import tree_walk  # Numba takes 0.3 s to import: only where it pays
 
         return tree_walk.summed(prepared.packed, batch.numeric, batch.codes) / prepared.n_trees

@@ -567,8 +567,8 @@ def test_out_of_bag_sums_are_the_same_by_the_compiled_walk_and_by_numpy(small_fo
     seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     batch = forest_module.dataset_columns(ds)
     sums = []
-    for min_work in (0, 10**12):
-        monkeypatch.setattr(forest_module, "MIN_WORK", min_work)
+    for compiled in (True, False):
+        monkeypatch.setattr(forest_module, "compiled_walk_pays", lambda _, compiled=compiled: compiled)
         oob = forest_module.out_of_bag(forest, ds, batch, seeds, ds)
         sums.append((oob.sums.tobytes(), oob.counts.tolist()))
     assert sums[0] == sums[1]
