@@ -143,7 +143,9 @@ class Best:
     bin: np.ndarray  # numeric: last bin sent left
     missing_left: np.ndarray
     apart: np.ndarray  # the split of present from missing values
-    left_codes: dict[int, tuple[int, ...]]  # categorical winners: batch node -> left levels
+    # batch node -> the levels sent left and right by the last categorical feature to win
+    # it (stale where a numeric feature won after it: read only where ``feature`` is categorical)
+    left_codes: dict[int, tuple[int, ...]]
     right_codes: dict[int, tuple[int, ...]]
 
     @classmethod
@@ -796,12 +798,10 @@ def _record_winners(
             best.missing_left,
             best.apart,
         )
+    if categorical is None:  # a node's level sets are read only where a categorical feature won
+        return
     starts, segment, n = cuts.starts, cuts.segment, cell_node.size
     for node in np.flatnonzero(won_order >= 0).tolist():
-        if categorical is None:
-            best.left_codes.pop(node, None)
-            best.right_codes.pop(node, None)
-            continue
         c, cell = int(won_order[node]), int(won_cell[node])
         seg = segment[cell]
         start = starts[seg]
