@@ -19,6 +19,7 @@ its first class there; the majority is the better guess and the seed is silent.)
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,9 +36,11 @@ from rulecli.model.compile import predict_expr
 from rulecli.model.core import DecisionList, ModelInfo, Rule, RuleStats
 from rulecli.params import Params, bins_param, discretize_param, min_bucket_param, param, seed_param
 from rulecli.schema import Schema
+from rulecli.search.workers import cores
 from rulecli.stats import chi2_independence, is_whole, tally
 
 TIES = ("first", "chi2")
+THREADED_CELLS = 500_000  # rows x features from which the features are scored in threads
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,13 +105,21 @@ def _score_features(ds: Dataset | EngineTable, params: OneRParams, counted: dict
     """Errors, rows judged and chi-square p-value per feature (on held-out rows if asked)."""
     names = ds.schema.feature_names
     if params.validation_fraction == 0.0:
-        scores = {}
-        for name in names:
+
+        def score(name: str) -> Score:
             rows = _rows_of(ds, name, counted)
             table = _cross_table(_partition(rows, name, params), rows)
             errors = tally(rows.total_weight - table.max(axis=1).sum())
-            scores[name] = (errors, rows.total_weight, chi2_independence(table)[2])
-        return scores
+            return errors, rows.total_weight, chi2_independence(table)[2]
+
+        if is_engine_table(ds) or ds.n_rows * len(names) < THREADED_CELLS:
+            return {name: score(name) for name in names}
+        # a numeric feature's cuts sort its values, which NumPy does without holding the
+        # GIL: the features are scored on every core (1,000,000 rows x 20 features, whole
+        # process: 6.27 s -> 5.83 s wall, 6.9 -> 8.8 s CPU, the rest holding the GIL)
+        _ = ds.weights  # made once, before the threads read it
+        with ThreadPoolExecutor(cores()) as pool:
+            return dict(zip(names, pool.map(score, names), strict=True))
     if is_engine_table(ds):
         raise ParamError("chooses the feature on held-out rows only with `engine=memory`", param="validation_fraction")
     train_rows, held_rows = stratified_holdout(ds.y, params.validation_fraction, params.seed)
