@@ -11,8 +11,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from rulecli.errors import ModelFormatError, ParamError
+from rulecli.model import numbers
 from rulecli.model.core import (
     Closed,
     Condition,
@@ -146,92 +148,39 @@ def model_to_dict(model: Model) -> dict[str, Any]:
     return out
 
 
-def _short(value: float) -> float:
-    """Impurities and gains are for people; ten significant digits keep forests small."""
-    return float(f"{value:.10g}")
-
-
 def nodes_json(trees: Sequence[TreeNodes]) -> list[dict[str, str]]:
-    """Each tree's node arrays as JSON texts, one per key.
+    """Each tree's node arrays as JSON texts, one per key, every tree's numbers of a key
+    written in one pass (:mod:`rulecli.model.numbers`)."""
+    sizes = [t.feature.size for t in trees]
 
-    A forest holds millions of numbers, and writing each through ``json`` took 5.5 s for
-    100 trees of 1.5 million nodes: here each distinct number of the whole forest is
-    written once and the texts joined (counts, impurities and thresholds repeat across
-    nodes and trees), except in arrays whose numbers are all distinct (child ids), which
-    ``json`` writes in C."""
+    def each(arrays: list[np.ndarray], texts: Callable[[np.ndarray], pl.Series]) -> list[str]:
+        return numbers.arrays(texts(np.concatenate(arrays)), sizes)
+
+    value = np.concatenate([t.value for t in trees])
+    cell = numbers.float_texts if value.shape[1] == 1 else numbers.count_texts
     by_key = {
-        "feature": [_plain(t.feature) for t in trees],
-        "threshold": _each([t.threshold for t in trees], _threshold_text),
+        "feature": each([t.feature for t in trees], numbers.int_texts),
+        "threshold": each([t.threshold for t in trees], _threshold_texts),
         # tuples: JSON writes them as arrays, and a million nodes' copies as lists took a second
         "left_levels": [json.dumps(t.left_levels, separators=(",", ":")) for t in trees],
         "right_levels": [json.dumps(t.right_levels, separators=(",", ":")) for t in trees],
-        "missing_left": _each([t.missing_left for t in trees], lambda v: "true" if v else "false"),
-        "left": [_plain(t.left) for t in trees],
-        "right": [_plain(t.right) for t in trees],
-        "value": _rows([t.value for t in trees], _float_text if trees[0].value.shape[1] == 1 else _count_text),
-        "n_samples": _each([t.n_samples for t in trees], _count_text),
-        "impurity": _each([t.impurity for t in trees], _short_text),
-        "improvement": _each([t.improvement for t in trees], _short_text),
+        "missing_left": each([t.missing_left for t in trees], numbers.bool_texts),
+        "left": each([t.left for t in trees], numbers.int_texts),
+        "right": each([t.right for t in trees], numbers.int_texts),
+        "value": numbers.arrays(numbers.rows([cell(value[:, k]) for k in range(value.shape[1])]), sizes),
+        "n_samples": each([t.n_samples for t in trees], numbers.count_texts),
+        "impurity": each([t.impurity for t in trees], numbers.short_texts),
+        "improvement": each([t.improvement for t in trees], numbers.short_texts),
     }
     return [{key: texts[k] for key, texts in by_key.items()} for k in range(len(trees))]
 
 
-def _plain(values: np.ndarray) -> str:
-    return json.dumps(values.tolist(), separators=(",", ":"))
-
-
-def _texts(arrays: Sequence[np.ndarray], text: Callable[[Any], str]) -> list[np.ndarray]:
-    """Each array's values' texts (object arrays shaped as they are), each distinct value
-    among them all written once."""
-    joined = np.concatenate(arrays)
-    distinct, where = np.unique(joined, return_inverse=True)
-    texts = np.array([text(v) for v in distinct.tolist()], dtype=object)[where.reshape(joined.shape)]
-    return np.split(texts, np.cumsum([a.shape[0] for a in arrays])[:-1])
-
-
-def _each(arrays: Sequence[np.ndarray], text: Callable[[Any], str]) -> list[str]:
-    return ["[" + ",".join(texts.tolist()) + "]" for texts in _texts(arrays, text)]
-
-
-def _rows(arrays: Sequence[np.ndarray], text: Callable[[Any], str]) -> list[str]:
-    """2-D arrays as JSON rows."""
-    return [
-        "[[" + "],[".join(map(",".join, texts.tolist())) + "]]" if texts.size else "[]"
-        for texts in _texts(arrays, text)
-    ]
-
-
-def _float_text(value: float) -> str:
-    """As ``json`` writes a float (its repr); JSON has no NaN or infinity."""
-    if not math.isfinite(value):
-        raise ValueError(f"{value!r} has no JSON number")
-    return float.__repr__(value)
-
-
-def _count_text(value: float) -> str:
-    """A whole number as an integer (counts), any other as a float (weighted rows)."""
-    return str(int(value)) if value == math.floor(value) else _float_text(value)
-
-
-def _short_text(value: float) -> str:
-    """Zeros (most leaves') as they are, others cut by :func:`_short` and written as ``json``
-    writes that float: its repr, which has the cut's digits (at most 10 name one double),
-    so only the style can differ: repr adds ".0" to a whole number and writes exponents
-    from 10 to 15 out."""
-    if value == 0:
-        return _float_text(value)
-    cut = f"{value:.10g}"
-    if "e" in cut:
-        return cut if int(cut.rsplit("e", 1)[1]) < 0 else _float_text(float(cut))
-    return cut if "." in cut else cut + ".0"
-
-
-def _threshold_text(value: float) -> str:
+def _threshold_texts(values: np.ndarray) -> pl.Series:
     """NaN (no threshold) as null; JSON has no infinity: a present-vs-missing split's +inf
     threshold is written "+inf"."""
-    if math.isnan(value):
-        return "null"
-    return '"+inf"' if value == math.inf else _float_text(value)
+    absent, above = np.isnan(values), values == math.inf
+    texts = numbers.float_texts(np.where(absent | above, 0.0, values))  # -inf raises
+    return texts.scatter(np.flatnonzero(absent), "null").scatter(np.flatnonzero(above), '"+inf"')
 
 
 def _tree_model_to_dict(model: TreeModel) -> dict[str, Any]:
