@@ -32,7 +32,7 @@ from rulecli.model.tree import (
     level_index,
     walkers,
 )
-from rulecli.schema import PLAIN, categorical_expr, col, normalize_missing, temporal_expr
+from rulecli.schema import categorical_expr, col, normalize_missing, temporal_expr
 
 PREDICTION = "prediction"
 RULE = "rule"
@@ -389,22 +389,26 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
 
 
 def _walk_input(frame: pl.DataFrame, used: list[str], kinds: dict[str, bool], levels: list[dict[str, int]]) -> Columns:
-    """A batch of rows as tree-walk input: numbers (NaN missing) and level codes (-1 unseen or missing)."""
+    """A batch of rows as tree-walk input: numbers (NaN missing) and level codes (-1 unseen or
+    missing), a feature per row, each matrix made in one select (NaN reads as missing, as a
+    null does)."""
     n = frame.height
-    numeric = np.full((len(used), n), np.nan)
-    codes = np.full((len(used), n), -1, dtype=np.int32)
-    for row, name in enumerate(used):
-        column = frame.get_column(name).alias(PLAIN)  # (rulecli.schema.PLAIN says why)
-        if kinds[name]:
-            numeric[row] = column.cast(pl.Float64).fill_nan(None).to_numpy()
-        else:
-            codes[row] = (
-                column.cast(pl.String)
-                .replace_strict(levels[row], default=-1, return_dtype=pl.Int32)
-                .fill_null(-1)
-                .to_numpy()
-            )
-    return Columns(numeric, codes, n)
+    if not used:
+        return Columns(np.empty((0, n)), np.empty((0, n), dtype=np.int32), n)
+    numbers = frame.select(
+        (col(name).cast(pl.Float64) if kinds[name] else pl.repeat(np.nan, n, dtype=pl.Float64)).alias(str(k))
+        for k, name in enumerate(used)
+    )
+    codes = frame.select(
+        (
+            pl.repeat(-1, n, dtype=pl.Int32)
+            if kinds[name]
+            else col(name).cast(pl.String).replace_strict(levels[k], default=-1, return_dtype=pl.Int32).fill_null(-1)
+        ).alias(str(k))
+        for k, name in enumerate(used)
+    )
+    # a frame's array is column-major: transposed, each feature's values lie together
+    return Columns(numbers.to_numpy().T, codes.to_numpy().T, n)
 
 
 def prediction_frame(
