@@ -12,6 +12,7 @@ import functools
 import math
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +36,7 @@ from rulecli.schema import (
     temporal_expr,
     temporal_unit,
 )
+from rulecli.search.workers import cores
 from rulecli.stats import tallies, tally
 
 MAX_NUMERIC_CLASSES = 50
@@ -47,6 +49,7 @@ ID_NUMBERS_MIN_ROWS = 100  # whole numbers all different: a row number only on l
 # a text feature with more values gives conditions no one can read, each level on a few rows
 MAX_TEXT_LEVELS = 50
 MAX_COPIES = 20_000_000  # rows a learner that copies weighted rows may make
+THREADED_CELLS = 500_000  # rows x features from which the columns are prepared in threads
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -371,11 +374,21 @@ def prepare_dataset(
             f"{source}: target column '{target_name}' has a single class "
             f"({target.classes[0]!r}); there is nothing to learn"
         )
-    notes: list[tuple[str, str, str]] = []
-    prepared = [
-        _prepare_feature(df, name, spec, source, notes, (profile or {}).get(name))
-        for name in _feature_names(df, target_name, spec, source)
-    ]
+    names = _feature_names(df, target_name, spec, source)
+
+    def prepare(name: str) -> tuple[tuple[pl.Series, Feature] | None, list[tuple[str, str, str]]]:
+        mine: list[tuple[str, str, str]] = []
+        return _prepare_feature(df, name, spec, source, mine, (profile or {}).get(name)), mine
+
+    if df.height * len(names) < THREADED_CELLS:
+        done = [prepare(name) for name in names]
+    else:
+        # Polars types, parses and counts without holding the GIL: the columns are prepared
+        # on every core (1,000,000 rows x 20 features: 0.95 s -> 0.61 s), their notes kept in column order
+        with ThreadPoolExecutor(cores()) as pool:
+            done = list(pool.map(prepare, names))
+    prepared = [feature for feature, _ in done]
+    notes = [note for _, mine in done for note in mine]
     warnings.extend(_summarised(notes, source))
     left_out = tuple((name, LEFT_OUT[kind]) for kind, name, _ in notes if kind in LEFT_OUT)
     kept = [p for p in prepared if p is not None]

@@ -192,6 +192,9 @@ def temporal_source(column: str, unit: Unit | str) -> str:
     return f"{moment}.dt.epoch('s').cast(pl.Float64)"
 
 
+_FIRST = 1_000  # values a text column is first looked at for a date
+
+
 def temporal_unit(series: pl.Series) -> Unit | None:
     """The unit of a column that holds dates (every value a date) or dates and times, or None."""
     if series.dtype == pl.Date:
@@ -200,9 +203,15 @@ def temporal_unit(series: pl.Series) -> Unit | None:
         return Unit.DATETIME
     if series.dtype != pl.String:
         return None
-    text = series.drop_nulls().str.strip_chars()
-    if text.len() == 0 or not text.str.contains(r"^[12]\d{3}[-/]\d").all():
-        return None  # years 1000 to 2999: a quick refusal of most text columns
+    present = series.drop_nulls()
+
+    def dated(text: pl.Series) -> bool:  # years 1000 to 2999: a quick refusal of most text columns
+        return bool(text.str.strip_chars().str.contains(r"^[12]\d{3}[-/]\d").all())
+
+    # the first values first: most text columns are refused there, and at once
+    if present.len() == 0 or not dated(present.head(_FIRST)) or not dated(present):
+        return None
+    text = present.str.strip_chars()
     frame = text.to_frame("v")
     if frame.select(_dates(pl.col("v")).is_not_null().all()).item():
         return Unit.DATE

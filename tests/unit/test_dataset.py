@@ -122,3 +122,44 @@ def test_a_file_with_another_separator_gets_a_hint():
     df = pl.DataFrame({"a;c": ["1;p", "2;q"]})
     with pytest.raises(InputError, match="separated by ';'"):
         prepare_dataset(df, DataSpec(), source="semi.csv")
+
+
+def test_columns_prepared_in_threads_give_the_serial_dataset_and_notes_in_order(monkeypatch):
+    """Large tables prepare their columns in threads: same frame, schema and warnings, in
+    column order, as one column after another."""
+    import rulecli.dataset as dataset
+
+    rng = np.random.default_rng(3)
+    n = 2_000
+    df = pl.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "const": np.ones(n),
+            "id": np.arange(n),
+            "when": [f"2024-01-{1 + i % 28:02d}" for i in range(n)],
+            "c": rng.choice(["a", "b", "c"], n),
+            "empty": pl.Series([None] * n, dtype=pl.Float64),
+            "num_text": [str(i % 7) if i != 5 else "n/a" for i in range(n)],
+            "y": rng.choice(["p", "q"], n),
+        }
+    )
+    monkeypatch.setattr(dataset, "THREADED_CELLS", 10**12)
+    serial = prepare_dataset(df, DataSpec(target="y"))
+    monkeypatch.setattr(dataset, "THREADED_CELLS", 1)
+    threaded = prepare_dataset(df, DataSpec(target="y"))
+    assert threaded.frame.equals(serial.frame)
+    assert threaded.schema == serial.schema
+    assert threaded.warnings == serial.warnings
+    assert [f.name for f in serial.schema.features] == ["x", "when", "c", "num_text"]
+    assert len(serial.warnings) == 4  # empty, constant, the row numbers, the stray word
+
+
+def test_a_text_column_is_dates_only_if_every_value_is_one():
+    from rulecli.schema import Unit, temporal_unit
+
+    dates = [f"2024-02-{1 + i % 28:02d}" for i in range(3_000)]
+    assert temporal_unit(pl.Series(dates)) == Unit.DATE
+    late = dates.copy()
+    late[2_500] = "soon"  # past the first values looked at
+    assert temporal_unit(pl.Series(late)) is None
+    assert temporal_unit(pl.Series(["soon", *dates])) is None
