@@ -7,6 +7,7 @@ only when it runs or shows its own help. Learner commands come from the learner 
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib
 import os
@@ -231,8 +232,30 @@ def _is_polars_error(exc: BaseException) -> bool:
     return polars is not None and isinstance(exc, polars.exceptions.PolarsError)
 
 
+# glibc gives each freed block above 128 KiB back to the system, and takes it again a page
+# at a time on the next allocation, raising that threshold only as such blocks are freed (to
+# 32 MiB, trimming above twice that). The learners make and drop large arrays step after
+# step: cn2 on 70,000 rows spent 3.0-3.5 s of its 19 s CPU in the kernel, zeroing pages.
+# Starting at the thresholds glibc would end at: 0.4 s, peak memory 8 % higher.
+MMAP_THRESHOLD, TRIM_THRESHOLD = 32 << 20, 64 << 20
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+
+
+def keep_freed_memory() -> None:
+    """Set glibc's thresholds (unless the environment sets them); elsewhere, nothing."""
+    if not sys.platform.startswith("linux") or {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # a C library without mallopt
+        return
+    mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+
+
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit status 2."""
+    keep_freed_memory()
     with signals.stop_on_signals():
         try:
             _main(list(sys.argv[1:] if args is None else args))

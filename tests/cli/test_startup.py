@@ -32,3 +32,37 @@ def test_a_learner_command_loads_only_its_own_learner():
     )
     assert "rulecli.learners.brl" not in proc.stderr.strip().splitlines()[-1]
     assert "--prune-metric" in proc.stdout
+
+
+MALLOC_PROBE = """
+import ctypes, os, sys
+import numpy as np
+from rulecli.cli.app import keep_freed_memory
+
+FIELDS = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in FIELDS.split()]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+keep_freed_memory()
+before = libc.mallinfo2().hblks
+block = np.ones((10 << 20) // 8)  # 10 MiB: mapped on its own below the threshold
+print(libc.mallinfo2().hblks - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+@pytest.mark.parametrize(("environment", "mapped"), [({}, 0), ({"MALLOC_MMAP_THRESHOLD_": "131072"}, 1)])
+def test_large_arrays_come_from_the_heap_unless_the_environment_says_otherwise(environment: dict, mapped: int):
+    """The commands keep freed memory for the next large array (no pages zeroed anew each
+    step); a threshold set in the environment is left as it is."""
+    import ctypes
+    import os
+
+    if not hasattr(ctypes.CDLL(None), "mallinfo2"):
+        pytest.skip("no glibc 2.33 mallinfo2 here")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | environment
+    proc = subprocess.run([sys.executable, "-c", MALLOC_PROBE], capture_output=True, text=True, check=True, env=env)
+    assert int(proc.stdout.strip()) == mapped
