@@ -455,7 +455,9 @@ def main() -> None:
             "",
             "Synthetic data (20 features, 16 numeric with ~1% missing, 4 categorical; a binary class), 70% train, "
             "30% test; scikit-learn and LightGBM get the features ordinal-encoded, their reading and encoding "
-            f"untimed. Whole processes: median of {args.repeats} runs where one takes under 20 s, else single runs.",
+            f"untimed. rulecli and the other tool run in turn, {args.repeats} times each; cells are medians (in the "
+            "growth table, of runs under 20 s; longer ones run once). CPU seconds count every thread and the worker "
+            f"processes waited for. This run: commit {_commit()}.",
             "",
             *bench_speed(args.repeats, args.rows),
             "",

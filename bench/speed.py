@@ -2,25 +2,29 @@
 side with scikit-learn, LightGBM, DuckDB and a bare Polars scan in one run.
 
 Synthetic data of :func:`harness.synthetic` (20 features, ~1% missing, a binary class),
-70% train / 30% test. Whole processes are timed with :func:`harness.measure` (median of
-``repeats`` runs where a run takes under 20 s, single runs above); in-process phases
-(fit, score, save) with ``perf_counter`` on both sides, reading and encoding excluded.
+70% train / 30% test. Whole processes are timed with :func:`harness.usage`; in-process
+phases (fit, score, save) with the wall clock and the process's CPU seconds (its threads
+and the worker processes it waited for) on both sides, reading and encoding excluded.
+rulecli and the tool it is compared with run in turn, ``repeats`` times each (A/B/A/B),
+so a busy spell of the shared machine slows both; cells are medians.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 from covering import ANCHOR_PYTHON
-from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, arff_as_csv, split_arff, synthetic, timed
+from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, arff_as_csv, split_arff, synthetic, usage
 from trees import REGRESSION_DATASETS, ours, sklearn
 
 from rulecli import io
@@ -32,10 +36,14 @@ from rulecli.model.serde import dumps
 
 SIZES = (10_000, 100_000, 1_000_000)
 LEARNERS = ("oner", "ripper", "cn2", "aq", "brl", "reduct", "tree", "forest")
-QUICK = 20.0  # a run under this many seconds is repeated for a median
+QUICK = 20.0  # a growth-table run under this many seconds is repeated for a median
 # a 100-tree forest of 700,000 rows is 7M leaves, a JSON file of about 800 MB: not a
 # row of a growth table
 LARGEST = {"forest": 100_000}
+DEPTH = 8  # the depth of the forests compared with LightGBM's and predicting 10M rows
+
+Timing = tuple[float, float]  # wall seconds, CPU seconds
+Usage = tuple[float, float, float]  # wall seconds, CPU seconds, peak MiB
 
 
 def _split(n: int) -> tuple[Path, Path]:
@@ -48,8 +56,20 @@ def _split(n: int) -> tuple[Path, Path]:
     return paths
 
 
-def _timed(cmd: list[str], repeats: int, timeout: float) -> tuple[float, float] | None:
-    return timed(cmd, repeats, timeout, QUICK)
+def _cpu() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def _clock(call: Callable[[], object]) -> tuple[object, Timing]:
+    wall, cpu = time.perf_counter(), _cpu()
+    out = call()
+    return out, (time.perf_counter() - wall, _cpu() - cpu)
+
+
+def _median(runs: list) -> tuple:
+    """The median of each position over runs of equal-length tuples."""
+    return tuple(statistics.median(run[i] for run in runs) for i in range(len(runs[0])))
 
 
 def _anchor(*args: str, timeout: float = 3600) -> dict | None:
@@ -63,10 +83,39 @@ def _anchor(*args: str, timeout: float = 3600) -> dict | None:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def growth(repeats: int) -> tuple[dict[tuple[str, int], tuple[float, float] | None], list[str]]:
+def _in_turn(repeats: int, mine: Callable[[], dict], theirs: Callable[[], dict | None]) -> tuple[dict, dict]:
+    """Each side ``repeats`` times, alternately; every [wall, CPU] entry becomes its median,
+    other entries are the first run's."""
+    runs: tuple[list[dict], list[dict]] = ([], [])
+    for _ in range(repeats):
+        for side, call in zip(runs, (mine, theirs), strict=True):
+            result = call()
+            if result is not None:
+                side.append(result)
+    return tuple(  # type: ignore[return-value]
+        {
+            key: _median([tuple(r[key]) for r in side]) if isinstance(value, tuple | list) else value
+            for key, value in side[0].items()
+        }
+        if side
+        else {}
+        for side in runs
+    )
+
+
+def _growth_cell(cmd: list[str], repeats: int, timeout: float) -> Usage | None:
+    """One run, and the median of ``repeats`` where it took under QUICK seconds."""
+    first = usage(cmd, timeout)
+    if first is None or first[0] >= QUICK or repeats <= 1:
+        return first
+    rest = [usage(cmd, timeout) for _ in range(repeats - 1)]
+    return _median([first, *(r for r in rest if r is not None)])
+
+
+def growth(repeats: int) -> tuple[dict[tuple[str, int], Usage | None], list[str]]:
     """Every learner with default options, whole process (read, fit, score the test file,
     write the model), at each size; a learner that times out is not run on larger ones."""
-    results: dict[tuple[str, int], tuple[float, float] | None] = {}
+    results: dict[tuple[str, int], Usage | None] = {}
     header = "| learner | " + " | ".join(f"{int(n * 0.7):,} rows" for n in SIZES) + " | growth 10× → 100× |"
     lines = [header, "|---" * (len(SIZES) + 2) + "|"]
     for learner in LEARNERS:
@@ -80,7 +129,7 @@ def growth(repeats: int) -> tuple[dict[tuple[str, int], tuple[float, float] | No
             cmd = [*RULECLI, learner, str(train), "-y", "class", "--test", str(test), "-q"]
             cmd += ["-o", str(OUT / f"speed_{n}.{learner}.json")]
             try:
-                timing = _timed(cmd, repeats, timeout)
+                timing = _growth_cell(cmd, repeats, timeout)
             except RuntimeError as refused:  # a learner that declines the table says why
                 reason = next((line for line in str(refused).splitlines() if line.startswith("Error:")), "failed")
                 cells.append("refused: " + re.sub(r"\{[^}]*\}", "{…}", reason.removeprefix("Error: ")).split(" (")[0])
@@ -91,29 +140,57 @@ def growth(repeats: int) -> tuple[dict[tuple[str, int], tuple[float, float] | No
                 cells.append(f"> {timeout:.0f} s")
                 stopped = True
             else:
-                cells.append(f"{timing[0]:.1f} s, {timing[1]:.0f} MiB")
+                cells.append(f"{timing[0]:.1f} s / {timing[1]:.1f} s, {timing[2]:.0f} MiB")
         times = [results.get((learner, n)) for n in SIZES]
         ratios = [f"{b[0] / a[0]:.1f}×" for a, b in itertools.pairwise(times) if a and b]
         lines.append(f"| {learner} | " + " | ".join(cells) + f" | {' → '.join(ratios) or '—'} |")
     return results, lines
 
 
-def forest_phases() -> tuple[dict[str, float], dict | None]:
-    """A 100-tree forest on 70,000 rows, --jobs 2: fit, score the 30,000 test rows, save."""
-    train, test = _split(100_000)
+def _training(n: int = 100_000):
+    train, test = _split(n)
     ds = prepare_dataset(io.scan_table(str(train)).collect(), DataSpec(target="class", numeric_target=True))
-    started = time.perf_counter()
-    model = fit_forest(ds, ForestParams(trees=100, jobs=2))
-    fit = time.perf_counter() - started
-    started = time.perf_counter()
-    accuracy = evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]
-    score = time.perf_counter() - started
-    started = time.perf_counter()
-    target = OUT / "speed_forest.json"
-    target.write_text(dumps(model))
-    save = time.perf_counter() - started
-    mine = {"fit": fit, "score": score, "save": save, "accuracy": accuracy, "bytes": target.stat().st_size}
-    return mine, _anchor("forest-phases", str(train), str(test))
+    return ds, train, test
+
+
+def forest_phases(repeats: int) -> tuple[dict, dict]:
+    """A 100-tree forest on 70,000 rows, --jobs 2: fit, score the 30,000 test rows, save."""
+    ds, train, test = _training()
+
+    def mine() -> dict:
+        model, fit = _clock(lambda: fit_forest(ds, ForestParams(trees=100, jobs=2)))
+        scored, score = _clock(lambda: evaluate_model(model, io.scan_table(str(test)), truth_expr(model)))
+        target = OUT / "speed_forest.json"
+        _, save = _clock(lambda: target.write_text(dumps(model)))
+        accuracy = scored["accuracy"]  # type: ignore[index]
+        return {"fit": fit, "score": score, "save": save, "accuracy": accuracy, "bytes": target.stat().st_size}
+
+    return _in_turn(repeats, mine, lambda: _anchor("forest-phases", str(train), str(test)))
+
+
+def forest_depth(repeats: int) -> tuple[dict, dict]:
+    """100 trees of depth ≤ DEPTH on 70,000 rows: rulecli, scikit-learn, LightGBM's rf."""
+    ds, train, test = _training()
+
+    def mine() -> dict:
+        params = ForestParams(trees=100, max_depth=DEPTH, jobs=2)
+        model, fit = _clock(lambda: fit_forest(ds, params))
+        return {"fit": fit, "accuracy": evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]}
+
+    return _in_turn(repeats, mine, lambda: _anchor("forest-depth", str(train), str(test), str(DEPTH)))
+
+
+def tree_default(repeats: int) -> tuple[dict, dict]:
+    """One tree with default options on 70,000 rows (rulecli's includes choosing its
+    pruning by cross-validation; scikit-learn's default grows the tree whole)."""
+    ds, train, test = _training()
+
+    def mine() -> dict:
+        model, fit = _clock(lambda: fit_tree(ds, TreeParams()))
+        accuracy = evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]
+        return {"fit": fit, "accuracy": accuracy, "leaves": model_size(model)}
+
+    return _in_turn(repeats, mine, lambda: _anchor("tree-default", str(train), str(test)))
 
 
 def forest_small() -> tuple[float, float]:
@@ -145,15 +222,24 @@ def predict_data(n_rows: int) -> Path:
     return data
 
 
-def forest_predict(repeats: int, data: Path) -> tuple[tuple[float, float] | None, dict | None]:
+def _process(cmd: list[str], timeout: float) -> dict | None:
+    measured = usage(cmd, timeout)
+    return None if measured is None else {"run": measured}
+
+
+def forest_predict(repeats: int, data: Path) -> tuple[dict, dict]:
+    """``rulecli predict --proba`` with 100 trees of depth ≤ DEPTH (whole process), and
+    scikit-learn's predict_proba on the same rows already in memory."""
     train = OUT / "synthetic_100000.parquet"
     if not train.exists():
         synthetic(100_000).write_parquet(train)
     model = OUT / "speed_forest_d8.json"
-    fit = [*RULECLI, "forest", str(train), "-y", "class", "--trees", "100", "--max-depth", "8"]
+    fit = [*RULECLI, "forest", str(train), "-y", "class", "--trees", "100", "--max-depth", str(DEPTH)]
     subprocess.run([*fit, "-o", str(model), "-q"], check=True)
     cmd = [*RULECLI, "predict", str(model), str(data), "--proba", "-o", str(OUT / "speed_preds.parquet")]
-    return _timed(cmd, repeats, 1800), _anchor("forest-predict", str(train), str(data), "8")
+    return _in_turn(
+        repeats, lambda: _process(cmd, 1800) or {}, lambda: _anchor("forest-predict", str(train), str(data), str(DEPTH))
+    )
 
 
 BARE = """
@@ -171,118 +257,177 @@ duckdb.sql(f"COPY (SELECT {case} AS prediction FROM read_parquet('{sys.argv[1]}'
 """
 
 
-def ripper_predict(repeats: int, data: Path) -> dict[str, tuple[float, float] | int | None]:
+def ripper_predict(repeats: int, data: Path) -> dict[str, Usage | int | None]:
+    """rulecli predict with a ripper model, a bare Polars scan and DuckDB running the
+    exported SQL, whole processes, in turn."""
     train, _ = _split(100_000)
     model = OUT / "speed_ripper.json"
     subprocess.run([*RULECLI, "ripper", str(train), "-y", "class", "-o", str(model), "-q"], check=True)
     sql = OUT / "speed_ripper.sql"
     subprocess.run([*RULECLI, "export", str(model), "--dialect", "duckdb", "-o", str(sql)], check=True)
     out = str(OUT / "speed_preds.parquet")
-    return {
-        "rules": len(json.loads(model.read_text())["rules"]),
-        "rulecli": _timed([*RULECLI, "predict", str(model), str(data), "-o", out], repeats, 600),
-        "bare": _timed([sys.executable, "-c", BARE, str(data), out], repeats, 600),
-        "duckdb": _timed([sys.executable, "-c", DUCKDB, str(data), str(sql), out], repeats, 600),
+    commands = {
+        "rulecli": [*RULECLI, "predict", str(model), str(data), "-o", out],
+        "bare": [sys.executable, "-c", BARE, str(data), out],
+        "duckdb": [sys.executable, "-c", DUCKDB, str(data), str(sql), out],
+    }
+    runs: dict[str, list[Usage]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, cmd in commands.items():
+            measured = usage(cmd, 600)
+            if measured is not None:
+                runs[name].append(measured)
+    return {"rules": len(json.loads(model.read_text())["rules"])} | {
+        name: _median(side) if side else None for name, side in runs.items()
     }
 
 
-def tree_million() -> tuple[dict, dict | None]:
-    train, test = _split(1_000_000)
-    ds = prepare_dataset(io.scan_table(str(train)).collect(), DataSpec(target="class", numeric_target=True))
-    started = time.perf_counter()
-    model = fit_tree(ds, TreeParams(ccp_alpha=0.0))  # fully grown, as scikit-learn's default
-    fit = time.perf_counter() - started
-    accuracy = evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]
-    leaves = model_size(model)
-    mine = {"fit": fit, "accuracy": accuracy, "leaves": leaves}
-    return mine, _anchor("tree", str(train), str(test), str(leaves))
+def tree_million(repeats: int) -> tuple[dict, dict]:
+    """A fully grown tree on 700,000 rows, and LightGBM's one tree of as many leaves."""
+    ds, train, test = _training(1_000_000)
+
+    def mine() -> dict:
+        model, fit = _clock(lambda: fit_tree(ds, TreeParams(ccp_alpha=0.0)))  # fully grown, as scikit-learn's default
+        accuracy = evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]
+        return {"fit": fit, "accuracy": accuracy, "leaves": model_size(model)}
+
+    leaves: list[int] = []
+
+    def theirs() -> dict | None:
+        return _anchor("tree", str(train), str(test), str(leaves[0]))
+
+    def mine_first() -> dict:
+        result = mine()
+        leaves[:] = [result["leaves"]]
+        return result
+
+    return _in_turn(repeats, mine_first, theirs)
 
 
-def _s(t: tuple[float, float] | None, limit: str = "did not finish") -> str:
-    return limit if t is None else f"{t[0]:.1f} s"
+def _t(t: tuple | None, limit: str = "did not finish") -> str:
+    """Wall / CPU seconds of a timing."""
+    return limit if not t else f"{t[0]:.2f} s / {t[1]:.2f} s"
 
 
-def _ratio(anchor: float | None, mine: float | None) -> str:
-    """How many times faster rulecli is (the anchor's time over rulecli's)."""
-    return "—" if not anchor or not mine else f"{anchor / mine:.2f}×"
+def _ratio(anchor: tuple | None, mine: tuple | None) -> str:
+    """How many times faster rulecli is (the anchor's time over rulecli's), wall / CPU."""
+    if not anchor or not mine:
+        return "—"
+    return f"{anchor[0] / mine[0]:.2f}× / {anchor[1] / mine[1]:.2f}×"
 
 
-def bench_speed(repeats: int, n_rows: int) -> list[str]:
-    grown, growth_lines = growth(repeats)
-    phases, sk_phases = forest_phases()
-    small_mine, small_theirs = forest_small()
-    data = predict_data(n_rows)
-    fp_mine, fp_theirs = forest_predict(repeats, data)
-    rp = ripper_predict(repeats, data)
-    tree_mine, tree_theirs = tree_million()
-    sk = sk_phases or {}
-    lines = [
-        "Speed ratio: the other tool's time over rulecli's (above 1× rulecli is faster).",
-        "",
-        "| task | rulecli | other tool | speed ratio | goal |",
-        "|---|---|---|---|---|",
-    ]
-    for phase in ("fit", "score", "save"):
-        what = {"fit": "fit", "score": "score 30,000 test rows", "save": "save (JSON / joblib pickle)"}[phase]
+def _forest_rows(phases: dict, sk: dict, depth: tuple[dict, dict], small: tuple[float, float]) -> list[str]:
+    lines = []
+    for phase, what, goal in (
+        ("fit", "fit", "≥ 1.5×"),
+        ("score", "score 30,000 test rows", "≥ 1.0×"),
+        ("save", "save (JSON / joblib pickle)", "≥ 0.5×"),
+    ):
         lines.append(
-            f"| forest, 100 trees, 70,000 rows, --jobs 2 / n_jobs=2: {what} | {phases[phase]:.2f} s "
-            f"| scikit-learn {sk.get(phase, float('nan')):.2f} s | {_ratio(sk.get(phase), phases[phase])} | ≥ 1.0× |"
+            f"| forest, 100 trees, 70,000 rows, --jobs 2 / n_jobs=2: {what} | {_t(phases.get(phase))} "
+            f"| scikit-learn {_t(sk.get(phase))} | {_ratio(sk.get(phase), phases.get(phase))} | {goal} |"
         )
+    mine, theirs = depth
     lines.append(
-        f"| forest fit on small tables (12 Weka sets, mean per split, in-process) | {small_mine:.3f} s "
-        f"| scikit-learn {small_theirs:.3f} s | {_ratio(small_theirs, small_mine)} | ≥ 0.5× |"
-    )
-    fp_rows = f"{n_rows / fp_mine[0]:,.0f} rows/s" if fp_mine else ""
-    their_predict = fp_theirs["predict"] if fp_theirs else None
-    their_cell = (
-        f"scikit-learn predict_proba {their_predict:.1f} s (in-process, data in memory)" if their_predict else "—"
+        f"| forest, 100 trees of depth ≤ {DEPTH}, 70,000 rows, 2 cores: fit | {_t(mine.get('fit'))} "
+        f'| scikit-learn {_t(theirs.get("sklearn_fit"))}; LightGBM `boosting="rf"` (as many leaves as the depth '
+        f"allows) {_t(theirs.get('lightgbm_fit'))} | {_ratio(theirs.get('sklearn_fit'), mine.get('fit'))} "
+        f"scikit-learn; {_ratio(theirs.get('lightgbm_fit'), mine.get('fit'))} LightGBM | ≥ 1.0× LightGBM |"
     )
     lines.append(
-        f"| forest predict --proba, 100 trees of depth ≤ 8, {n_rows:,} rows (whole process) | {_s(fp_mine)}, {fp_rows} "
-        f"| {their_cell} | {_ratio(their_predict, fp_mine[0] if fp_mine else None)} | ≥ 1.0×, ≥ 1M rows/s |"
+        f"| forest fit on small tables (12 Weka sets, mean wall seconds per split, in-process) | {small[0]:.3f} s "
+        f"| scikit-learn {small[1]:.3f} s | {small[1] / small[0]:.2f}× | ≥ 0.5× |"
     )
-    mine_rp = rp["rulecli"]
-    bare, duck = rp["bare"], rp["duckdb"]
-    assert isinstance(mine_rp, tuple) and isinstance(bare, tuple) and isinstance(duck, tuple)
-    lines.append(
-        f"| ripper model predict ({rp['rules']} rules), {n_rows:,}-row Parquet (whole processes) | {_s(mine_rp)} "
-        f"| bare Polars scan → one when/then → sink {_s(bare)}; DuckDB running the exported SQL {_s(duck)} "
-        f"| {_ratio(bare[0], mine_rp[0])} of the bare scan; {_ratio(duck[0], mine_rp[0])} DuckDB "
-        "| ≥ 0.5× the bare scan, ≥ 1.0× DuckDB |"
-    )
+    return lines
+
+
+def _tree_rows(default: tuple[dict, dict], million: tuple[dict, dict]) -> list[str]:
+    mine, theirs = default
+    big, tt = million
+    return [
+        f"| tree, defaults, 70,000 rows: fit (rulecli's includes choosing its pruning by cross-validation: "
+        f"{mine.get('leaves', 0):,} leaves) | {_t(mine.get('fit'))} | scikit-learn {_t(theirs.get('sklearn_fit'))} "
+        f"({theirs.get('sklearn_leaves', 0):,} leaves, not pruned) | {_ratio(theirs.get('sklearn_fit'), mine.get('fit'))} "
+        "| ≥ 2× |",
+        f"| tree, fully grown, 700,000 rows: fit ({big.get('leaves', 0):,} leaves) | {_t(big.get('fit'))} "
+        f"| scikit-learn {_t(tt.get('sklearn_fit'))} ({tt.get('sklearn_leaves', 0):,} leaves); "
+        f"LightGBM, one tree of as many leaves, {_t(tt.get('lightgbm_fit'))} "
+        f"| {_ratio(tt.get('sklearn_fit'), big.get('fit'))} scikit-learn; "
+        f"{_ratio(tt.get('lightgbm_fit'), big.get('fit'))} LightGBM | ≥ 2× scikit-learn, ≥ 0.5× LightGBM |",
+    ]
+
+
+def _predict_rows(n_rows: int, forest: tuple[dict, dict], rp: dict) -> list[str]:
+    mine, theirs = forest
+    run = mine.get("run")
+    rate = f", {n_rows / run[0]:,.0f} rows/s, {run[2]:.0f} MiB" if run else ""
+    mine_rp, bare, duck = rp["rulecli"], rp["bare"], rp["duckdb"]
+    return [
+        f"| forest predict --proba, 100 trees of depth ≤ {DEPTH}, {n_rows:,} rows (whole process) | {_t(run)}{rate} "
+        f"| scikit-learn predict_proba {_t(theirs.get('predict'))} (in-process, data in memory) "
+        f"| {_ratio(theirs.get('predict'), run)} | ≥ 3×, ≥ 1M rows/s |",
+        f"| ripper model predict ({rp['rules']} rules), {n_rows:,}-row Parquet (whole processes) "
+        f"| {_t(mine_rp)}, {mine_rp[2] if mine_rp else 0:.0f} MiB "
+        f"| bare Polars scan → one when/then → sink {_t(bare)}; DuckDB running the exported SQL {_t(duck)} "
+        f"| {_ratio(bare, mine_rp)} of the bare scan; {_ratio(duck, mine_rp)} DuckDB "
+        "| ≥ 0.5× the bare scan, ≥ 1.0× DuckDB |",
+    ]
+
+
+def _covering_rows(grown: dict[tuple[str, int], Usage | None]) -> list[str]:
+    lines = []
     for learner, n, goal in (
-        ("cn2", 100_000, "< 20 s"),
-        ("ripper", 1_000_000, "< 30 s, < 500 MiB"),
+        ("cn2", 100_000, "< 20 s CPU"),
+        ("brl", 100_000, "< 15 s CPU"),
+        ("ripper", 1_000_000, "< 30 s wall, < 60 s CPU, < 500 MiB"),
         ("aq", 100_000, "< 60 s"),
     ):
         t = grown.get((learner, n))
         cell = (
-            "not run"
-            if (learner, n) not in grown
-            else ("did not finish" if t is None else f"{t[0]:.1f} s, {t[1]:.0f} MiB")
+            "not run" if (learner, n) not in grown else ("did not finish" if t is None else f"{_t(t)}, {t[2]:.0f} MiB")
         )
         lines.append(f"| {learner}, {n:,} rows (70% train; fit + test, whole process) | {cell} | — | — | {goal} |")
-    tt = tree_theirs or {}
-    lines.append(
-        f"| tree, fully grown, 700,000 rows (fit, in-process; {tree_mine['leaves']:,} leaves) | {tree_mine['fit']:.2f} s "
-        f"| scikit-learn {tt.get('sklearn_fit', float('nan')):.2f} s ({tt.get('sklearn_leaves', 0):,} leaves); "
-        f"LightGBM, one tree of as many leaves, {tt.get('lightgbm_fit', float('nan')):.2f} s "
-        f"| {_ratio(tt.get('sklearn_fit'), tree_mine['fit'])} scikit-learn; {_ratio(tt.get('lightgbm_fit'), tree_mine['fit'])} LightGBM "
-        "| ≥ 1.5× scikit-learn, ≥ 0.5× LightGBM |"
-    )
+    return lines
+
+
+def bench_speed(repeats: int, n_rows: int) -> list[str]:
+    load_before = os.getloadavg()[0]
+    grown, growth_lines = growth(repeats)
+    phases, sk = forest_phases(repeats)
+    depth = forest_depth(repeats)
+    small = forest_small()
+    default = tree_default(repeats)
+    million = tree_million(repeats)
+    data = predict_data(n_rows)
+    forest = forest_predict(repeats, data)
+    rp = ripper_predict(repeats, data)
+    load_after = os.getloadavg()[0]
+    big, tt = million
     accuracy = (
-        f"Test accuracy: forest {phases['accuracy']:.4f} (scikit-learn {sk.get('accuracy', float('nan')):.4f}); "
-        f"tree {tree_mine['accuracy']:.4f} (scikit-learn {tt.get('sklearn_accuracy', float('nan')):.4f}, "
+        f"Test accuracy: forest {phases.get('accuracy', float('nan')):.4f} (scikit-learn "
+        f"{sk.get('accuracy', float('nan')):.4f}); forest of depth ≤ {DEPTH} {depth[0].get('accuracy', float('nan')):.4f} "
+        f"(scikit-learn {depth[1].get('sklearn_accuracy', float('nan')):.4f}, LightGBM rf "
+        f"{depth[1].get('lightgbm_accuracy', float('nan')):.4f}); tree with defaults {default[0].get('accuracy', float('nan')):.4f} "
+        f"(scikit-learn {default[1].get('sklearn_accuracy', float('nan')):.4f}); fully grown tree "
+        f"{big.get('accuracy', float('nan')):.4f} (scikit-learn {tt.get('sklearn_accuracy', float('nan')):.4f}, "
         f"LightGBM's one tree {tt.get('lightgbm_accuracy', float('nan')):.4f}). The forest file is "
-        f"{phases['bytes'] / 2**20:.0f} MiB of JSON (scikit-learn's pickle {sk.get('bytes', 0) / 2**20:.0f} MiB)."
+        f"{phases.get('bytes', 0) / 2**20:.0f} MiB of JSON (scikit-learn's pickle {sk.get('bytes', 0) / 2**20:.0f} MiB)."
     )
     return [
-        *lines,
+        f"Load average {load_before:.2f} at the start, {load_after:.2f} at the end. Cells: wall / CPU seconds; "
+        "speed ratio: the other tool's seconds over rulecli's, wall / CPU (above 1× rulecli is faster).",
+        "",
+        "| task | rulecli | other tool | speed ratio | goal |",
+        "|---|---|---|---|---|",
+        *_forest_rows(phases, sk, depth, small),
+        *_tree_rows(default, million),
+        *_predict_rows(n_rows, forest, rp),
+        *_covering_rows(grown),
         "",
         accuracy,
         "",
         "Growth: every learner with default options, whole process (read, fit, score the test file, "
-        "write the model); time and peak RSS; a learner that does not finish is not run on larger tables.",
+        "write the model); wall / CPU seconds and peak RSS; a learner that does not finish is not run on larger tables.",
         "",
         *growth_lines,
     ]
