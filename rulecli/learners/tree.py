@@ -201,9 +201,10 @@ class PruningSequence:
         # a node is removed at the earliest collapse among its strict ancestors (parents
         # come before their children in depth-first order)
         removed_at = np.full(nodes.n_nodes, len(path), dtype=np.int64)
-        for node in np.flatnonzero(nodes.feature >= 0).tolist():
-            below = min(removed_at[node], collapsed_at[node])
-            removed_at[nodes.left[node]] = removed_at[nodes.right[node]] = below
+        for level in levels(nodes.feature, nodes.left, nodes.right):
+            split = level[nodes.feature[level] >= 0]
+            below = np.minimum(removed_at[split], collapsed_at[split])
+            removed_at[nodes.left[split]] = removed_at[nodes.right[split]] = below
         self.nodes, self.path = nodes, tuple(path)
         self.collapsed_at = collapsed_at  # step at which the node collapses (len(path): never)
         self.removed_at = removed_at  # step at which an ancestor's collapse removes it
@@ -233,7 +234,10 @@ class LevelPruner:
         self.cost = nodes.impurity * nodes.n_samples / nodes.n_samples[0]
         self.levels = [level[nodes.feature[level] >= 0] for level in levels(nodes.feature, nodes.left, nodes.right)]
 
-    def at(self, alpha: float) -> TreeNodes:
+    def leaf_at(self, alpha: float) -> tuple[np.ndarray, int]:
+        """Each node's leaf in the tree pruned at ``alpha`` (the highest collapsed split
+        above or at it; itself where none is), and that tree's number of leaves: a row
+        reaches the leaf its full tree's leaf maps to, so the pruned tree is never built."""
         nodes = self.nodes
         subtree_cost, leaves = self.cost.copy(), np.ones(nodes.n_nodes, dtype=np.int64)
         collapsed = np.zeros(nodes.n_nodes, dtype=bool)
@@ -245,14 +249,12 @@ class LevelPruner:
             collapsed[inner] = fold
             subtree_cost[inner] = np.where(fold, self.cost[inner], below)
             leaves[inner] = np.where(fold, 1, count)
-        if not collapsed.any():
-            return nodes
-        removed = np.zeros(nodes.n_nodes, dtype=bool)
-        for inner in self.levels:  # top down: below a collapse or a removed node, removed
-            gone = removed[inner] | collapsed[inner]
-            removed[nodes.left[inner]] = gone
-            removed[nodes.right[inner]] = gone
-        return _without(nodes, removed, collapsed & ~removed)
+        leaf = np.arange(nodes.n_nodes)
+        for inner in self.levels:  # top down: below a collapse, a node ends where its parent does
+            stop = collapsed[inner] | (leaf[inner] != inner)
+            leaf[nodes.left[inner]] = np.where(stop, leaf[inner], nodes.left[inner])
+            leaf[nodes.right[inner]] = np.where(stop, leaf[inner], nodes.right[inner])
+        return leaf, int(leaves[0])
 
 
 def _weakest_links(nodes: TreeNodes, until: float) -> tuple[list[float], np.ndarray]:
@@ -264,39 +266,51 @@ def _weakest_links(nodes: TreeNodes, until: float) -> tuple[list[float], np.ndar
     inner = np.flatnonzero(nodes.feature >= 0)
     parent[nodes.left[inner]] = inner
     parent[nodes.right[inner]] = inner
-    subtree_cost = cost.copy()
-    leaves = np.ones(n, dtype=np.int64)
-    for node in range(n - 1, -1, -1):
-        if nodes.feature[node] >= 0:
-            subtree_cost[node] = subtree_cost[nodes.left[node]] + subtree_cost[nodes.right[node]]
-            leaves[node] = leaves[nodes.left[node]] + leaves[nodes.right[node]]
+    subtree_cost, leaves = _subtree_sums(nodes, cost)
     end = _subtree_ends(nodes)
-    alive_inner = nodes.feature >= 0
+    # g(t) of every live split, kept up to date: a collapse changes only its ancestors'
+    g = np.full(n, np.inf)
+    g[inner] = (cost[inner] - subtree_cost[inner]) / (leaves[inner] - 1)
+    up_of = parent.tolist()
     step_of = np.full(n, -1, dtype=np.int64)
     path: list[float] = []
-    while alive_inner.any():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = np.where(alive_inner, (cost - subtree_cost) / (leaves - 1), np.inf)
+    while inner.size:
         weakest = float(g.min())
-        if weakest > until + 1e-15:
+        if weakest == np.inf or weakest > until + 1e-15:
             break
         step = len(path)
         path.append(weakest)
-        for node in np.flatnonzero(g <= weakest + 1e-15 * max(1.0, abs(weakest))):
-            if not alive_inner[node]:
+        for node in np.flatnonzero(g <= weakest + 1e-15 * max(1.0, abs(weakest))).tolist():
+            if g[node] == np.inf:  # removed by an earlier collapse of this step
                 continue
             delta_cost = cost[node] - subtree_cost[node]
             delta_leaves = leaves[node] - 1
-            alive_inner[node : end[node]] = False
+            g[node : end[node]] = np.inf
             step_of[node] = step
             subtree_cost[node] = cost[node]
             leaves[node] = 1
-            up = parent[node]
+            chain = []
+            up = up_of[node]
             while up >= 0:
-                subtree_cost[up] += delta_cost
-                leaves[up] -= delta_leaves
-                up = parent[up]
+                chain.append(up)
+                up = up_of[up]
+            if chain:
+                ups = np.array(chain)
+                subtree_cost[ups] += delta_cost
+                leaves[ups] -= delta_leaves
+                g[ups] = (cost[ups] - subtree_cost[ups]) / (leaves[ups] - 1)
     return path, np.where(step_of >= 0, step_of, len(path))
+
+
+def _subtree_sums(nodes: TreeNodes, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's subtree: the sum of its leaves' ``cost``, and its leaves."""
+    subtree_cost = cost.copy()
+    leaves = np.ones(nodes.n_nodes, dtype=np.int64)
+    for level in reversed(levels(nodes.feature, nodes.left, nodes.right)):
+        split = level[nodes.feature[level] >= 0]
+        subtree_cost[split] = subtree_cost[nodes.left[split]] + subtree_cost[nodes.right[split]]
+        leaves[split] = leaves[nodes.left[split]] + leaves[nodes.right[split]]
+    return subtree_cost, leaves
 
 
 def _without(nodes: TreeNodes, removed: np.ndarray, collapsed: np.ndarray) -> TreeNodes:
@@ -439,10 +453,12 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         if budget.ran_out(f"tree: the pruning strength was chosen on {k} of {len(splits)} held-out parts"):
             break
         done = k + 1
-        # each fold's tree is pruned at a few dozen alphas, not walked through its whole sequence
-        pruner = LevelPruner(nodes) if nodes.n_nodes > 1 else None
+        # each fold's tree is pruned at a few dozen alphas, not walked through its whole
+        # sequence; the held-out rows are walked down it once, and each pruning maps their leaves
+        pruner = LevelPruner(nodes)
         levels = level_index(train.schema, train.schema.feature_names)
-        batch = dataset_columns(test)
+        reached = leaves_of(node_walker(nodes, levels), dataset_columns(test))
+        predicts = nodes.value.argmax(axis=1)
         weights = np.ones(test.n_rows) if test.weights is None else test.weights
         for alpha in alphas:
             if alpha >= path[-1]:
@@ -450,11 +466,12 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
                 # may keep a split a little stronger than that link, and scoring it here
                 # credited the root with that split's accuracy (a 100,000-row table's tree
                 # came out one leaf); CART scores the root at an infinite alpha
-                predicted, n_leaves = np.full(test.n_rows, int(nodes.value[0].argmax())), 1
+                predicted, n_leaves = np.full(test.n_rows, int(predicts[0])), 1
+            elif alpha <= 0:  # the tree as grown, as the chosen alpha 0 keeps it
+                predicted, n_leaves = predicts[reached], int(nodes.leaves.size)
             else:
-                pruned = nodes if pruner is None or alpha <= 0 else pruner.at(alpha)
-                predicted = pruned.value[leaves_of(node_walker(pruned, levels), batch)].argmax(axis=1)
-                n_leaves = int(pruned.leaves.size)
+                leaf, n_leaves = pruner.leaf_at(alpha)
+                predicted = predicts[leaf[reached]]
             right, leaves = scores.get(alpha, (0.0, 0))
             scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + n_leaves)
     if not scores:

@@ -535,8 +535,16 @@ def test_level_pruning_reaches_the_weakest_link_sequences_trees(seed: int, crite
     assume(nodes.n_nodes > 1)
     sequence, pruner = tree_module.PruningSequence(nodes), tree_module.LevelPruner(nodes)
     path = sequence.path
+    inner = nodes.feature >= 0
     for alpha in sorted({0.0, *path, *((a + b) / 2 for a, b in itertools.pairwise(path))}):
-        assert nodes_json([pruner.at(alpha)]) == nodes_json([sequence.at(alpha)]), alpha
+        steps = next((k for k, g in enumerate(path) if g > alpha + 1e-15), len(path))
+        removed = sequence.removed_at < steps
+        leaf, n_leaves = pruner.leaf_at(alpha)
+        mine_removed = leaf != np.arange(nodes.n_nodes)
+        assert np.array_equal(mine_removed, removed), alpha
+        collapsed = inner & ~removed & (leaf[np.where(inner, nodes.left, 0)] == np.arange(nodes.n_nodes))
+        assert np.array_equal(collapsed, (sequence.collapsed_at < steps) & ~removed), alpha
+        assert n_leaves == sequence.at(alpha).leaves.size, alpha
 
 
 def test_forest_progress_moves_in_steps_of_a_few_trees(monkeypatch: pytest.MonkeyPatch):
