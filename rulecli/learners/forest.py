@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rulecli import budget
+from rulecli.counting import encoded
 from rulecli.counting.binned import Binned
 from rulecli.dataset import Dataset
 from rulecli.display import counted
@@ -60,7 +61,7 @@ from rulecli.search.engine_grow import EngineGrower
 from rulecli.search.forest_grow import ForestGrower
 from rulecli.search.grow import GrowParams
 from rulecli.search.workers import cores, worker_map
-from rulecli.stats import bag_key, is_whole, poisson_draws
+from rulecli.stats import POISSON_CUTS, bag_key, hash_seed, is_whole, poisson_draws
 
 PD_FLOOR = 1e-3
 # rows x trees x features below which the forest is grown in this process: 344 rows x 100
@@ -131,15 +132,21 @@ def bootstrap_draws(seed: np.random.SeedSequence, rng: np.random.Generator, ds: 
     rows with replacement; Poisson(1) is the limit of that count as n grows). With
     fractional weights, ``rng`` draws each row in proportion to its weight, as many times as
     the weights sum to."""
-    if ds.weights is None:
-        return poisson_draws(np.arange(ds.n_rows), bag_key(seed)).astype(np.float64)
-    if is_whole(ds.weights):
-        units = int(ds.weights.sum())
-        return poisson_draws(np.arange(units), bag_key(seed)).astype(np.float64)
+    if ds.weights is None or is_whole(ds.weights):
+        return _unit_draws(ds.n_rows if ds.weights is None else int(ds.weights.sum()), bag_key(seed))
     cumulative = np.cumsum(ds.weights)
     draws = max(1, round(float(cumulative[-1])))
     picked = np.searchsorted(cumulative, rng.random(draws) * cumulative[-1], side="right")
     return np.bincount(np.minimum(picked, ds.n_rows - 1), minlength=ds.n_rows).astype(np.float64)
+
+
+def _unit_draws(units: int, key: tuple[int, int]) -> np.ndarray:
+    """:func:`poisson_draws` of units ``0..units-1``, compiled where the kernels are loaded."""
+    kernel = encoded.compiled_kernel(0)
+    if kernel is None:
+        return poisson_draws(np.arange(units), key).astype(np.float64)
+    salt, multiplier = key
+    return kernel.poisson_draws(units, hash_seed(salt), multiplier, np.array(POISSON_CUTS, dtype=np.int64))
 
 
 def bootstrap_weights(seed: np.random.SeedSequence, rng: np.random.Generator, ds: Dataset) -> np.ndarray:

@@ -39,3 +39,18 @@ def test_no_two_bags_alike():
 def test_bags_depend_on_the_seed_alone():
     a, b = _bags(500, 3, seed=7), _bags(500, 3, seed=7)
     assert np.array_equal(a, b) and not np.array_equal(a, _bags(500, 3, seed=8))
+
+
+def test_compiled_draws_are_numpys():
+    """A forest on a large table draws its bags by the compiled kernel, a small one by NumPy:
+    the same seed must draw the same bag either way (the model file depends on it)."""
+    from rulecli.counting import kernel
+    from rulecli.stats import hash_seed
+
+    cuts = np.array(POISSON_CUTS, dtype=np.int64)
+    for seed in np.random.SeedSequence(5).spawn(25):
+        key = bag_key(seed)
+        salt, multiplier = key
+        for n in (0, 1, 3, 10_000):
+            expected = poisson_draws(np.arange(n), key).astype(np.float64)
+            assert np.array_equal(kernel.poisson_draws(n, hash_seed(salt), multiplier, cuts), expected), (seed, n)
