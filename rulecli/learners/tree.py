@@ -198,8 +198,8 @@ class PruningSequence:
         """The sequence up to the first weakest link above ``until`` (all of it by default):
         :meth:`at` holds for alphas up to ``until``."""
         path, collapsed_at = _weakest_links(nodes, until)
-        # a node is removed at the earliest collapse among its strict ancestors (parents
-        # come before their children in depth-first order)
+        # a node is removed at the earliest collapse among its strict ancestors (set level
+        # by level from the root)
         removed_at = np.full(nodes.n_nodes, len(path), dtype=np.int64)
         for level in levels(nodes.feature, nodes.left, nodes.right):
             split = level[nodes.feature[level] >= 0]
