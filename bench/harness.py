@@ -10,6 +10,8 @@ import signal
 import statistics
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +48,19 @@ if proc.returncode != 0:
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 """
+
+
+def cpu_seconds() -> float:
+    """This process's CPU seconds: every thread, and the worker processes it waited for."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def clock(call: Callable[[], object]) -> tuple[object, tuple[float, float]]:
+    """What ``call`` returns, and its (wall, CPU) seconds in this process."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    out = call()
+    return out, (time.perf_counter() - wall, cpu_seconds() - cpu)
 
 
 def _run_once(cmd: list[str], timeout: float | None) -> tuple[float, float] | None:

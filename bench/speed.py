@@ -18,13 +18,12 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 from covering import ANCHOR_PYTHON
-from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, arff_as_csv, split_arff, synthetic, usage
+from harness import OUT, ROOT, RULECLI, WEKA_DATASETS, arff_as_csv, clock, split_arff, synthetic, usage
 from trees import REGRESSION_DATASETS, ours, sklearn
 
 from rulecli import io
@@ -54,17 +53,6 @@ def _split(n: int) -> tuple[Path, Path]:
         df[:cut].write_parquet(paths[0])
         df[cut:].write_parquet(paths[1])
     return paths
-
-
-def _cpu() -> float:
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
-
-
-def _clock(call: Callable[[], object]) -> tuple[object, Timing]:
-    wall, cpu = time.perf_counter(), _cpu()
-    out = call()
-    return out, (time.perf_counter() - wall, _cpu() - cpu)
 
 
 def _median(runs: list) -> tuple:
@@ -158,10 +146,10 @@ def forest_phases(repeats: int) -> tuple[dict, dict]:
     ds, train, test = _training()
 
     def mine() -> dict:
-        model, fit = _clock(lambda: fit_forest(ds, ForestParams(trees=100, jobs=2)))
-        scored, score = _clock(lambda: evaluate_model(model, io.scan_table(str(test)), truth_expr(model)))
+        model, fit = clock(lambda: fit_forest(ds, ForestParams(trees=100, jobs=2)))
+        scored, score = clock(lambda: evaluate_model(model, io.scan_table(str(test)), truth_expr(model)))
         target = OUT / "speed_forest.json"
-        _, save = _clock(lambda: target.write_text(dumps(model)))
+        _, save = clock(lambda: target.write_text(dumps(model)))
         accuracy = scored["accuracy"]  # type: ignore[index]
         return {"fit": fit, "score": score, "save": save, "accuracy": accuracy, "bytes": target.stat().st_size}
 
@@ -174,7 +162,7 @@ def forest_depth(repeats: int) -> tuple[dict, dict]:
 
     def mine() -> dict:
         params = ForestParams(trees=100, max_depth=DEPTH, jobs=2)
-        model, fit = _clock(lambda: fit_forest(ds, params))
+        model, fit = clock(lambda: fit_forest(ds, params))
         return {"fit": fit, "accuracy": evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]}
 
     return _in_turn(repeats, mine, lambda: _anchor("forest-depth", str(train), str(test), str(DEPTH)))
@@ -186,7 +174,7 @@ def tree_default(repeats: int) -> tuple[dict, dict]:
     ds, train, test = _training()
 
     def mine() -> dict:
-        model, fit = _clock(lambda: fit_tree(ds, TreeParams()))
+        model, fit = clock(lambda: fit_tree(ds, TreeParams()))
         accuracy = evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]
         return {"fit": fit, "accuracy": accuracy, "leaves": model_size(model)}
 
@@ -238,7 +226,7 @@ def forest_predict(repeats: int, data: Path) -> tuple[dict, dict]:
     subprocess.run([*fit, "-o", str(model), "-q"], check=True)
     cmd = [*RULECLI, "predict", str(model), str(data), "--proba", "-o", str(OUT / "speed_preds.parquet")]
     return _in_turn(
-        repeats, lambda: _process(cmd, 1800) or {}, lambda: _anchor("forest-predict", str(train), str(data), str(DEPTH))
+        repeats, lambda: _process(cmd, 1800), lambda: _anchor("forest-predict", str(train), str(data), str(DEPTH))
     )
 
 
@@ -286,22 +274,15 @@ def tree_million(repeats: int) -> tuple[dict, dict]:
     """A fully grown tree on 700,000 rows, and LightGBM's one tree of as many leaves."""
     ds, train, test = _training(1_000_000)
 
+    leaves: list[int] = []  # the anchor's LightGBM tree grows as many leaves as rulecli's last
+
     def mine() -> dict:
-        model, fit = _clock(lambda: fit_tree(ds, TreeParams(ccp_alpha=0.0)))  # fully grown, as scikit-learn's default
+        model, fit = clock(lambda: fit_tree(ds, TreeParams(ccp_alpha=0.0)))  # fully grown, as scikit-learn's default
         accuracy = evaluate_model(model, io.scan_table(str(test)), truth_expr(model))["accuracy"]
-        return {"fit": fit, "accuracy": accuracy, "leaves": model_size(model)}
+        leaves.append(model_size(model))
+        return {"fit": fit, "accuracy": accuracy, "leaves": leaves[-1]}
 
-    leaves: list[int] = []
-
-    def theirs() -> dict | None:
-        return _anchor("tree", str(train), str(test), str(leaves[0]))
-
-    def mine_first() -> dict:
-        result = mine()
-        leaves[:] = [result["leaves"]]
-        return result
-
-    return _in_turn(repeats, mine_first, theirs)
+    return _in_turn(repeats, mine, lambda: _anchor("tree", str(train), str(test), str(leaves[-1])))
 
 
 def _t(t: tuple | None, limit: str = "did not finish") -> str:

@@ -18,28 +18,27 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from harness import clock
 from sk_anchor import encode
 
 TARGET = "class"
 
 
-def _cpu() -> float:
-    times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
-
-
-def timed(call):
-    wall, cpu = time.perf_counter(), _cpu()
-    out = call()
-    return out, [time.perf_counter() - wall, _cpu() - cpu]
+# settings both LightGBM runs share: leaves as small as scikit-learn's, its 255 bins
+LIGHTGBM = {
+    "min_child_samples": 1,
+    "min_child_weight": 1e-3,
+    "max_bin": 255,
+    "n_jobs": 2,
+    "verbose": -1,
+    "random_state": 0,
+}
 
 
 def _read(train_path: str, test_path: str):
@@ -56,12 +55,12 @@ def forest_phases(train_path: str, test_path: str) -> dict:
 
     x_train, y_train, x_test, y_test = _read(train_path, test_path)
     model = RandomForestClassifier(n_estimators=100, n_jobs=2, random_state=0)
-    _, fit = timed(lambda: model.fit(x_train, y_train))
-    proba, score = timed(lambda: model.predict_proba(x_test))
+    _, fit = clock(lambda: model.fit(x_train, y_train))
+    proba, score = clock(lambda: model.predict_proba(x_test))
     accuracy = float(np.mean(model.classes_[proba.argmax(axis=1)] == y_test))
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "forest.joblib"
-        _, save = timed(lambda: joblib.dump(model, target))
+        _, save = clock(lambda: joblib.dump(model, target))
         size = target.stat().st_size
     return {"fit": fit, "score": score, "save": save, "accuracy": accuracy, "bytes": size}
 
@@ -75,7 +74,7 @@ def forest_depth(train_path: str, test_path: str, depth: str) -> dict:
 
     x_train, y_train, x_test, y_test = _read(train_path, test_path)
     forest = RandomForestClassifier(n_estimators=100, max_depth=int(depth), n_jobs=2, random_state=0)
-    _, sk_fit = timed(lambda: forest.fit(x_train, y_train))
+    _, sk_fit = clock(lambda: forest.fit(x_train, y_train))
     features = x_train.shape[1]
     rf = lightgbm.LGBMClassifier(
         boosting_type="rf",
@@ -85,14 +84,9 @@ def forest_depth(train_path: str, test_path: str, depth: str) -> dict:
         bagging_freq=1,
         bagging_fraction=0.632,  # the share of distinct rows in a bootstrap sample
         feature_fraction_bynode=math.isqrt(features) / features,
-        min_child_samples=1,
-        min_child_weight=1e-3,
-        max_bin=255,
-        n_jobs=2,
-        verbose=-1,
-        random_state=0,
+        **LIGHTGBM,
     )
-    _, lgb_fit = timed(lambda: rf.fit(x_train, y_train))
+    _, lgb_fit = clock(lambda: rf.fit(x_train, y_train))
     return {
         "sklearn_fit": sk_fit,
         "sklearn_accuracy": float(np.mean(forest.predict(x_test) == y_test)),
@@ -107,16 +101,15 @@ def forest_predict(train_path: str, data_path: str, depth: str) -> dict:
     x_train, y_train, x_data, _ = _read(train_path, data_path)
     model = RandomForestClassifier(n_estimators=100, max_depth=int(depth), n_jobs=2, random_state=0)
     model.fit(x_train, y_train)
-    _, seconds = timed(lambda: model.predict_proba(x_data))
+    _, seconds = clock(lambda: model.predict_proba(x_data))
     return {"predict": seconds, "rows": int(x_data.shape[0])}
 
 
-def tree_default(train_path: str, test_path: str) -> dict:
+def _sklearn_tree(x_train, y_train, x_test, y_test) -> dict:
     from sklearn.tree import DecisionTreeClassifier
 
-    x_train, y_train, x_test, y_test = _read(train_path, test_path)
     model = DecisionTreeClassifier(random_state=0)
-    _, fit = timed(lambda: model.fit(x_train, y_train))
+    _, fit = clock(lambda: model.fit(x_train, y_train))
     return {
         "sklearn_fit": fit,
         "sklearn_accuracy": float(np.mean(model.predict(x_test) == y_test)),
@@ -124,25 +117,19 @@ def tree_default(train_path: str, test_path: str) -> dict:
     }
 
 
+def tree_default(train_path: str, test_path: str) -> dict:
+    return _sklearn_tree(*_read(train_path, test_path))
+
+
 def tree(train_path: str, test_path: str, leaves: str) -> dict:
     import lightgbm
 
-    out = tree_default(train_path, test_path)
     x_train, y_train, x_test, y_test = _read(train_path, test_path)
+    out = _sklearn_tree(x_train, y_train, x_test, y_test)
     # one tree grown leaf-wise to the same number of leaves, from LightGBM's histograms: the
     # floor a histogram tree learner reaches
-    booster = lightgbm.LGBMClassifier(
-        n_estimators=1,
-        num_leaves=int(leaves),
-        learning_rate=1.0,
-        min_child_samples=1,
-        min_child_weight=1e-3,
-        max_bin=255,
-        n_jobs=2,
-        verbose=-1,
-        random_state=0,
-    )
-    _, lgb_fit = timed(lambda: booster.fit(x_train, y_train))
+    booster = lightgbm.LGBMClassifier(n_estimators=1, num_leaves=int(leaves), learning_rate=1.0, **LIGHTGBM)
+    _, lgb_fit = clock(lambda: booster.fit(x_train, y_train))
     return out | {
         "lightgbm_fit": lgb_fit,
         "lightgbm_accuracy": float(np.mean(booster.predict(x_test) == y_test)),
