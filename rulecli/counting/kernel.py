@@ -20,6 +20,10 @@ import numpy as np
 # imported through the forest's kernel, which chooses where Numba caches what it compiles
 from rulecli.model.tree_walk import numba
 
+# isort: split
+# (after the import above, which sets Numba's environment before Numba is loaded)
+from numba.cpython.unsafe.numbers import trailing_zeros
+
 
 @numba.njit(cache=True, parallel=True)
 def _counts(slots, rows, labels, n_labels, n_slots):
@@ -107,47 +111,36 @@ def cells(codes, data_rows, labels, weights, unit, starts, take, n_bins, n_label
     keys = np.empty(bound, dtype=np.int64)
     sums = np.empty((bound, n_labels))
     missing = np.zeros((p, n_labels))
-    scratch = np.zeros((n_bins, n_labels))
-    touched = np.zeros(n_bins, dtype=np.bool_)
-    seen = np.empty(n_bins, dtype=np.int64)
+    scratch = np.zeros((n_bins + 1, n_labels))  # the missing values' bin last
+    # the bins a node's rows reached, one bit each: the row loop sets bits without a
+    # branch, and the cells are read out in ascending order from the set bits alone (a
+    # flag per bin with a list of the bins reached, sorted per node, took twice as long)
+    n_words = (n_bins + 64) // 64
+    mark = np.zeros(n_words, dtype=np.uint64)
+    one = np.uint64(1)
     n = 0
     for q in range(p):
         if not take[q]:
             continue
-        m = 0
         for i in range(starts[q], starts[q + 1]):
             b = codes[data_rows[i]]
-            w = 1.0 if unit else weights[i]
-            if b == n_bins:
-                missing[q, labels[i]] += w
-                continue
-            if not touched[b]:
-                touched[b] = True
-                seen[m] = b
-                m += 1
-            scratch[b, labels[i]] += w
-        if 8 * m >= n_bins:  # most bins: read them all in order
-            m = 0
-            for b in range(n_bins):
-                if touched[b]:
-                    seen[m] = b
-                    m += 1
-        else:  # a few: sort them where they are (insertion sort; no array to allocate)
-            for a in range(1, m):
-                b = seen[a]
-                c = a
-                while c > 0 and seen[c - 1] > b:
-                    seen[c] = seen[c - 1]
-                    c -= 1
-                seen[c] = b
-        for a in range(m):
-            b = seen[a]
-            keys[n] = q * n_bins + b
-            for k in range(n_labels):
-                sums[n, k] = scratch[b, k]
-                scratch[b, k] = 0.0
-            touched[b] = False
-            n += 1
+            scratch[b, labels[i]] += 1.0 if unit else weights[i]
+            mark[b >> 6] |= one << np.uint64(b & 63)
+        for k in range(n_labels):
+            missing[q, k] = scratch[n_bins, k]
+            scratch[n_bins, k] = 0.0
+        mark[n_bins >> 6] &= ~(one << np.uint64(n_bins & 63))
+        for word in range(n_words):
+            x = mark[word]
+            mark[word] = 0
+            while x != 0:
+                b = word * 64 + trailing_zeros(x)
+                x &= x - one  # the lowest set bit cleared
+                keys[n] = q * n_bins + b
+                for k in range(n_labels):
+                    sums[n, k] = scratch[b, k]
+                    scratch[b, k] = 0.0
+                n += 1
     return keys[:n], sums[:n], missing
 
 

@@ -147,3 +147,42 @@ def test_the_compiled_scan_gives_numpys_gains_and_winners_to_the_bit(
             + [sorted(best.left_codes.items()), sorted(best.right_codes.items())]
         )
     assert results[0] == results[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_bins=st.sampled_from([1, 2, 63, 64, 65, 200, 255, 300]),
+    nodes=st.integers(1, 5),
+    unit=st.booleans(),
+)
+def test_the_compiled_cells_are_numpys_cells(seed: int, n_bins: int, nodes: int, unit: bool):
+    """Each node's non-empty cells in ascending order of bin, with their sums, and its
+    missing values' sums: bins across the bitmap's 64-bit words, byte and int32 codes, and
+    rows of weight 0 (a cell they reach is kept, empty of weight, as NumPy keeps it)."""
+    from rulecli.counting import kernel
+
+    rng = np.random.default_rng(seed)
+    n_rows, n_labels = 300, 3
+    codes = rng.integers(0, n_bins + 1, n_rows).astype(np.uint8 if n_bins < 256 else np.int32)
+    sizes = rng.integers(0, 60, nodes)
+    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    data_rows = rng.choice(n_rows, int(starts[-1]))
+    labels = rng.integers(0, n_labels, data_rows.size)
+    weights = np.where(rng.random(data_rows.size) < 0.2, 0.0, rng.random(data_rows.size))
+    take = rng.random(nodes) < 0.8
+    keys, sums, missing = kernel.cells(codes, data_rows, labels, weights, unit, starts, take, n_bins, n_labels)
+    w = np.ones(data_rows.size) if unit else weights
+    want_keys, want_sums = [], []
+    for q in np.flatnonzero(take):
+        rows = slice(starts[q], starts[q + 1])
+        code = codes[data_rows[rows]].astype(np.int64)
+        flat = np.bincount(code * n_labels + labels[rows], w[rows], (n_bins + 1) * n_labels)
+        cell = flat.reshape(n_bins + 1, n_labels)
+        reached = np.unique(code[code < n_bins])
+        want_keys.extend(q * n_bins + reached)
+        want_sums.extend(cell[reached])
+        assert np.array_equal(missing[q], cell[n_bins])
+    assert np.array_equal(keys, np.array(want_keys, dtype=np.int64))
+    assert np.array_equal(sums, np.array(want_sums).reshape(-1, n_labels))
+    assert not missing[~take].any()
