@@ -61,25 +61,51 @@ def fill(numeric, codes, is_categorical, unseen, lo, hi, cells):
 
 
 @numba.njit(cache=True, inline="always")
-def descend(root, depth, cells, meta, test, directions, at):
+def _step(i, at, cells, meta, test, directions):
+    """Row i one level down from its node; True where it moved (a leaf keeps it)."""
+    node = at[i]
+    m = meta[node]
+    x = cells[i, np.uint64(m >> 32 & 0x7FFFFFFF)]
+    go_left = directions[np.uint64(test[node]), np.uint64(x)] == 1 if m < 0 else x < test[node]
+    nxt = np.uint64(m & 0xFFFFFFFF) + np.uint64(1 - go_left)
+    at[i] = nxt
+    return nxt != node
+
+
+@numba.njit(cache=True, inline="always")
+def descend(root, depth, cells, meta, test, directions, at, active):
     """Walk a block's rows down one tree a level at a time. A leaf is its own left
     child and always sends rows left, so every row can take the same steps and the
     loop has no branch that depends on data but the numeric/categorical test.
 
+    Once fewer than an eighth of the rows still move, only those are walked on:
+    ``active`` lists them, and a row that stays on its leaf drops out without a branch.
+    A deep tree's rows mostly stop long before its deepest leaf, where one row kept the
+    whole block walking (100 full trees over 30,000 rows: 0.43 -> 0.28 s). Listed
+    sooner (at half) the deep trees gained a little more (0.23 s) but trees of depth 8,
+    whose rows mostly walk to the end, lost a tenth to the list's indirection.
     Node ids and indices are unsigned: Numba checks a signed index for a negative
     value on every read, which cost a fifth of the walk."""
     at[:] = root
+    n_rows = at.size
+    n_active = -1  # walking every row
     for _ in range(depth):
-        moved = np.uint64(0)
-        for i in range(at.size):
-            node = at[i]
-            m = meta[node]
-            x = cells[i, np.uint64(m >> 32 & 0x7FFFFFFF)]
-            go_left = directions[np.uint64(test[node]), np.uint64(x)] == 1 if m < 0 else x < test[node]
-            nxt = np.uint64(m & 0xFFFFFFFF) + np.uint64(1 - go_left)
-            moved |= nxt ^ node
-            at[i] = nxt
-        if moved == 0:  # a deep tree's rows mostly stop long before its deepest leaf
+        moved = 0
+        if n_active < 0:
+            for i in range(n_rows):  # a count, not a list: a store here held back the loads
+                moved += _step(i, at, cells, meta, test, directions)
+            if 8 * moved < n_rows:  # list the rows not on a leaf (its own left child)
+                n_active = 0
+                for i in range(n_rows):
+                    active[n_active] = i
+                    n_active += (meta[at[i]] & 0xFFFFFFFF) != at[i]
+        else:
+            for a in range(n_active):
+                i = active[a]
+                active[moved] = i
+                moved += _step(i, at, cells, meta, test, directions)
+            n_active = moved
+        if moved == 0:
             break
 
 
@@ -109,8 +135,9 @@ def walk(
         cells = np.empty((hi - lo, 2 * numeric.shape[0]))
         fill(numeric, codes, is_categorical, unseen, lo, hi, cells)
         at = np.empty(hi - lo, dtype=np.uint64)
+        active = np.empty(hi - lo, dtype=np.uint64)
         for t in range(roots.size):
-            descend(np.uint64(roots[t]), depths[t], cells, meta, test, directions, at)
+            descend(np.uint64(roots[t]), depths[t], cells, meta, test, directions, at, active)
             for i in range(hi - lo):
                 if every or use[t, lo + i]:
                     for k in range(shares.shape[1]):
