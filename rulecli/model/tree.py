@@ -17,6 +17,7 @@ over depth, not rows — and averaging leaf distributions (or values).
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from collections.abc import Mapping
@@ -414,19 +415,34 @@ class Walkers:
         directions = np.zeros((int(rows_before[-1]), width), dtype=np.int8)  # a tree's row when it has none
         directions[row] = missing_left[cat_nodes, None]
         # every level sent left, then every level sent right (a level on both sides goes
-        # right), set in two assignments; a level the schema does not list: no row has it
-        places: tuple[list[int], list[int]] = ([], [])
-        sent: tuple[list[int], list[int]] = ([], [])
-        local = (cat_nodes - offsets[cat_tree]).tolist()
-        for r, t, i, f in zip(row.tolist(), cat_tree.tolist(), local, feature[cat_nodes].tolist(), strict=True):
-            tree, index = self.nodes[t], self.codes_of[f]
-            for side, levels in enumerate((tree.left_levels[i], tree.right_levels[i])):
-                codes = [index[v] for v in levels if v in index]
-                places[side].extend([r] * len(codes))
-                sent[side].extend(codes)
-        directions[places[0], sent[0]] = 1
-        directions[places[1], sent[1]] = 0
+        # right), set in two assignments; a level the schema does not list: no row has it.
+        # The levels of all nodes are flattened into one list and looked up feature by
+        # feature by C's own loop (map over dict.get): a Python loop per node and level
+        # took 0.33 s for 100 trees' 145,000 level splits
+        features = feature[cat_nodes]
+        for side, value in ((0, 1), (1, 0)):
+            sets = self._level_sets(cat_tree, cat_nodes - offsets[cat_tree], side)
+            sizes = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+            levels = np.array(list(itertools.chain.from_iterable(sets)), dtype=object)
+            places, of = np.repeat(row, sizes), np.repeat(features, sizes)
+            codes = np.full(places.size, -1, dtype=np.int64)
+            for f in np.unique(of).tolist():
+                on = of == f
+                lookup = self.codes_of[f].get
+                codes[on] = np.fromiter(map(lookup, levels[on], itertools.repeat(-1)), dtype=np.int64)
+            listed = codes >= 0
+            directions[places[listed], codes[listed]] = value
         return directions, slot
+
+    def _level_sets(self, tree_of: np.ndarray, local: np.ndarray, side: int) -> list[tuple[str, ...]]:
+        """The levels that categorical nodes (tree, index in it) send left (side 0) or right."""
+        sets: list[tuple[str, ...]] = []
+        bounds = np.flatnonzero(np.diff(tree_of, prepend=-1, append=-1))  # cat nodes come tree by tree
+        for lo, hi in itertools.pairwise(bounds.tolist()):
+            tree = self.nodes[int(tree_of[lo])]
+            levels = tree.left_levels if side == 0 else tree.right_levels
+            sets.extend(map(levels.__getitem__, local[lo:hi].tolist()))
+        return sets
 
 
 def walkers(model: TreeModel, rows: np.ndarray | None = None) -> Walkers:
