@@ -230,26 +230,26 @@ def forest_predict(repeats: int, data: Path) -> tuple[dict, dict]:
     )
 
 
-BARE = """
-import sys, polars as pl
-rule = (pl.col("x0") >= 0.196) & (pl.col("x1") <= 0.137)
+# the bare scan: one rule of two conditions, tested on every row and written out
+RULE = 'rule = (pl.col("x0") >= 0.196) & (pl.col("x1") <= 0.137)'
+SINK = """
 pl.scan_parquet(sys.argv[1]).select(
     pl.when(rule).then(pl.lit("pos")).otherwise(pl.lit("neg")).alias("prediction")
 ).sink_parquet(sys.argv[2])
 """
+BARE = "import sys, polars as pl\n" + RULE + SINK
 
 # the same scan reading every column the model's rules read (each tested for missing
 # values, a test that is always true), so that the rule's answer waits on all of them:
 # what reading the model's columns costs before any rule is tested
-BARE_COLUMNS = """
-import json, sys, polars as pl
-rule = (pl.col("x0") >= 0.196) & (pl.col("x1") <= 0.137)
+BARE_COLUMNS = (
+    "import json, sys, polars as pl\n"
+    + RULE
+    + """
 used = sorted({c["column"] for r in json.load(open(sys.argv[3]))["rules"] for c in r["conditions"]})
-read = pl.sum_horizontal([pl.col(c).is_null() for c in used]) >= 0
-pl.scan_parquet(sys.argv[1]).select(
-    pl.when(rule & read).then(pl.lit("pos")).otherwise(pl.lit("neg")).alias("prediction")
-).sink_parquet(sys.argv[2])
-"""
+rule = rule & (pl.sum_horizontal([pl.col(c).is_null() for c in used]) >= 0)"""
+    + SINK
+)
 
 DUCKDB = """
 import sys, duckdb

@@ -114,7 +114,8 @@ def cells(codes, data_rows, labels, weights, unit, starts, take, n_bins, n_label
     scratch = np.zeros((n_bins + 1, n_labels))  # the missing values' bin last
     # the bins a node's rows reached, one bit each: the row loop sets bits without a
     # branch, and the cells are read out in ascending order from the set bits alone (a
-    # flag per bin with a list of the bins reached, sorted per node, took twice as long)
+    # flag per bin with a list of the bins reached, sorted per node: 0.25-0.30 s against
+    # 0.20 s for one 70,000-row tree's counts, both with int32 codes)
     n_words = (n_bins + 64) // 64
     mark = np.zeros(n_words, dtype=np.uint64)
     one = np.uint64(1)

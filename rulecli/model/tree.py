@@ -418,7 +418,7 @@ class Walkers:
         # right), set in two assignments; a level the schema does not list: no row has it.
         # The levels of all nodes are flattened into one list and looked up feature by
         # feature by C's own loop (map over dict.get): a Python loop per node and level
-        # took 0.33 s for 100 trees' 145,000 level splits
+        # took 0.052-0.065 s for 20 trees' 14,500 level splits, this 0.024-0.057 s
         features = feature[cat_nodes]
         for side, value in ((0, 1), (1, 0)):
             sets = self._level_sets(cat_tree, cat_nodes - offsets[cat_tree], side)
