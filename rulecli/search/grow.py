@@ -509,9 +509,19 @@ class Grower:
         labels = self.y[rows]
         weights = labels if self.unit else self.w[rows]  # unused when unit
         everywhere = np.ones(len(nodes), dtype=bool)
+        # where the compiled scan of the cuts applies (see _compiled_cuts), a numeric
+        # feature's count, cuts and winners are one compiled call
+        fused = self.params.criterion == "gini" and (self.n_channels == 2 or self.whole_sums)
+        if fused:
+            node_stats = np.ascontiguousarray(node_stats, dtype=np.float64)
+            node_impurity = np.ascontiguousarray(node_impurity, dtype=np.float64)
         for j in range(self.data.n_features):
             take = everywhere if allowed is None else allowed[:, j]
             if not take.any():
+                continue
+            if fused and not self.data.categorical[j] and (self.signs is None or not self.signs[j]):
+                batch = (data_rows, labels, weights, starts, take)
+                self._numeric_splits(kernel, j, batch, node_stats, node_impurity, best)
                 continue
             keys, cell_sums, missing_sums = kernel.cells(
                 self.data.codes[j],
@@ -525,6 +535,39 @@ class Grower:
                 self.n_channels,
             )
             self._cell_splits(j, keys, cell_sums, missing_sums, node_stats, node_impurity, best)
+
+    def _numeric_splits(
+        self,
+        kernel: ModuleType,
+        j: int,
+        batch: tuple[np.ndarray, ...],
+        node_stats: np.ndarray,
+        node_impurity: np.ndarray,
+        best: Best,
+    ) -> None:
+        """Numeric feature ``j``'s cells, cuts and winners in one compiled call (``batch``:
+        the data rows, labels, weights, nodes' starts and the nodes to count)."""
+        data_rows, labels, weights, starts, take = batch
+        kernel.numeric_splits(
+            self.data.codes[j],
+            data_rows,
+            labels,
+            weights,
+            self.unit,
+            starts,
+            take,
+            self.data.n_bins[j],
+            self.n_channels,
+            node_stats,
+            node_impurity,
+            float(self.params.min_samples_leaf),
+            j,
+            best.gain,
+            best.feature,
+            best.bin,
+            best.missing_left,
+            best.apart,
+        )
 
     def _feature_splits(
         self,

@@ -66,12 +66,13 @@ def test_each_path_is_the_one_taken():
     ds = prepare_dataset(_table(200, 1, True, ("p", "q")), DataSpec(target="y", weights="w"))
     calls = []
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("cells", "directions", "deal", "gini_cuts", "record_winners"):
+        for name in ("cells", "directions", "deal", "gini_cuts", "record_winners", "numeric_splits"):
             original = getattr(kernel, name)
             patch.setattr(kernel, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
         patch.setattr(encoded, "KERNEL_CELLS", 0)
         fit_tree(ds, TreeParams(ccp_alpha=0.0))
-        assert {"cells", "directions", "deal", "gini_cuts", "record_winners"} <= set(calls)
+        # numeric features: one fused call; categorical ones: the count, scan and winners apart
+        assert {"cells", "directions", "deal", "gini_cuts", "record_winners", "numeric_splits"} <= set(calls)
         calls.clear()
         patch.setattr(encoded, "compiled_kernel", lambda cells: None)
         fit_tree(ds, TreeParams(ccp_alpha=0.0))
