@@ -144,11 +144,11 @@ def tree_nodes(
             names[place[o]] = tuple(data.levels[grown.feature[o]][c] for c in codes[o])
         return tuple(names)
 
-    def children(ids: list[int]) -> np.ndarray:
+    def children(ids: list[int] | np.ndarray) -> np.ndarray:
         old = np.array(ids, dtype=np.int64)[order]
         return np.where(old >= 0, new_id[np.maximum(old, 0)], -1).astype(np.int32)
 
-    stats = np.stack(grown.stats)[order]
+    stats = np.array(grown.stats)[order]  # np.stack checks each of a forest's million rows
     if regression:
         weight = stats[:, 0]
         value = (stats[:, 1] / np.where(weight > 0, weight, 1.0) + centre)[:, None]

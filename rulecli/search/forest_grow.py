@@ -151,19 +151,20 @@ class ForestGrower(Grower):
             name: np.array(getattr(g, name))
             for name in ("feature", "threshold", "missing_left", "depth", "impurity", "improvement")
         }
+        stats = np.array(g.stats)
         out = []
         for t in range(len(self.rngs)):
             mine = grouped[firsts[t] : firsts[t] + sizes[t]]
-            picked = {name: values[mine].tolist() for name, values in columns.items()}
             listed = mine.tolist()
+            # each tree's numbers stay arrays (tree_nodes makes arrays of them again)
             out.append(
                 GrownTree(
                     left_codes=[g.left_codes[node] for node in listed],
                     right_codes=[g.right_codes[node] for node in listed],
-                    left=left[mine].tolist(),
-                    right=right[mine].tolist(),
-                    stats=[g.stats[node] for node in listed],
-                    **picked,
+                    left=left[mine],
+                    right=right[mine],
+                    stats=stats[mine],
+                    **{name: values[mine] for name, values in columns.items()},
                 )
             )
         return out

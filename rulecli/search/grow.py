@@ -76,19 +76,21 @@ class GrowParams:
 
 @dataclass
 class GrownTree:
-    """Nodes in creation order (root 0); see :class:`rulecli.model.tree.TreeNodes`."""
+    """Nodes in creation order (root 0); see :class:`rulecli.model.tree.TreeNodes`. Lists
+    while growing; a forest's trees, dealt back from the forest's nodes, hold arrays."""
 
-    feature: list[int] = field(default_factory=list)
-    threshold: list[float] = field(default_factory=list)
+    feature: list[int] | np.ndarray = field(default_factory=list)
+    threshold: list[float] | np.ndarray = field(default_factory=list)
     left_codes: list[tuple[int, ...]] = field(default_factory=list)
     right_codes: list[tuple[int, ...]] = field(default_factory=list)
-    missing_left: list[bool] = field(default_factory=list)
-    left: list[int] = field(default_factory=list)
-    right: list[int] = field(default_factory=list)
-    depth: list[int] = field(default_factory=list)
-    stats: list[np.ndarray] = field(default_factory=list)  # class weights, or (w, Σwy, Σwy²)
-    impurity: list[float] = field(default_factory=list)
-    improvement: list[float] = field(default_factory=list)  # F_r
+    missing_left: list[bool] | np.ndarray = field(default_factory=list)
+    left: list[int] | np.ndarray = field(default_factory=list)
+    right: list[int] | np.ndarray = field(default_factory=list)
+    depth: list[int] | np.ndarray = field(default_factory=list)
+    # class weights, or (w, Σwy, Σwy²), a row per node
+    stats: list[np.ndarray] | np.ndarray = field(default_factory=list)
+    impurity: list[float] | np.ndarray = field(default_factory=list)
+    improvement: list[float] | np.ndarray = field(default_factory=list)  # F_r
 
 
 # ------------------------------------------------------------------------- impurity
@@ -200,6 +202,9 @@ class Grower:
         # order of addition, so the compiled scan may add them its own way (see _compiled_cuts)
         self.whole_sums = not self.regression and bool(np.all(w == np.floor(w))) and float(w.sum()) < WHOLE_SUMS
         self.tree = GrownTree()
+        # the nodes made last (first id, their channel sums): the next count reads their
+        # sums from here, not from a row per node (see _node_stats)
+        self.fresh: tuple[int, np.ndarray] = (0, np.zeros((0, 0)))
         self.node_rows: dict[int, np.ndarray] = {}
         self.split_bin: dict[int, int] = {}  # numeric splits: the last bin sent left
         self.root_weight = 1.0
@@ -235,16 +240,27 @@ class Grower:
         t.right.extend([-1] * k)
         t.depth.extend(depths)
         t.stats.extend(list(stats))
+        self.fresh = (first, stats)
         t.impurity.extend(impurity(stats, self.params.criterion).tolist())
         t.improvement.extend([0.0] * k)
         for i, rows in enumerate(pieces):
             self.node_rows[first + i] = rows
         return first
 
+    def _node_stats(self, nodes: list[int]) -> np.ndarray:
+        """The nodes' channel sums, a row each: taken from the sums the nodes were made with
+        where they are all among the last made (a level's children are), which spares a
+        row per node (a forest's level has thousands)."""
+        first, fresh = self.fresh
+        at = np.asarray(nodes, dtype=np.int64) - first
+        if at.size and at.min() >= 0 and at.max() < fresh.shape[0]:
+            return fresh[at]
+        return stats_of(self.tree, nodes)
+
     def _splittable(self, nodes: list[int]) -> list[int]:
         p = self.params
         t = self.tree
-        w = node_weight(stats_of(t, nodes), self.regression)
+        w = node_weight(self._node_stats(nodes), self.regression)
         ok = (w >= p.min_samples_split) & (w >= 2 * p.min_samples_leaf)
         ok &= np.array([t.impurity[n] for n in nodes]) > self._tolerance(nodes)
         if p.max_depth is not None:
@@ -317,7 +333,7 @@ class Grower:
             return
         best = self._best_splits(candidates)
         t = self.tree
-        weight = node_weight(stats_of(t, candidates), self.regression)
+        weight = node_weight(self._node_stats(candidates), self.regression)
         finite = np.isfinite(best.gain)
         f_all = np.where(finite, best.gain, 0.0) * weight / self._root_weights(candidates)
         worth = finite & (f_all + 1e-15 >= self.params.min_impurity_decrease)
@@ -474,7 +490,7 @@ class Grower:
         p = len(nodes)
         rows = np.concatenate([self.node_rows[n] for n in nodes])
         local = np.repeat(np.arange(p, dtype=np.int64), [self.node_rows[n].size for n in nodes])
-        node_stats = stats_of(t, nodes)
+        node_stats = self._node_stats(nodes)
         node_impurity = np.array([t.impurity[n] for n in nodes])
         allowed = self._feature_choice(nodes)
         best = Best.none(p)
