@@ -463,6 +463,23 @@ def test_the_compiled_walk_adds_up_exactly_what_the_numpy_walk_does(n: int, regr
     assert plans["kernel"].equals(plans["numpy"])
 
 
+def test_trees_packed_once_are_reused_only_for_the_same_trees_layout_and_levels(small_forest):
+    """Scoring a forest right after its fit reuses the trees its out-of-bag error packed;
+    other trees (equal, not the same), another batch layout or other level codes pack anew."""
+    _, _, _, forest = small_forest
+    first = tree_model.walkers(forest).packed
+    assert tree_model.walkers(forest).packed is first
+    # the batch rows of the model's features in their own order: the same layout
+    assert tree_model.walkers(forest, np.arange(len(forest.features))).packed is first
+    swapped = np.array([1, 0, 2])  # x0 and x1 in each other's batch rows
+    other_layout = tree_model.walkers(forest, swapped).packed
+    assert other_layout is not first and not np.array_equal(other_layout.meta, first.meta)
+    copies = dataclasses.replace(forest, trees=tuple(dataclasses.replace(t) for t in forest.trees))
+    assert tree_model.walkers(copies).packed is not first
+    relevelled = tree_model.Walkers(forest.trees, [{}, {}, {"r": 0, "q": 1, "p": 2}])
+    assert not np.array_equal(relevelled.packed.directions, tree_model.walkers(forest).packed.directions)
+
+
 def _noisy_split(n: int, seed: int) -> pl.DataFrame:
     rng = np.random.default_rng(seed)
     x, z = rng.uniform(0, 1, n).round(3), rng.uniform(0, 1, n).round(3)
