@@ -371,8 +371,8 @@ class Walkers:
     def packed(self) -> Packed:
         layout = None if self.rows is None or np.array_equal(self.rows, np.arange(len(self.codes_of))) else self.rows
         for trees, rows, codes_of, packed in _LAST_PACKED:
-            same_trees = len(trees) == len(self.nodes) and all(t() is n for t, n in zip(trees, self.nodes))
-            if same_trees and np.array_equal(rows, layout) and codes_of == self.codes_of:  # type: ignore[arg-type]
+            same_trees = len(trees) == len(self.nodes) and all(t() is n for t, n in zip(trees, self.nodes, strict=True))
+            if same_trees and np.array_equal(rows, layout) and codes_of == self.codes_of:
                 return packed
         packed = self._pack()
         _LAST_PACKED[:] = [([weakref.ref(n) for n in self.nodes], layout, self.codes_of, packed)]
