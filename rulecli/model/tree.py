@@ -341,8 +341,13 @@ class Packed:
 # The trees packed last (held weakly), with the batch layout and level codes they were
 # packed for: a forest grown here packs its trees for its out-of-bag error, and scoring
 # it right after (``forest --test``), or its permutation importances, packed them again
-# (0.22-0.31 s for 100 fully grown trees)
+# (0.22-0.31 s for 100 fully grown trees). Forgotten when the first tree goes, so a
+# process holds no forest's packed arrays (47 MB for those trees) past the forest.
 _LAST_PACKED: list[tuple[list[weakref.ref[TreeNodes]], np.ndarray | None, list[dict[str, int]], Packed]] = []
+
+
+def _forget_packed(_: weakref.ref[TreeNodes]) -> None:
+    _LAST_PACKED.clear()
 
 
 @dataclass(frozen=True)
@@ -375,7 +380,8 @@ class Walkers:
             if same_trees and np.array_equal(rows, layout) and codes_of == self.codes_of:
                 return packed
         packed = self._pack()
-        _LAST_PACKED[:] = [([weakref.ref(n) for n in self.nodes], layout, self.codes_of, packed)]
+        trees = [weakref.ref(self.nodes[0], _forget_packed), *map(weakref.ref, self.nodes[1:])]
+        _LAST_PACKED[:] = [(trees, layout, self.codes_of, packed)]
         return packed
 
     def _pack(self) -> Packed:

@@ -38,6 +38,7 @@ class EngineGrower(Grower):
         self.centre = 0.0
         self.n_channels = len(table.schema.target.classes)
         self.tree = GrownTree()
+        self.fresh = (0, np.zeros((0, 0)))
         self.node_rows = {}
         self.split_bin = {}
         self.root_weight = 1.0

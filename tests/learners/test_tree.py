@@ -4,6 +4,7 @@ node-by-node reference, missing values, pruning, OOB error and importances recom
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import math
 
@@ -478,6 +479,11 @@ def test_trees_packed_once_are_reused_only_for_the_same_trees_layout_and_levels(
     assert tree_model.walkers(copies).packed is not first
     relevelled = tree_model.Walkers(forest.trees, [{}, {}, {"r": 0, "q": 1, "p": 2}])
     assert not np.array_equal(relevelled.packed.directions, tree_model.walkers(forest).packed.directions)
+    # kept no longer than the trees: the copies' packing goes with them
+    assert tree_model.walkers(copies).packed is tree_model._LAST_PACKED[0][3]
+    del copies
+    gc.collect()
+    assert not tree_model._LAST_PACKED
 
 
 def _noisy_split(n: int, seed: int) -> pl.DataFrame:
