@@ -638,14 +638,10 @@ class Grower:
                 j, cell_node, cell_bin[None], cell_sums[None], missing_sums, node_stats, node_impurity, best, None
             )
             return
-        shares = self._level_orders(cell_sums)
-        k, n = len(shares), cell_node.size
-        # each order's cells by node, then share, then level, all in one sort whose first
-        # key is the order: each block is what sorting that order alone gives
-        order = np.lexsort(
-            (np.tile(cell_bin, k), np.concatenate(shares), np.tile(cell_node, k), np.repeat(np.arange(k), n))
-        )
-        order = order.reshape(k, n) - (np.arange(k) * n)[:, None]
+        # each order's cells by node, then share, then level: the cells come by node and
+        # level already, so a stable sort by node and share keeps ties in level order (per
+        # order two keys: 2-3x faster than one sort of four keys over all orders at once)
+        order = np.stack([np.lexsort((share, cell_node)) for share in self._level_orders(cell_sums)])
         # nodes come first in every order, so the node of each position is the same in all
         self._scan(
             j, cell_node[order[0]], cell_bin[order], cell_sums[order], missing_sums, node_stats, node_impurity, best, j
