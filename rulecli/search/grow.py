@@ -150,6 +150,10 @@ class Best:
     left_codes: dict[int, tuple[int, ...]]
     right_codes: dict[int, tuple[int, ...]]
 
+    def numeric(self) -> tuple[np.ndarray, ...]:
+        """What a numeric split records, in the compiled kernels' order."""
+        return self.gain, self.feature, self.bin, self.missing_left, self.apart
+
     @classmethod
     def none(cls, p: int) -> Best:
         """No split found yet for any of ``p`` nodes."""
@@ -531,59 +535,19 @@ class Grower:
         if fused:
             node_stats = np.ascontiguousarray(node_stats, dtype=np.float64)
             node_impurity = np.ascontiguousarray(node_impurity, dtype=np.float64)
+        msl = float(self.params.min_samples_leaf)
         for j in range(self.data.n_features):
             take = everywhere if allowed is None else allowed[:, j]
             if not take.any():
                 continue
+            # what the count (kernel.cells) reads, which the fused call reads first too
+            counted = (self.data.codes[j], data_rows, labels, weights, self.unit, starts, take)
+            counted += (self.data.n_bins[j], self.n_channels)
             if fused and not self.data.categorical[j] and (self.signs is None or not self.signs[j]):
-                batch = (data_rows, labels, weights, starts, take)
-                self._numeric_splits(kernel, j, batch, node_stats, node_impurity, best)
+                kernel.numeric_splits(*counted, node_stats, node_impurity, msl, j, *best.numeric())
                 continue
-            keys, cell_sums, missing_sums = kernel.cells(
-                self.data.codes[j],
-                data_rows,
-                labels,
-                weights,
-                self.unit,
-                starts,
-                take,
-                self.data.n_bins[j],
-                self.n_channels,
-            )
+            keys, cell_sums, missing_sums = kernel.cells(*counted)
             self._cell_splits(j, keys, cell_sums, missing_sums, node_stats, node_impurity, best)
-
-    def _numeric_splits(
-        self,
-        kernel: ModuleType,
-        j: int,
-        batch: tuple[np.ndarray, ...],
-        node_stats: np.ndarray,
-        node_impurity: np.ndarray,
-        best: Best,
-    ) -> None:
-        """Numeric feature ``j``'s cells, cuts and winners in one compiled call (``batch``:
-        the data rows, labels, weights, nodes' starts and the nodes to count)."""
-        data_rows, labels, weights, starts, take = batch
-        kernel.numeric_splits(
-            self.data.codes[j],
-            data_rows,
-            labels,
-            weights,
-            self.unit,
-            starts,
-            take,
-            self.data.n_bins[j],
-            self.n_channels,
-            node_stats,
-            node_impurity,
-            float(self.params.min_samples_leaf),
-            j,
-            best.gain,
-            best.feature,
-            best.bin,
-            best.missing_left,
-            best.apart,
-        )
 
     def _feature_splits(
         self,
@@ -847,11 +811,7 @@ def _record_winners(
             np.ascontiguousarray(cuts.starts, dtype=np.int64),
             np.ascontiguousarray(cell_node, dtype=np.int64),
             j,
-            best.gain,
-            best.feature,
-            best.bin,
-            best.missing_left,
-            best.apart,
+            *best.numeric(),
         )
     if categorical is None:  # a node's level sets are read only where a categorical feature won
         return
