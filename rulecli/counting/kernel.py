@@ -426,17 +426,13 @@ def _cell_places(keys, n_bins):
     n = keys.size
     cell_node = keys // n_bins
     cell_bin = (keys % n_bins).reshape((1, n))
-    n_starts = 0
-    for i in range(n):
-        if i == 0 or cell_node[i] != cell_node[i - 1]:
-            n_starts += 1
-    first = np.empty(n_starts, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
     s = 0
     for i in range(n):
         if i == 0 or cell_node[i] != cell_node[i - 1]:
             first[s] = i
             s += 1
-    return cell_node, cell_bin, first
+    return cell_node, cell_bin, first[:s]
 
 
 @numba.njit(cache=True)

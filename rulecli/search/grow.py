@@ -529,9 +529,9 @@ class Grower:
         labels = self.y[rows]
         weights = labels if self.unit else self.w[rows]  # unused when unit
         everywhere = np.ones(len(nodes), dtype=bool)
-        # where the compiled scan of the cuts applies (see _compiled_cuts), a numeric
-        # feature's count, cuts and winners are one compiled call
-        fused = self.params.criterion == "gini" and (self.n_channels == 2 or self.whole_sums)
+        # where the compiled scan of the cuts applies, a numeric feature's count, cuts and
+        # winners are one compiled call
+        fused = self._gini_compiles(self.n_channels)
         if fused:
             node_stats = np.ascontiguousarray(node_stats, dtype=np.float64)
             node_impurity = np.ascontiguousarray(node_impurity, dtype=np.float64)
@@ -651,6 +651,17 @@ class Grower:
         base = np.where(starts[:, None] > 0, cum[..., np.maximum(starts - 1, 0), :], 0.0)
         return cum - base[..., segment, :]
 
+    def _gini_compiles(self, n_classes: int) -> bool:
+        """Whether the compiled Gini scan gives NumPy's gains to the bit for ``n_classes``
+        class sums per cell. NumPy adds a node's class sums in BLAS's order, which the
+        compiled loop does not reproduce, except for two classes (a sum of two doubles is
+        the same in either order) or whole-number sums (exact in any order); weighted rows
+        of more classes, entropy (Numba's log2 is not NumPy's) and regression keep the
+        NumPy form."""
+        if self.regression or self.params.criterion != "gini":
+            return False
+        return n_classes == 2 or self.whole_sums
+
     def _compiled_cuts(
         self,
         cell_node: np.ndarray,
@@ -662,14 +673,8 @@ class Grower:
         starts: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The cuts of Gini without a monotone constraint from the compiled scan, once the
-        kernels are loaded; None otherwise. NumPy adds a node's class sums in BLAS's order,
-        which the compiled loop does not reproduce to the bit, except for two classes (a
-        sum of two doubles is the same in either order) or whole-number sums (exact in any
-        order); weighted rows of more classes, entropy (Numba's log2 is not NumPy's) and
-        regression keep the NumPy form."""
-        if self.regression or sign or self.params.criterion != "gini":
-            return None
-        if cell_sums.shape[-1] != 2 and not self.whole_sums:
+        kernels are loaded and :meth:`_gini_compiles`; None otherwise."""
+        if sign or not self._gini_compiles(cell_sums.shape[-1]):
             return None
         kernel = encoded.compiled_kernel(0)  # loaded by a large batch's counts
         if kernel is None:
