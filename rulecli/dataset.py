@@ -37,7 +37,7 @@ from rulecli.schema import (
     temporal_unit,
 )
 from rulecli.search.workers import cores
-from rulecli.stats import tallies, tally
+from rulecli.stats import class_groups, tallies, tally
 
 MAX_NUMERIC_CLASSES = 50
 REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308
@@ -157,6 +157,11 @@ class Dataset(TargetView):
         if self.class_weights is not None:
             w = w * self.class_weights[self.y]
         return None if np.all(w == 1.0) else w
+
+    @functools.cached_property
+    def class_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows grouped by class, and each class's bounds among them (:func:`~rulecli.stats.class_groups`)."""
+        return class_groups(self.y, len(self.classes))
 
     def class_counts(self) -> np.ndarray:
         """Rows of each class, each counted by its weight (whole numbers stay integers)."""
@@ -296,8 +301,13 @@ def _prepare_target(
     return labels, Target(name, _sorted_labels(column))
 
 
-def _stray_text_in_numbers(series: pl.Series) -> str | None:
+def _stray_text_in_numbers(series: pl.Series, levels: tuple[str, ...]) -> str | None:
     """The first non-number in a text column whose values are otherwise (>= 90 %) numbers."""
+    # its levels first: where every one is a number or none is (nearly every column), no row
+    # need be parsed (4 columns of 1,000,000 rows: 123 ms)
+    numbers = pl.Series(levels, dtype=pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+    if numbers.null_count() in (0, len(levels)):
+        return None
     present = series.drop_nulls()
     if present.len() < 2:
         return None
@@ -540,7 +550,7 @@ def _prepare_feature(
     else:
         series = df.select(categorical_expr(name)).to_series().alias(PLAIN)
         levels = _sorted_labels(df.get_column(name))
-        stray = _stray_text_in_numbers(series)
+        stray = _stray_text_in_numbers(series, levels)
         if stray is not None:
             notes.append(
                 (
@@ -551,7 +561,7 @@ def _prepare_feature(
                     "missing one)",
                 )
             )
-    n_distinct = series.drop_nulls().n_unique()
+    n_distinct = _distinct_count(series, exact=kind == Kind.CATEGORICAL or df.schema[name].is_integer())
     distinct, present = counted or (n_distinct, series.len() - series.null_count())
     if distinct == 0:
         notes.append(("empty", name, f"column '{name}' has no values; skipped"))
@@ -572,6 +582,17 @@ def _prepare_feature(
 def quoted(name: str) -> str:
     """A column name as a shell word: pasted after an option, it names that column."""
     return shlex.quote(name)
+
+
+def _distinct_count(series: pl.Series, *, exact: bool) -> int:
+    """The column's distinct present values: counted where exact (what :func:`_left_out`
+    reads for text and whole numbers), else 0, 1 or 2 for none, one, or more than one (all
+    that tells an empty or constant column apart; 16 columns of 1,000,000 decimals: 0.32 s
+    counted, 0.02 s by their least and greatest)."""
+    present = series.drop_nulls()
+    if exact or present.len() == 0:
+        return present.n_unique()
+    return 1 if present.min() == present.max() else 2
 
 
 def _left_out(df: pl.DataFrame, name: str, kind: Kind, distinct: int, present: int) -> str | None:

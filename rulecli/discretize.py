@@ -33,6 +33,8 @@ METHODS = DISCRETIZERS
 SUPERVISED = frozenset({"mdlp", "min-bucket"})
 # sorted distinct present values and each value's position among them (stats.distinct_values)
 Distinct = tuple[np.ndarray, np.ndarray]
+# sorted distinct present values and each value's rows of each class (by weight)
+ValueCounts = tuple[np.ndarray, np.ndarray]
 
 
 def readable(
@@ -131,15 +133,15 @@ def compute_cuts(
     y: np.ndarray | None = None,
     n_classes: int = 0,
     weights: np.ndarray | None = None,
-    distinct: Distinct | None = None,
+    counted: ValueCounts | None = None,
 ) -> Cuts:
     """Learn cut points for one numeric column.
 
     ``values`` may hold NaN for missing entries; they are ignored. ``y`` holds class
     codes ``0..n_classes-1`` aligned with ``values`` (needed by supervised methods).
     ``weights`` count each row that many times (the cuts of the table with each row
-    written out ``k`` times, for whole ``k``). ``distinct``: the present values'
-    :func:`~rulecli.stats.distinct_values`, where the caller has them already.
+    written out ``k`` times, for whole ``k``). ``counted``: the present values' distinct
+    values and class counts (:func:`value_counts`), where the caller has them already.
 
     Examples
     --------
@@ -159,11 +161,11 @@ def compute_cuts(
     if method in SUPERVISED:
         if y is None:
             raise ParamError(f"method '{method}' needs a target column (`target`)")
-        labels = y[present]
         if method == "mdlp":
-            edges = _mdlp_edges(x, labels, n_classes, w)
+            edges = _mdlp_edges(x, y[present], n_classes, w)
             return Cuts(column, edges, True, low, high, method)
-        edges = _min_bucket_edges(x, labels, n_classes, bins, w, distinct)
+        values, counts = counted or value_counts(distinct_values(x), y[present], n_classes, w)
+        edges = _min_bucket_edges(values, counts, bins, w is None)
         return Cuts(column, edges, False, low, high, method)
     if method == "equal-width":
         edges = tuple(low + (high - low) * k / bins for k in range(1, bins)) if high > low else ()
@@ -249,19 +251,15 @@ def _mdlp_best_cut(xs: np.ndarray, cum: np.ndarray, start: int, stop: int) -> in
     return int(candidates[best]) if gain > threshold else None
 
 
-def _value_counts(
-    x: np.ndarray, y: np.ndarray, n_classes: int, w: np.ndarray | None, distinct: Distinct | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of ``x`` in order, and each one's class counts."""
-    values, inverse = distinct if distinct is not None else distinct_values(x)
+def value_counts(distinct: Distinct, y: np.ndarray, n_classes: int, w: np.ndarray | None) -> ValueCounts:
+    """The distinct values in order, and each one's rows of each class (counted by ``w``)."""
+    values, inverse = distinct
     # bincount adds in row order, as a loop would
     cell = inverse * n_classes + y
     return values, np.bincount(cell, weights=w, minlength=values.size * n_classes).reshape(values.size, n_classes)
 
 
-def _min_bucket_edges(
-    x: np.ndarray, y: np.ndarray, n_classes: int, min_bucket: int, w: np.ndarray | None, distinct: Distinct | None
-) -> tuple[float, ...]:
+def _min_bucket_edges(values: np.ndarray, counts: np.ndarray, min_bucket: int, whole: bool) -> tuple[float, ...]:
     """Weka OneR's interval construction (``weka.classifiers.rules.OneR.newNumericRule``).
 
     Weka walks the distinct values in order and merges the next value's bucket into the
@@ -278,8 +276,7 @@ def _min_bucket_edges(
     Where an interval would end is found for every starting bucket at once, in NumPy; the
     walk then only follows those ends from the first bucket.
     """
-    values, counts = _value_counts(x, y, n_classes, w, distinct)
-    m = values.size
+    m, n_classes = counts.shape
     # per class the running sums: prefix[k, i] is class k's count in the buckets before bucket i
     prefix = np.zeros((n_classes, m + 1), dtype=counts.dtype)
     for k in range(n_classes):
@@ -293,7 +290,7 @@ def _min_bucket_edges(
     # the next one), then past the run of buckets with the interval's majority.
     end = np.full(m, m, dtype=np.int64)
     for k in range(n_classes):
-        np.minimum(end, _reach(prefix[k], counts[:, k], min_bucket, w is None), out=end)
+        np.minimum(end, _reach(prefix[k], counts[:, k], min_bucket, whole), out=end)
     # the interval's largest class count and its first maximum, class by class
     top = prefix[0, end] - prefix[0, :-1]
     top_class = np.zeros(m, dtype=np.int64)
@@ -419,3 +416,15 @@ def interval_codes(cuts: Cuts, x: np.ndarray, distinct: Distinct | None = None) 
     codes = np.full(x.size, len(cuts.edges) + 1, dtype=np.int64)
     codes[~np.isnan(x)] = np.searchsorted(edges, values, side=side)[inverse]
     return codes
+
+
+def interval_counts(cuts: Cuts, values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each interval's rows of each class: the ``counts`` of the distinct ``values`` (in
+    order) that fall in it, without a number per row."""
+    side = "left" if cuts.right_closed else "right"
+    interval = np.searchsorted(np.asarray(cuts.edges), values, side=side)
+    # the values are in order, so each interval's values are a run: sums are differences of running sums
+    ends = np.searchsorted(interval, np.arange(len(cuts.edges) + 1), side="right")
+    running = np.zeros((values.size + 1, counts.shape[1]), dtype=counts.dtype)
+    np.cumsum(counts, axis=0, out=running[1:])
+    return np.diff(running[np.concatenate(([0], ends))], axis=0)

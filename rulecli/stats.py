@@ -257,3 +257,62 @@ def distinct_values(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inverse = np.empty(x.size, dtype=np.int64)
     inverse[order] = np.cumsum(first) - 1
     return ordered[first], inverse
+
+
+def class_groups(y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows grouped by class code (each class's rows in table order), and where each
+    class's group starts and ends: ``order[bounds[k]:bounds[k + 1]]`` are class k's rows."""
+    # 16-bit codes sort by NumPy's radix sort: one pass instead of a comparison sort
+    codes = y.astype(np.int16) if n_classes <= np.iinfo(np.int16).max else y
+    bounds = np.zeros(n_classes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(y, minlength=n_classes), out=bounds[1:])
+    return np.argsort(codes, kind="stable"), bounds
+
+
+# The strided sample that says whether a column has few distinct values, and the share of
+# distinct values in it above which the column is sorted whole instead of class by class
+SAMPLED_VALUES = 65_536
+MANY_DISTINCT = 0.5
+
+
+def class_counts_by_value(
+    x: np.ndarray, y: np.ndarray, n_classes: int, groups: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A numeric column's (NaN: missing) distinct present values in order, each one's rows
+    of each class, and each class's missing rows: unweighted counts, as
+    ``distinct_values`` and a bincount would give them. -0.0 and 0.0 are one value, 0.0.
+    ``groups``: :func:`class_groups` of ``y``.
+
+    With few distinct values each class's values are sorted alone (NumPy sorts values
+    without their positions 3-4x faster than it orders positions), and the classes' short
+    lists of distinct values are merged: 11-15 ms against 38-44 ms for 1,000,000 values
+    with 50-7,200 distinct ones. With many (a sample says which), the merge would cost more
+    than it saves, and the column is ordered whole."""
+    sample = x[:: max(1, x.size // SAMPLED_VALUES)]
+    sample = sample[~np.isnan(sample)]
+    if np.unique(sample).size > MANY_DISTINCT * sample.size:
+        present = ~np.isnan(x)
+        values, inverse = distinct_values(x[present])
+        counts = np.bincount(inverse * n_classes + y[present], minlength=values.size * n_classes)
+        return values, counts.reshape(values.size, n_classes), np.bincount(y[~present], minlength=n_classes)
+    order, bounds = groups
+    grouped = x[order]
+    grouped += 0.0
+    missing = np.zeros(n_classes, dtype=np.int64)
+    per_class = []
+    for k in range(n_classes):
+        ordered = grouped[bounds[k] : bounds[k + 1]]
+        ordered.sort()  # NaN sorts last
+        present = int(np.searchsorted(ordered, np.nan))
+        missing[k] = ordered.size - present
+        ordered = ordered[:present]
+        first = np.empty(present, dtype=bool)
+        first[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        per_class.append((ordered[starts], np.diff(starts, append=present)))
+    values = np.unique(np.concatenate([distinct for distinct, _ in per_class]))
+    counts = np.zeros((values.size, n_classes), dtype=np.int64)
+    for k, (distinct, count) in enumerate(per_class):
+        counts[np.searchsorted(values, distinct), k] = count
+    return values, counts, missing
