@@ -125,10 +125,13 @@ def _score_features(ds: Dataset | EngineTable, params: OneRParams, counted: dict
     scores = {}
     for name in names:
         rules = _rules_for(train, _cells(train, name, params))
-        predicted = held.frame.select(predict_expr(_list(train, rules))).to_series()
+        # rules that all predict one class compile to that class alone: a column of it per row
+        predicted = held.frame.with_columns(predict_expr(_list(train, rules)).alias(ds.target)).get_column(ds.target)
         errors = tally(float(weight.filter(predicted != truth).sum()))
-        counts = pl.DataFrame({"p": predicted, "t": truth, "w": weight}).group_by("p", "t").agg(pl.col("w").sum())
-        table = counts.pivot(on="t", index="p", values="w").drop("p").fill_null(0).to_numpy()
+        # predicted x true class, by weight (in class order, whatever the classes are called)
+        codes = predicted.cast(pl.Enum(list(ds.classes))).to_physical().to_numpy().astype(np.int64)
+        k = len(ds.classes)
+        table = np.bincount(codes * k + held.y, weights=weight.to_numpy(), minlength=k * k).reshape(k, k)
         scores[name] = (errors, held.total_weight, chi2_independence(table)[2])
     return scores
 

@@ -102,6 +102,17 @@ def test_validation_fraction_chooses_on_held_out_rows():
     assert held.info.training["judged_rows"] == 120
 
 
+def test_validation_fraction_scores_a_feature_whose_rules_all_predict_one_class():
+    """Such a feature's rules compile to one literal class: it is still judged on every
+    held-out row (1 of 6,000 before)."""
+    rng = np.random.default_rng(2)
+    n = 600
+    df = pl.DataFrame({"flat": rng.choice(["a", "b"], n), "cls": np.where(rng.random(n) < 0.8, "p", "q")})
+    model = fit_oner(prepare_dataset(df, DataSpec()), OneRParams(validation_fraction=0.3, seed=1))
+    assert model.info.training["judged_rows"] == 180
+    assert {r.prediction for r in model.rules} == {"p"}
+
+
 def test_same_input_same_bytes():
     a = dumps(fit_oner(_house(), OneRParams(seed=5)))
     b = dumps(fit_oner(_house(), OneRParams(seed=5)))
