@@ -27,6 +27,7 @@ A missing value never satisfies a condition.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -535,9 +536,9 @@ class _ClassLearner:
         if not bits.count(self.covers_bits(old) & rows_bits):
             return old
         grow_rows, prune_rows = self.split(bits.indices(rows_bits, self.enc.n_rows))
-        later = [self.covers(r, prune_rows) for r in rules[position + 1 :]]
-        if later:
-            prune_rows = prune_rows[~np.logical_or.reduce(later)]
+        if position + 1 < len(rules):  # the rows a later rule covers, as one bit set (not a mask per rule)
+            later = functools.reduce(np.bitwise_or, (self.covers_bits(r) for r in rules[position + 1 :]))
+            prune_rows = prune_rows[~bits.test(later, prune_rows)]
         replace = self.prune(self.grow(grow_rows), prune_rows, use_whole=True)
         revise_rows = grow_rows[self.covers(old, grow_rows)]
         revision = self.prune(self.grow(revise_rows, start=old), prune_rows, use_whole=True)
