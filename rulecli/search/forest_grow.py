@@ -14,8 +14,8 @@ from rulecli.search.grow import (
     GrowParams,
     draw_features,
     node_weight,
-    run_starts,
 )
+from rulecli.stats import run_starts
 
 
 class ForestGrower(Grower):

@@ -45,6 +45,7 @@ import numpy as np
 from rulecli import budget
 from rulecli.counting import encoded
 from rulecli.counting.binned import Binned
+from rulecli.stats import run_starts
 
 CRITERIA = ("gini", "entropy", "misclassification", "mse")
 PURE = 1e-12
@@ -762,14 +763,6 @@ def cut_at(values: np.ndarray, bounds: np.ndarray) -> list[np.ndarray]:
     without its two axis swaps per piece (a forest's level deals rows to thousands of nodes)."""
     edges = bounds.tolist()
     return [values[a:b] for a, b in itertools.pairwise(edges)]
-
-
-def run_starts(keys: np.ndarray) -> np.ndarray:
-    """True where a run of equal ``keys`` (sorted cells' nodes or trees) begins."""
-    first = np.empty(keys.size, dtype=bool)
-    first[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    return first
 
 
 def draw_features(rng: np.random.Generator, n_nodes: int, d: int, m: int) -> np.ndarray:
