@@ -8,7 +8,7 @@ the model can state them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -64,8 +64,7 @@ def cells_of(ds: Dataset, feature: Feature, method: str, bins: int) -> FeatureCe
     cuts = compute_cuts(
         feature.name, x, method, bins=bins, y=ds.y, n_classes=n_classes, weights=ds.weights, counted=counted
     )
-    cut = Feature(feature.name, feature.kind, feature.levels, cuts)
-    return FeatureCells(cut, interval_codes(cuts, x, distinct), len(cuts.edges) + 2)
+    return FeatureCells(replace(feature, cuts=cuts), interval_codes(cuts, x, distinct), len(cuts.edges) + 2)
 
 
 def class_table(ds: Dataset, feature: Feature, method: str, bins: int) -> tuple[Feature, np.ndarray]:
@@ -80,7 +79,7 @@ def class_table(ds: Dataset, feature: Feature, method: str, bins: int) -> tuple[
         values, counts, missing = class_counts_by_value(x, ds.y, n_classes, ds.class_groups)
         cuts = compute_cuts(feature.name, x, method, bins=bins, y=ds.y, n_classes=n_classes, counted=(values, counts))
         table = np.vstack([interval_counts(cuts, values, counts), missing])
-        return Feature(feature.name, feature.kind, feature.levels, cuts), table
+        return replace(feature, cuts=cuts), table
     cells = cells_of(ds, feature, method, bins)
     flat = np.bincount(cells.codes * n_classes + ds.y, weights=ds.weights, minlength=cells.n_cells * n_classes)
     return cells.feature, flat.reshape(cells.n_cells, n_classes)
