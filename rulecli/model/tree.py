@@ -331,6 +331,7 @@ class Packed:
 
     roots: np.ndarray
     depths: np.ndarray
+    listed_from: np.ndarray  # the level from which the walk lists the rows still moving
     meta: np.ndarray  # int64: pair | cell << 32, negative at categorical nodes
     test: np.ndarray  # float64: the threshold, or the row of ``directions``
     directions: np.ndarray
@@ -401,7 +402,7 @@ class Walkers:
         # a split on a level set has no threshold (serde refuses one with neither)
         categorical_node = (model_feature >= 0) & np.isnan(threshold)
         directions, slot = self._directions(categorical_node, offsets, model_feature, missing_left)
-        order, depths, meta, test = tree_walk.pack(
+        order, depths, listed_from, meta, test = tree_walk.pack(
             feature,
             threshold,
             missing_left,
@@ -410,10 +411,12 @@ class Walkers:
             offsets,
             categorical_node,
             slot,
+            np.concatenate([t.n_samples for t in nodes]).astype(np.float64),
         )
         return Packed(
             roots=offsets[:-1].copy(),
             depths=depths,
+            listed_from=listed_from,
             meta=meta,
             test=test,
             directions=directions,
