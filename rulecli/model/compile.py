@@ -349,6 +349,8 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
     row_of = np.full(len(model.features), -1, dtype=np.int64)
     row_of[[index[name] for name in used]] = np.arange(len(used))
     prepared = walkers(model, row_of)
+    # each categorical feature's levels as an Enum in code order: a level's place is its code
+    enums = [pl.Enum(list(levels[index[name]])) for name in used]
     regression = model.regression
     names = [f"proba_{c}" for c in model.classes]
     class_names = pl.Series(model.classes, dtype=pl.String)
@@ -363,7 +365,7 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
         fields |= {RULE: pl.String(), RULE_TEXT: pl.String()}
 
     def score(frame: pl.DataFrame) -> pl.DataFrame:
-        batch = _walk_input(frame, used, kinds, [levels[index[name]] for name in used])
+        batch = _walk_input(frame, used, kinds, enums)
         out = average_output(prepared, batch)
         columns: dict[str, object] = {}
         if regression:
@@ -388,7 +390,7 @@ def walk_expr(model: TreeModel, explain: bool = False) -> pl.Expr:
     return source.map_batches(batches, return_dtype=pl.Struct(fields), is_elementwise=True).alias(WALK)
 
 
-def _walk_input(frame: pl.DataFrame, used: list[str], kinds: dict[str, bool], levels: list[dict[str, int]]) -> Columns:
+def _walk_input(frame: pl.DataFrame, used: list[str], kinds: dict[str, bool], enums: list[pl.Enum]) -> Columns:
     """A batch of rows as tree-walk input: numbers (NaN missing) and level codes (-1 unseen or
     missing), a feature per row, each matrix made in one select (NaN reads as missing, as a
     null does)."""
@@ -403,7 +405,9 @@ def _walk_input(frame: pl.DataFrame, used: list[str], kinds: dict[str, bool], le
         (
             pl.repeat(-1, n, dtype=pl.Int32)
             if kinds[name]
-            else col(name).cast(pl.String).replace_strict(levels[k], default=-1, return_dtype=pl.Int32).fill_null(-1)
+            # replace_strict on a dict of levels to codes took twice as long (0.084 -> 0.045 s
+            # for 4 columns of 1M rows)
+            else col(name).cast(pl.String).cast(enums[k], strict=False).to_physical().cast(pl.Int32).fill_null(-1)
         ).alias(str(k))
         for k, name in enumerate(used)
     )
