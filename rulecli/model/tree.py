@@ -332,6 +332,7 @@ class Packed:
     roots: np.ndarray
     depths: np.ndarray
     listed_from: np.ndarray  # the level from which the walk lists the rows still moving
+    plain: bool  # no categorical node: splits on level sets were made numeric tests
     meta: np.ndarray  # int64: pair | cell << 32, negative at categorical nodes
     test: np.ndarray  # float64: the threshold, or the row of ``directions``
     directions: np.ndarray
@@ -402,26 +403,33 @@ class Walkers:
         # a split on a level set has no threshold (serde refuses one with neither)
         categorical_node = (model_feature >= 0) & np.isnan(threshold)
         directions, slot = self._directions(categorical_node, offsets, model_feature, missing_left)
-        order, depths, listed_from, meta, test = tree_walk.pack(
-            feature,
-            threshold,
-            missing_left,
-            np.concatenate([t.left for t in nodes]).astype(np.int64),
-            np.concatenate([t.right for t in nodes]).astype(np.int64),
-            offsets,
-            categorical_node,
-            slot,
-            np.concatenate([t.n_samples for t in nodes]).astype(np.float64),
-        )
+        left = np.concatenate([t.left for t in nodes]).astype(np.int64)
+        right = np.concatenate([t.right for t in nodes]).astype(np.int64)
+        weight = np.concatenate([t.n_samples for t in nodes]).astype(np.float64)
+        roots = offsets[:-1].copy()
+        # splits on level sets made numeric where that adds few nodes (a feature of many
+        # levels split every which way could add dozens a split)
+        plain = tree_walk.added_nodes(offsets, categorical_node, slot, directions)[-1] <= 2 * offsets[-1]
+        if plain:
+            order, roots, depths, listed_from, meta, test = tree_walk.pack_plain(
+                feature, threshold, missing_left, left, right, offsets, categorical_node, slot, directions, weight
+            )
+        else:
+            order, depths, listed_from, meta, test = tree_walk.pack(
+                feature, threshold, missing_left, left, right, offsets, categorical_node, slot, weight
+            )
+        shares = leaf_shares_of(np.concatenate([t.value for t in nodes])[np.maximum(order, 0)])
+        shares[order < 0] = 0.0  # added nodes are never a leaf
         return Packed(
-            roots=offsets[:-1].copy(),
+            roots=roots,
             depths=depths,
             listed_from=listed_from,
+            plain=bool(plain),
             meta=meta,
             test=test,
             directions=directions,
             categorical=np.unique(feature[categorical_node]),
-            shares=leaf_shares_of(np.concatenate([t.value for t in nodes])[order]),
+            shares=shares,
         )
 
     def _directions(

@@ -20,6 +20,7 @@ from rulecli.learners import tree as tree_module
 from rulecli.learners.forest import ForestParams, bootstrap_weights, fit_forest, partial_dependence
 from rulecli.learners.tree import TreeParams, fit_tree, prune
 from rulecli.model import tree as tree_model
+from rulecli.model import tree_walk
 from rulecli.model.compile import prediction_frame
 from rulecli.model.serde import dumps, loads, nodes_json
 from rulecli.model.text import parse_text
@@ -427,6 +428,24 @@ def test_the_compiled_walk_adds_up_exactly_what_the_numpy_walk_does(n: int, regr
     """Missing values both ways, the largest floats, ±inf (at prediction), a
     present-vs-missing column, categorical levels never seen in training, and more rows
     than one block of the kernel."""
+    assume(_walks_agree(n, regression, seed) is not None)
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_level_splits_walked_as_threshold_tests_or_in_a_second_pass_add_up_alike(plain, monkeypatch):
+    """The walk makes splits on level sets threshold tests on the levels' codes where
+    that adds few nodes, and else sends the rows at them on after each level: both as
+    the NumPy walk does."""
+    if not plain:  # as if the splits would add too many nodes
+        monkeypatch.setattr(tree_walk, "added_nodes", lambda *_: np.array([1 << 62]))
+    for seed in range(6):
+        packed = _walks_agree(300, seed % 2 == 1, seed)
+        assert packed is not None and packed.plain is plain
+
+
+def _walks_agree(n: int, regression: bool, seed: int) -> tree_model.Packed | None:
+    """Score a 7-tree forest by both walks, assert they agree, and return its packed
+    trees (None where the rows hold one class)."""
     rng = np.random.default_rng(seed)
     extreme = np.array([1.7e308, -1.7e308, np.finfo(np.float64).max, 0.5])
     x0 = np.where(rng.random(n) < 0.1, rng.choice(extreme, n), rng.normal(size=n).round(2))
@@ -443,7 +462,8 @@ def test_the_compiled_walk_adds_up_exactly_what_the_numpy_walk_does(n: int, regr
     df = pl.DataFrame(columns).with_columns(pl.col("x0", "flag").fill_nan(None), pl.Series("y", y))
     spec = DataSpec(target="y", numeric_target=True, target_type="regression" if regression else "classification")
     ds = prepare_dataset(df, spec)
-    assume(ds.regression or len(ds.classes) > 1)
+    if not (ds.regression or len(ds.classes) > 1):
+        return None
     forest = fit_forest(ds, ForestParams(trees=7, seed=seed % 1000, jobs=1))
     infinite = pl.Series(rng.choice([np.inf, -np.inf], n))
     scored = pl.concat(
@@ -455,13 +475,16 @@ def test_the_compiled_walk_adds_up_exactly_what_the_numpy_walk_does(n: int, regr
         * 3
     )
     plans = {}
-    for name, threshold in (("numpy", 1 << 62), ("kernel", 0)):
-        tree_model.MIN_WORK = threshold
+    # the walk chosen outright: by size it is the compiled one wherever Numba is loaded
+    pays = tree_model.compiled_walk_pays
+    for name, compiled in (("numpy", False), ("kernel", True)):
+        tree_model.compiled_walk_pays = lambda _, compiled=compiled: compiled
         try:
             plans[name] = prediction_frame(forest, scored.lazy(), proba=not regression).collect()
         finally:
-            tree_model.MIN_WORK = 1 << 20
+            tree_model.compiled_walk_pays = pays
     assert plans["kernel"].equals(plans["numpy"])
+    return tree_model.walkers(forest).packed
 
 
 def test_trees_packed_once_are_reused_only_for_the_same_trees_layout_and_levels(small_forest):
