@@ -20,7 +20,6 @@ from rulecli.learners import tree as tree_module
 from rulecli.learners.forest import ForestParams, bootstrap_weights, fit_forest, partial_dependence
 from rulecli.learners.tree import TreeParams, fit_tree, prune
 from rulecli.model import tree as tree_model
-from rulecli.model import tree_walk
 from rulecli.model.compile import prediction_frame
 from rulecli.model.serde import dumps, loads, nodes_json
 from rulecli.model.text import parse_text
@@ -436,8 +435,7 @@ def test_level_splits_walked_as_threshold_tests_or_in_a_second_pass_add_up_alike
     """The walk makes splits on level sets threshold tests on the levels' codes where
     that adds few nodes, and else sends the rows at them on after each level: both as
     the NumPy walk does."""
-    if not plain:  # as if the splits would add too many nodes
-        monkeypatch.setattr(tree_walk, "added_nodes", lambda *_: np.array([1 << 62]))
+    monkeypatch.setattr(tree_model.Walkers, "_plain_pays", staticmethod(lambda *_: plain))
     for seed in range(6):
         packed = _walks_agree(300, seed % 2 == 1, seed)
         assert packed is not None and packed.plain is plain
@@ -627,3 +625,27 @@ def test_out_of_bag_sums_are_the_same_by_the_compiled_walk_and_by_numpy(small_fo
         sums.append((oob.sums.tobytes(), oob.counts.tolist()))
     assert sums[0] == sums[1]
     assert min(sums[0][1]) > 0 and max(sums[0][1]) < params.trees
+
+
+def test_level_splits_are_made_threshold_tests_where_the_extra_steps_are_few():
+    """A split on k runs of levels takes up to ceil(log2 k) steps as threshold tests:
+    made so while the extra steps stay under half of all, weighed by training rows."""
+    pays = tree_model.Walkers._plain_pays
+    offsets = np.array([0, 3])  # one tree: a split and two leaves
+    split = np.array([True, False, False])
+    weight = np.array([10.0, 6.0, 4.0])
+    categorical = np.array([True, False, False])
+    slot = np.zeros(3, dtype=np.int64)
+    two_runs = np.array([[1, 1, 0, 0, 0]], dtype=np.int8)
+    alternating = np.array([[1, 0] * 20], dtype=np.int8)  # 40 runs: 5 extra steps at that split
+    assert pays(~split, slot, two_runs, offsets, split, weight)  # no categorical split
+    assert pays(categorical, slot, two_runs, offsets, split, weight)
+    assert not pays(categorical, slot, alternating, offsets, split, weight)
+    # 6 runs (2 extra steps) at a split of 10 rows of 100: under half the steps; at the root, over
+    six_runs = np.array([[1, 0, 1, 0, 1, 0]], dtype=np.int8)
+    offsets = np.array([0, 5])
+    split = np.array([True, True, False, False, False])
+    weight = np.array([100.0, 10.0, 90.0, 6.0, 4.0])
+    slot = np.zeros(5, dtype=np.int64)
+    assert pays(np.array([False, True, False, False, False]), slot, six_runs, offsets, split, weight)
+    assert not pays(np.array([True, False, False, False, False]), slot, six_runs, offsets, split, weight)
