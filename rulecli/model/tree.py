@@ -455,10 +455,9 @@ class Walkers:
             return True
         if tree_walk.added_nodes(offsets, categorical_node, slot, directions)[-1] > 2 * offsets[-1]:
             return False
-        runs = 1 + np.count_nonzero(np.diff(directions[slot[categorical_node]], axis=1), axis=1)
-        extra = np.maximum(np.ceil(np.log2(runs)), 1) - 1
+        extra = tree_walk.split_steps(categorical_node, slot, directions) - 1
         rows = weight if (weight[offsets[:-1]] > 0).all() else np.ones(weight.size)
-        return bool((rows[categorical_node] * extra).sum() < 0.5 * rows[split].sum())
+        return bool((rows * extra).sum() < 0.5 * rows[split].sum())
 
     def _directions(
         self, categorical_node: np.ndarray, offsets: np.ndarray, feature: np.ndarray, missing_left: np.ndarray

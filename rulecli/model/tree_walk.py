@@ -319,6 +319,19 @@ def _steps(k):
 
 
 @numba.njit(cache=True)
+def split_steps(categorical_node, slot, directions):
+    """Per categorical node, the steps its split takes as threshold tests (:func:`_steps`
+    of its runs of levels; 1 for a node that is not categorical)."""
+    starts = np.empty(directions.shape[1], dtype=np.int64)
+    sides = np.empty(directions.shape[1], dtype=np.int64)
+    steps = np.ones(categorical_node.size, dtype=np.int64)
+    for v in range(categorical_node.size):
+        if categorical_node[v]:
+            steps[v] = _steps(_runs(directions, slot[v], starts, sides))
+    return steps
+
+
+@numba.njit(cache=True)
 def added_nodes(offsets, categorical_node, slot, directions):
     """Per tree, the nodes :func:`pack_plain` adds to the trees before it (and in all)."""
     starts = np.empty(directions.shape[1], dtype=np.int64)
