@@ -409,13 +409,28 @@ class Walkers:
         left = np.concatenate([t.left for t in nodes]).astype(np.int64)
         right = np.concatenate([t.right for t in nodes]).astype(np.int64)
         weight = np.concatenate([t.n_samples for t in nodes]).astype(np.float64)
-        roots = offsets[:-1].copy()
-        plain = self._plain_pays(categorical_node, slot, directions, offsets, model_feature >= 0, weight)
+        # the nodes each tree's level splits would add as threshold tests, and the steps
+        # each split would take: counted once, for the choice and for the packing
+        added = tree_walk.added_nodes(offsets, categorical_node, slot, directions)
+        steps = tree_walk.split_steps(categorical_node, slot, directions)
+        plain = self._plain_pays(categorical_node, offsets, model_feature >= 0, weight, added, steps)
         if plain:
             order, roots, depths, listed_from, meta, test = tree_walk.pack_plain(
-                feature, threshold, missing_left, left, right, offsets, categorical_node, slot, directions, weight
+                feature,
+                threshold,
+                missing_left,
+                left,
+                right,
+                offsets,
+                categorical_node,
+                slot,
+                directions,
+                weight,
+                added,
+                steps,
             )
         else:
+            roots = offsets[:-1].copy()
             order, depths, listed_from, meta, test = tree_walk.pack(
                 feature, threshold, missing_left, left, right, offsets, categorical_node, slot, weight
             )
@@ -436,28 +451,26 @@ class Walkers:
     @staticmethod
     def _plain_pays(
         categorical_node: np.ndarray,
-        slot: np.ndarray,
-        directions: np.ndarray,
         offsets: np.ndarray,
         split: np.ndarray,
         weight: np.ndarray,
+        added: np.ndarray,
+        steps: np.ndarray,
     ) -> bool:
         """Whether the walk pays for making splits on level sets threshold tests
-        (:func:`rulecli.model.tree_walk.pack_plain`): a split on k runs of levels takes
-        up to ceil(log2 k) steps, not one, and the rows at the others are sent on in a
-        second pass, which took 40 % of a walk with levels of 5. Where the extra steps came to
-        94 % of the steps (20 features of up to 40 levels), both walks took as long, and
-        the larger trees longer to pack; where 4 % (levels of 5), the numeric tests walked
-        1.4 times as fast. So: extra steps under half, weighed by the training rows."""
-        from rulecli.model import tree_walk  # as in _pack
-
+        (:func:`rulecli.model.tree_walk.pack_plain`, which ``added`` nodes, and ``steps``
+        per split, describe): a split on k runs of levels takes up to ceil(log2 k) steps,
+        not one, and the rows at the others are sent on in a second pass, which took
+        40 % of a walk with levels of 5. Where the extra steps came to 94 % of the steps
+        (20 features of up to 40 levels), both walks took as long, and the larger trees
+        longer to pack; where 4 % (levels of 5), the numeric tests walked 1.4 times as
+        fast. So: extra steps under half, weighed by the training rows."""
         if not categorical_node.any():
             return True
-        if tree_walk.added_nodes(offsets, categorical_node, slot, directions)[-1] > 2 * offsets[-1]:
+        if added[-1] > 2 * offsets[-1]:
             return False
-        extra = tree_walk.split_steps(categorical_node, slot, directions) - 1
         rows = weight if (weight[offsets[:-1]] > 0).all() else np.ones(weight.size)
-        return bool((rows * extra).sum() < 0.5 * rows[split].sum())
+        return bool((rows * (steps - 1)).sum() < 0.5 * rows[split].sum())
 
     def _directions(
         self, categorical_node: np.ndarray, offsets: np.ndarray, feature: np.ndarray, missing_left: np.ndarray

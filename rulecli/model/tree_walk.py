@@ -347,7 +347,9 @@ def added_nodes(offsets, categorical_node, slot, directions):
 
 
 @numba.njit(cache=True)
-def pack_plain(feature, threshold, missing_left, left, right, offsets, categorical_node, slot, directions, weight):
+def pack_plain(
+    feature, threshold, missing_left, left, right, offsets, categorical_node, slot, directions, weight, added, steps
+):
     """:func:`pack` with every split on a level set made numeric: the levels' codes in
     order fall in runs that go the same way, and a split on runs is a small tree of
     threshold tests on the code (cell 2j holds it, cell 2j + 1 its negation, so that
@@ -360,7 +362,7 @@ def pack_plain(feature, threshold, missing_left, left, right, offsets, categoric
     40 % of the walk (100 trees of depth 8, 4 categorical features of 20). Returns each
     packed node's source (-1 if added), each tree's root, depth (longest path) and
     listed level, the words and the tests."""
-    size = offsets + added_nodes(offsets, categorical_node, slot, directions)  # where each tree's nodes begin
+    size = offsets + added  # where each tree's nodes begin
     n = size[-1]
     kind = np.zeros(n, dtype=np.int64)  # 0 leaf, 1 test, 2 forwarding
     cell = np.zeros(n, dtype=np.int64)
@@ -390,7 +392,7 @@ def pack_plain(feature, threshold, missing_left, left, right, offsets, categoric
                 thr[base + v] = np.inf if sides[0] == 1 else -np.inf
                 continue
             nxt = _split_runs(base, v, nxt, r, starts, sides, 2 * feature[g], weight[g], kind, cell, thr, pairs, w)
-    depths = _longest_paths(feature, left, right, offsets, categorical_node, slot, directions)
+    depths = _longest_paths(feature, left, right, offsets, steps)
     order, listed_from = _placed(kind, pairs, w, size, depths)
     meta, test = _words(order, kind, cell, thr, pairs, size)
     return source[order], size[:-1].copy(), depths, listed_from, meta, test
@@ -454,11 +456,9 @@ def _split_runs(base, v, nxt, r, starts, sides, code_cell, weight, kind, cell, t
 
 
 @numba.njit(cache=True)
-def _longest_paths(feature, left, right, offsets, categorical_node, slot, directions):
+def _longest_paths(feature, left, right, offsets, steps):
     """Each tree's longest path once its level splits are made numeric: down the tree as
-    grown, a split on k runs of levels takes _steps(k)."""
-    starts = np.empty(directions.shape[1], dtype=np.int64)
-    sides = np.empty(directions.shape[1], dtype=np.int64)
+    grown, each split takes its ``steps`` (see :func:`split_steps`)."""
     depths = np.zeros(offsets.size - 1, dtype=np.int64)
     for t in range(offsets.size - 1):
         start = offsets[t]
@@ -472,9 +472,8 @@ def _longest_paths(feature, left, right, offsets, categorical_node, slot, direct
             if feature[g] < 0:
                 depths[t] = max(depths[t], reach[v])
                 continue
-            k = _runs(directions, slot[g], starts, sides) if categorical_node[g] else 1
             for child in (left[g], right[g]):
-                reach[child] = reach[v] + _steps(k)
+                reach[child] = reach[v] + steps[g]
                 queue[tail] = child
                 tail += 1
     return depths

@@ -630,7 +630,13 @@ def test_out_of_bag_sums_are_the_same_by_the_compiled_walk_and_by_numpy(small_fo
 def test_level_splits_are_made_threshold_tests_where_the_extra_steps_are_few():
     """A split on k runs of levels takes up to ceil(log2 k) steps as threshold tests:
     made so while the extra steps stay under half of all, weighed by training rows."""
-    pays = tree_model.Walkers._plain_pays
+    from rulecli.model import tree_walk
+
+    def pays(categorical, slot, directions, offsets, split, weight):
+        added = tree_walk.added_nodes(offsets, categorical, slot, directions)
+        steps = tree_walk.split_steps(categorical, slot, directions)
+        return tree_model.Walkers._plain_pays(categorical, offsets, split, weight, added, steps)
+
     offsets = np.array([0, 3])  # one tree: a split and two leaves
     split = np.array([True, False, False])
     weight = np.array([10.0, 6.0, 4.0])
