@@ -187,28 +187,35 @@ class Dataset(TargetView):
         # numbered as the written-out table numbers them, so hashed samples draw as from it
         return dataclasses.replace(self.subset(rows), row_weights=None, class_weights=None, row_ids=None)
 
-    def numeric(self, name: str) -> np.ndarray:
-        """A numeric feature as float64 with NaN for missing (read-only, shared)."""
+    def numeric(self, name: str, *, keep: bool = True) -> np.ndarray:
+        """A numeric feature as float64 with NaN for missing (read-only, shared). ``keep``:
+        held for the next caller; without it, made for one use (by a caller that keeps a
+        compact form of its own) unless it is held already."""
         # no copy where the column is already float64 without nulls: a view of the frame's buffer
-        return self._array("numeric", name, lambda: np.asarray(self.frame.get_column(name).to_numpy(), np.float64))
+        return self._array(
+            "numeric", name, lambda: np.asarray(self.frame.get_column(name).to_numpy(), np.float64), keep
+        )
 
-    def codes(self, name: str) -> np.ndarray:
-        """A categorical feature as level codes; missing is ``len(levels)`` (read-only, shared)."""
+    def codes(self, name: str, *, keep: bool = True) -> np.ndarray:
+        """A categorical feature as level codes; missing is ``len(levels)`` (read-only, shared;
+        ``keep`` as for :meth:`numeric`)."""
 
         def encode() -> np.ndarray:
             levels = self.schema.feature(name).levels
             codes = self.frame.get_column(name).cast(pl.Enum(list(levels))).to_physical()
             return codes.fill_null(len(levels)).to_numpy().astype(np.int64)
 
-        return self._array("codes", name, encode)
+        return self._array("codes", name, encode, keep)
 
-    def _array(self, kind: str, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+    def _array(self, kind: str, name: str, make: Callable[[], np.ndarray], keep: bool) -> np.ndarray:
         key = (kind, name)
-        if key not in self._arrays:
-            array = make()
-            array.setflags(write=False)  # shared by every caller: nobody may change it
+        if key in self._arrays:
+            return self._arrays[key]
+        array = make()
+        array.setflags(write=False)  # shared by every caller: nobody may change it
+        if keep:
             self._arrays[key] = array
-        return self._arrays[key]
+        return array
 
     def subset(self, rows: np.ndarray) -> Dataset:
         """The same schema over a subset of rows (for validation splits and CV folds)."""

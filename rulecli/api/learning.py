@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from rulecli import budget, engines, io, learners
+from rulecli import budget, engines, io, learners, memory
 from rulecli.api.data import Data, engine_options, prepare, sorted_options, source_label
 from rulecli.api.scoring import evaluate, predict, read_costs, scan_for
 from rulecli.dataset import Dataset
@@ -176,6 +176,7 @@ def train(
     with budget.spending(share) as spent:
         model = with_costs(with_budget_record(fit_model(spec, ds, params, progress), spent), matrix)
     if test is not None:
+        memory.give_back()  # what the learner freed, before the test table is read
         lf, label = scan_for(model, test, **read.keywords())
         if model.target not in lf.collect_schema():
             raise InputError(f"{label}: target column '{model.target}' is not in the test data")

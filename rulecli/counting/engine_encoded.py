@@ -54,7 +54,6 @@ class EngineEncoded(Encoded):
             names=table.schema.feature_names,
             kinds=tuple(f.kind for f in features),
             levels=tuple(f.levels for f in features),
-            columns=(),
             distinct=tuple(highs[j] if j in numeric else None for j in range(len(features))),
             slots=np.zeros((len(slot_features), 0), dtype=np.int32),
             slot_offsets=offsets,

@@ -145,8 +145,8 @@ class _Matrix:
         cat = [j for j, k in enumerate(enc.kinds) if k == Kind.CATEGORICAL]
         n = enc.n_rows
         return cls(
-            np.vstack([enc.columns[j] for j in num]) if num else np.zeros((0, n)),
-            np.vstack([enc.columns[j] for j in cat]).astype(np.int64) if cat else np.zeros((0, n), np.int64),
+            np.vstack([enc.values(j) for j in num]) if num else np.zeros((0, n)),
+            np.vstack([enc.values(j) for j in cat]) if cat else np.zeros((0, n), np.int64),
             np.array(num, dtype=np.int64),
             np.array(cat, dtype=np.int64),
             np.array([len(enc.levels[j]) for j in cat], dtype=np.int64),

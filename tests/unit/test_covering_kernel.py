@@ -17,7 +17,8 @@ from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners import ripper
 from rulecli.learners.cn2 import CN2Params, fit_cn2
 from rulecli.learners.ripper import RipperParams, fit_ripper
-from rulecli.model.core import Op
+from rulecli.model.core import Closed, Condition, Op
+from rulecli.model.ops import ends
 from tests.unit._tables import by_numpy_and_by_kernel, features
 
 
@@ -66,14 +67,68 @@ def test_a_generator_other_than_pcg64_is_left_to_numpy():
     assert kernel.stratified_split(rng, np.arange(5), np.zeros(5, dtype=np.int64), 1, 3, False) is None
 
 
-@pytest.mark.parametrize("op", [Op.LE, Op.LT, Op.GE, Op.GT])
-def test_rows_kept_by_a_comparison_are_the_masks(op):
-    rng = np.random.default_rng(3)
-    column = rng.choice([np.nan, -np.inf, np.inf, -0.0, 0.0, 1.5, -2.0, 7.25], 5000)
-    rows = np.sort(rng.choice(5000, 3000, replace=False))
-    for value in (0.0, -0.0, 1.5, -np.inf, np.inf, np.nan, 3.0):
-        expected = rows[np.asarray(getattr(np.ndarray, f"__{op.name.lower()}__")(column[rows], value))]
-        np.testing.assert_array_equal(kernel.rows_compared(column, rows, encoded._COMPARED[op], value), expected)
+_VALUES = [np.nan, -0.0, 0.0, 1.5, -2.0, 7.25]  # a table to learn from holds no infinity
+_COMPARISONS = {
+    Op.LE: np.less_equal,
+    Op.LT: np.less,
+    Op.GE: np.greater_equal,
+    Op.GT: np.greater,
+    Op.EQ: np.equal,
+    Op.NE: np.not_equal,
+}
+
+
+def _ranked(seed: int) -> tuple[encoded.Encoded, np.ndarray, np.ndarray]:
+    """A column of the awkward values (missing, both zeros) encoded as ranks,
+    its values as read, and some of its rows."""
+    rng = np.random.default_rng(seed)
+    frame = pl.DataFrame({"x": rng.choice(_VALUES, 5000), "y": rng.choice(["a", "b"], 5000)})
+    ds = prepare_dataset(frame, DataSpec(target="y"))
+    return encoded.Encoded.from_dataset(ds), ds.numeric("x"), np.sort(rng.choice(5000, 3000, replace=False))
+
+
+def _kept(enc: encoded.Encoded, cond: Condition, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``cond`` keeps, by NumPy and by the compiled pass."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoded, "compiled_kernel", lambda cells: None)
+        by_numpy = enc.rows_where(cond, rows)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(encoded, "KERNEL_CELLS", 0)
+        by_kernel = enc.rows_where(cond, rows)
+    return by_numpy, by_kernel
+
+
+@pytest.mark.parametrize("op", list(_COMPARISONS))
+def test_a_comparison_made_on_ranks_keeps_the_rows_whose_values_compare_so(op):
+    """Tests on a number are made on its rank among the column's values: the same rows as
+    comparing the values themselves, where a missing value fails every test."""
+    enc, x, rows = _ranked(3)
+    assert np.isnan(x).any()
+    for value in (-0.0, 0.0, 1.5, -2.0, 7.25, 3.0, 1e300, -1e-300, -1e300):
+        cond = Condition("x", op, value)
+        with np.errstate(invalid="ignore"):
+            holds = _COMPARISONS[op](x, value) & ~np.isnan(x)
+        np.testing.assert_array_equal(enc.condition_mask(cond), holds)
+        np.testing.assert_array_equal(enc.condition_mask(cond, rows), holds[rows])
+        for kept in _kept(enc, cond, rows):
+            np.testing.assert_array_equal(kept, rows[holds[rows]])
+
+
+@pytest.mark.parametrize("closed", list(Closed))
+def test_an_interval_made_on_ranks_keeps_the_rows_whose_values_lie_in_it(closed):
+    enc, x, rows = _ranked(4)
+    with_low, with_high = ends(closed)
+    for low, high in [(-2.0, 1.5), (0.0, 0.0), (-0.0, 7.25), (-1e300, 1e300), (1.5, 1.5), (-3.0, 2.0), (8.0, 9.0)]:
+        cond = Condition("x", Op.INTERVAL, (low, high), closed=closed)
+        with np.errstate(invalid="ignore"):
+            holds = (x >= low if with_low else x > low) & (x <= high if with_high else x < high)
+        np.testing.assert_array_equal(enc.condition_mask(cond), holds)
+        for kept in _kept(enc, cond, rows):
+            np.testing.assert_array_equal(kept, rows[holds[rows]])
+    missing = Condition("x", Op.MISSING)
+    np.testing.assert_array_equal(enc.condition_mask(missing), np.isnan(x))
+    np.testing.assert_array_equal(enc.condition_mask(Condition("x", Op.PRESENT)), ~np.isnan(x))
+    assert all(np.array_equal(kept, rows[np.isnan(x[rows])]) for kept in _kept(enc, missing, rows))
 
 
 @settings(max_examples=60, deadline=None)
@@ -156,12 +211,12 @@ def test_each_path_is_the_one_taken():
     ds = prepare_dataset(_table(300, 1, None), DataSpec(target="y"))
     calls = []
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("stratified_split", "rows_compared"):
+        for name in ("stratified_split", "rows_in_slots"):
             original = getattr(kernel, name)
             patch.setattr(kernel, name, lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
         patch.setattr(encoded, "KERNEL_CELLS", 0)
         fit_ripper(ds, RipperParams())
-        assert {"stratified_split", "rows_compared"} <= set(calls)
+        assert {"stratified_split", "rows_in_slots"} <= set(calls)
         calls.clear()
         patch.setattr(encoded, "compiled_kernel", lambda cells: None)
         patch.setattr(ripper, "compiled_kernel", lambda cells: None)

@@ -72,7 +72,7 @@ def test_kernel_counts_what_numpy_counts_in_the_same_order(
         assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), field
     # and what they count is right: per label, the rows' weights with x <= v and x >= v
     w = np.ones(enc.n_rows) if enc.w is None else enc.w
-    x = enc.columns[enc.index("x")][rows]
+    x = enc.values(enc.index("x"))[rows]
     cand = th[enc.index("x")]
     for i, v in enumerate(cand.values):
         for label in range(n_labels):
@@ -84,7 +84,7 @@ def test_kernel_counts_what_numpy_counts_in_the_same_order(
     levels = categorical_candidates(enc, enc.index("c"), counts)
     for code in range(levels.shape[0]):
         for label in range(n_labels):
-            inside = (enc.columns[enc.index("c")][rows] == code) & (labels == label)
+            inside = (enc.values(enc.index("c"))[rows] == code) & (labels == label)
             assert levels[code, label] == pytest.approx(w[rows][inside].sum())
 
 
@@ -103,7 +103,7 @@ def test_condition_masks_of_a_subset_are_the_masks_of_all_rows_taken_there():
     ):
         full = enc.condition_mask(cond)
         assert np.array_equal(enc.condition_mask(cond, rows), full[rows]), cond
-    x = enc.columns[enc.index("x")]
+    x = enc.values(enc.index("x"))
     # a missing value satisfies neither a comparison nor its negation
     assert not enc.condition_mask(Condition("x", Op.NE, 0.1))[np.isnan(x)].any()
     assert not enc.condition_mask(Condition("c", Op.NE, "a"))[enc.missing_mask(enc.index("c"))].any()
