@@ -181,6 +181,14 @@ class _ClassLearner:
         # each rule's rows as bits: a rule is asked about again and again, and a million
         # rows are 125 kB this way against 1 MB as a mask
         self.bit_cache: dict[Conds, np.ndarray] = {}
+        # row sets (bits) whose positive/negative counts are known: all the class's rows and
+        # the last set asked for; see :meth:`_grow_counts`
+        self.counted: list[tuple[np.ndarray, np.ndarray]] = []
+
+    @functools.cached_property
+    def logs(self) -> np.ndarray:
+        """log2(k + 1) for every whole count k of rows, for the kernel's FOIL gains."""
+        return np.log2(np.arange(1.0, self.enc.n_rows + 2.0))
 
     # -- coverage -----------------------------------------------------------------
 
@@ -339,8 +347,41 @@ class _ClassLearner:
         grow_mask, prune_mask = ~prune[order], prune[order]
         return rows[order][grow_mask], rows[order][prune_mask]
 
-    def grow(self, rows: np.ndarray, start: Conds = ()) -> Conds:
-        """Add the best-gain condition until the rule is pure, out of features or too small."""
+    def _counts(self, rows: np.ndarray) -> np.ndarray:
+        """The (2, n_slots) counts of negative and positive rows among ``rows`` (indices)."""
+        return label_counts(self.enc, rows, self.pos[rows], 2)
+
+    def _grow_counts(self, rows: np.ndarray, prune_rows: np.ndarray) -> np.ndarray | None:
+        """The counts of the grow rows split from ``rows`` (bits), as those of ``rows`` less
+        those of ``prune_rows``: a third of the rows counted where the grow rows were two
+        thirds. ``rows`` are the rows no rule covers yet, which lose only what each new rule
+        covers, so their counts follow from the last set's, less what it lost (700,000 rows:
+        label counts in RIPPER, 11.3 -> 7.1 s). Only whole counts: weighted sums would be
+        added in another order. None where rows are weighted."""
+        if self.w is not None:
+            return None
+        if not self.counted:
+            self.counted.append((self.data_bits, self._counts(self.data)))
+        known = None
+        for earlier, counts in self.counted:  # the set it lies in that lost the fewest rows
+            if not (rows & ~earlier).any():
+                lost = bits.count(earlier & ~rows)
+                if known is None or lost < known[0]:
+                    known = (lost, earlier, counts)
+        assert known is not None  # every set lies in the class's rows
+        lost, earlier, counts = known
+        if lost:
+            if lost < bits.count(rows):
+                counts = counts - self._counts(bits.indices(earlier & ~rows, self.enc.n_rows))
+            else:
+                counts = self._counts(bits.indices(rows, self.enc.n_rows))
+            del self.counted[1:]
+            self.counted.append((rows, counts))
+        return counts - self._counts(prune_rows)
+
+    def grow(self, rows: np.ndarray, start: Conds = (), counts: np.ndarray | None = None) -> Conds:
+        """Add the best-gain condition until the rule is pure, out of features or too small
+        (``counts``: :meth:`_counts` of ``rows``, where known)."""
         rule = list(start)
         if rows.size == 0:
             return tuple(rule)
@@ -350,7 +391,8 @@ class _ClassLearner:
         limit = self.params.max_rule_length
         prior = (self.enc.total(rows, self.pos[rows] == 1) + 1.0) / (self.enc.total(rows) + 1.0)
         while rows.size and prior < 1.0 and (limit is None or len(rule) < limit):
-            best = self._best_condition(rows, prior, used)
+            best = self._best_condition(rows, prior, used, counts)
+            counts = None
             if best is None or best[1] < self.params.min_weight:
                 break
             cond, _, rate = best
@@ -361,13 +403,15 @@ class _ClassLearner:
             prior = rate
         return tuple(rule)
 
-    def _best_condition(self, rows: np.ndarray, prior: float, used: set[str]) -> tuple[Condition, float, float] | None:
+    def _best_condition(
+        self, rows: np.ndarray, prior: float, used: set[str], counts: np.ndarray | None
+    ) -> tuple[Condition, float, float] | None:
         """The condition with the largest FOIL gain (ties: first feature, first value)."""
         best: tuple[Condition, float, float] | None = None
         best_gain = 0.0
         log_prior = math.log2(prior)
-        row_labels = self.pos[rows]
-        counts = label_counts(self.enc, rows, row_labels, 2)
+        if counts is None:
+            counts = self._counts(rows)
         thresholds = self._thresholds(counts, log_prior)
         le_p, le_t, ge_p, ge_t = thresholds.le_p, thresholds.le_t, thresholds.ge_p, thresholds.ge_t
         # every threshold of every numeric feature scored at once, each feature's best below
@@ -428,7 +472,8 @@ class _ClassLearner:
         # the kernel keeps the candidates best either way; a constrained feature wants one way's best
         if kernel is not None and not self.params.missing_tests and not self.directions:
             offsets = self.enc.slot_offsets[: len(self.enc.numeric_features) + 1]
-            slots, bounds, le_p, le_t, ge_p, ge_t = kernel.foil_candidates(counts, offsets, log_prior)
+            logs = self.logs if counts.dtype.kind == "i" else np.zeros(0)
+            slots, bounds, le_p, le_t, ge_p, ge_t = kernel.foil_candidates(counts, offsets, log_prior, logs)
             values, lows = self.enc.slot_values[slots], self.enc.slot_lows[slots]
             return _Scored(values, lows, le_p, le_t, ge_p, ge_t, bounds, self.enc.slot_row, None)
         t = numeric_candidates(self.enc, counts)
@@ -466,11 +511,13 @@ class _ClassLearner:
                 best_worth, best_len = worth, length
         return rule[:best_len]
 
-    def grow_and_prune(self, rows: np.ndarray) -> Conds:
+    def grow_and_prune(self, rows_bits: np.ndarray) -> Conds:
+        rows = bits.indices(rows_bits, self.enc.n_rows)
         if not self.params.pruning:
             return self.grow(rows)
         grow_rows, prune_rows = self.split(rows)
-        return self.prune(self.grow(grow_rows), prune_rows, use_whole=False)
+        counts = self._grow_counts(rows_bits, prune_rows)
+        return self.prune(self.grow(grow_rows, counts=counts), prune_rows, use_whole=False)
 
     # -- the stages -------------------------------------------------------------------
 
@@ -490,7 +537,7 @@ class _ClassLearner:
         while self.has_positives(rows) and (max_rules is None or len(rules) < max_rules):
             if budget.ran_out(f"ripper: rules for class '{self.enc.classes[self.cls]}' stopped after {len(rules)}"):
                 break
-            rule = self.grow_and_prune(bits.indices(rows, self.enc.n_rows))
+            rule = self.grow_and_prune(rows)
             trial = self.extend(st, [rule])
             dl += self.relative_dl(trial, len(rules))
             min_dl = min(min_dl, dl)
@@ -518,7 +565,7 @@ class _ClassLearner:
             if position >= len(rules):
                 if max_rules is not None and len(rules) >= max_rules:
                     break
-                rule = self.grow_and_prune(bits.indices(rows, self.enc.n_rows))
+                rule = self.grow_and_prune(rows)
                 trial = self.extend(final, [rule])
                 dl += self.relative_dl(trial, position)
                 min_dl = min(min_dl, dl)
@@ -540,10 +587,11 @@ class _ClassLearner:
         if not bits.count(self.covers_bits(old) & rows_bits):
             return old
         grow_rows, prune_rows = self.split(bits.indices(rows_bits, self.enc.n_rows))
+        counts = self._grow_counts(rows_bits, prune_rows)
         if position + 1 < len(rules):  # the rows a later rule covers, as one bit set (not a mask per rule)
             later = functools.reduce(np.bitwise_or, (self.covers_bits(r) for r in rules[position + 1 :]))
             prune_rows = prune_rows[~bits.test(later, prune_rows)]
-        replace = self.prune(self.grow(grow_rows), prune_rows, use_whole=True)
+        replace = self.prune(self.grow(grow_rows, counts=counts), prune_rows, use_whole=True)
         revise_rows = grow_rows[self.covers(old, grow_rows)]
         revision = self.prune(self.grow(revise_rows, start=old), prune_rows, use_whole=True)
 

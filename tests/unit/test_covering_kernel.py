@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rulecli.counting import encoded, kernel
+from rulecli.counting import bits, encoded, kernel
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners import ripper
 from rulecli.learners.cn2 import CN2Params, fit_cn2
@@ -153,7 +153,9 @@ def test_the_threshold_survivors_hold_each_features_best_gain(seed, sizes, weigh
     enc.slot_lows = values
     enc.slot_row = {j: j for j in range(len(sizes))}
     full = encoded.numeric_candidates(enc, counts)
-    slots, bounds, le_p, le_t, ge_p, ge_t = kernel.foil_candidates(counts, offsets, log_prior)
+    # whole counts' logarithms from a table of them, weighted ones' computed
+    logs = np.zeros(0) if weighted else np.log2(np.arange(1.0, counts.sum() + 2.0))
+    slots, bounds, le_p, le_t, ge_p, ge_t = kernel.foil_candidates(counts, offsets, log_prior, logs)
 
     def picks(v, lp, lt, gp, gt, b):
         le = lp * (np.log2((lp + 1.0) / (lt + 1.0)) - log_prior)
@@ -222,3 +224,26 @@ def test_each_path_is_the_one_taken():
         patch.setattr(ripper, "compiled_kernel", lambda cells: None)
         fit_ripper(ds, RipperParams())
         assert not calls
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 400), seed=st.integers(0, 2**16), optimizations=st.integers(0, 2))
+def test_grow_rows_counted_by_subtraction_are_counted_as_they_would_be_outright(n, seed, optimizations):
+    """RIPPER counts a split's grow rows as the split rows' counts (from the last set
+    counted, less what it has lost since) less the prune rows': the same as counting them."""
+    ds = prepare_dataset(_table(n, seed, None), DataSpec(target="y"))
+    asked = []
+    grow_counts = ripper._ClassLearner._grow_counts
+
+    def counted_outright(self, rows, prune_rows):
+        counts = grow_counts(self, rows, prune_rows)
+        grow_rows = np.setdiff1d(bits.indices(rows, self.enc.n_rows), prune_rows)
+        np.testing.assert_array_equal(counts, self._counts(grow_rows))
+        asked.append(counts.dtype)
+        return counts
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ripper._ClassLearner, "_grow_counts", counted_outright)
+        fit_ripper(ds, RipperParams(seed=seed, optimizations=optimizations))
+    assume(asked)
+    assert set(asked) == {np.dtype(np.int64)}
