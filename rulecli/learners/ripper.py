@@ -356,7 +356,7 @@ class _ClassLearner:
         those of ``prune_rows``: a third of the rows counted where the grow rows were two
         thirds. ``rows`` are the rows no rule covers yet, which lose only what each new rule
         covers, so their counts follow from the last set's, less what it lost (700,000 rows:
-        label counts in RIPPER, 11.3 -> 7.1 s). Only whole counts: weighted sums would be
+        216 -> 157 million rows counted in all). Only whole counts: weighted sums would be
         added in another order. None where rows are weighted."""
         if self.w is not None:
             return None
