@@ -174,7 +174,7 @@ class Encoded:
         kernel = compiled_kernel(rows.size * self.slots.shape[0])
         if kernel is not None:
             return kernel.label_counts(self.slots, self.slot_offsets, rows, row_labels, n_labels, n_slots, self.w)
-        keys = self.slots[:, rows] + self.slot_offsets[:-1, None] + row_labels * n_slots
+        keys = self.slots[:, rows] + self.slot_offsets[:-1, None] + row_labels.astype(np.int64) * n_slots
         weights = None if self.w is None else np.tile(self.w[rows], self.slots.shape[0])
         return np.bincount(keys.ravel(), weights=weights, minlength=n_labels * n_slots).reshape(n_labels, n_slots)
 

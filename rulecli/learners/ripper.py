@@ -174,7 +174,7 @@ class _ClassLearner:
         # below (+1: 'x >= v') or only from above (-1: 'x <= v')
         self.directions = directions or {}
         self.w = enc.w  # fractional row weights weigh every count (None: each row counts once)
-        self.pos = (enc.y == cls).astype(np.int64)
+        self.pos = (enc.y == cls).astype(np.uint8)  # a byte a row: the label counts read it for every row
         self.pos_bits = bits.pack(self.pos.astype(bool))
         self.data_bits = bits.from_indices(data, enc.n_rows)
         self.n_possible = _possible_conditions(enc, params.missing_tests)
@@ -211,13 +211,19 @@ class _ClassLearner:
     def simple_stats(self, rule: Conds, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """JRip's six counts for ``rule`` on the row set ``rows`` (bits), and the rows it leaves."""
         rule_bits = self.covers_bits(rule)
-        covered = rule_bits & rows
-        cover = self._n(covered)
-        tp = self._n(covered & self.pos_bits)
-        fn = self._n(rows & self.pos_bits) - tp
-        uncover = self._n(rows) - cover
+        kernel = compiled_kernel(0) if self.w is None else None
+        if kernel is not None:
+            cover, tp, positives, total, rest = kernel.rule_counts(rule_bits, rows, self.pos_bits)
+            fn, uncover = positives - tp, total - cover
+        else:
+            covered = rule_bits & rows
+            cover = self._n(covered)
+            tp = self._n(covered & self.pos_bits)
+            fn = self._n(rows & self.pos_bits) - tp
+            uncover = self._n(rows) - cover
+            rest = rows & ~rule_bits
         stats = np.array([cover, uncover, tp, uncover - fn, cover - tp, fn], dtype=np.float64)
-        return stats, rows & ~rule_bits
+        return stats, rest
 
     def count(self, rules: list[Conds], rows: np.ndarray) -> _Stats:
         """Statistics of ``rules`` as a list over ``rows`` (bits), each seeing what the earlier

@@ -247,3 +247,19 @@ def test_grow_rows_counted_by_subtraction_are_counted_as_they_would_be_outright(
         fit_ripper(ds, RipperParams(seed=seed, optimizations=optimizations))
     assume(asked)
     assert set(asked) == {np.dtype(np.int64)}
+
+
+@given(
+    rule=st.lists(st.booleans(), min_size=1, max_size=300),
+    seed=st.integers(0, 2**16),
+)
+def test_a_rules_counts_in_one_pass_are_those_of_its_bit_sets(rule, seed):
+    rng = np.random.default_rng(seed)
+    n = len(rule)
+    rule_bits, rows, positive = (bits.pack(m) for m in (np.array(rule), rng.random(n) < 0.6, rng.random(n) < 0.5))
+    cover, covered_positive, positives, total, rest = kernel.rule_counts(rule_bits, rows, positive)
+    assert cover == bits.count(rule_bits & rows)
+    assert covered_positive == bits.count(rule_bits & rows & positive)
+    assert positives == bits.count(rows & positive)
+    assert total == bits.count(rows)
+    np.testing.assert_array_equal(rest, rows & ~rule_bits)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import polars as pl
 import pytest
@@ -58,7 +60,7 @@ def test_kernel_counts_what_numpy_counts_in_the_same_order(
     assume(rows.size > 0)
     if shuffled:
         rows = rng.permutation(rows)
-    labels = (enc.y[rows] == 0).astype(np.int64) if binary else enc.y[rows]
+    labels = (enc.y[rows] == 0).astype(np.uint8) if binary else enc.y[rows]  # as RIPPER counts
     n_labels = 2 if binary else enc.n_classes
 
     def compute():
@@ -109,9 +111,34 @@ def test_condition_masks_of_a_subset_are_the_masks_of_all_rows_taken_there():
     assert not enc.condition_mask(Condition("c", Op.NE, "a"))[enc.missing_mask(enc.index("c"))].any()
 
 
+@given(st.lists(st.booleans(), max_size=300))
+def test_the_rows_of_a_bit_set_are_listed_alike_by_numpy_and_by_the_kernel(mask: list[bool]):
+    from rulecli.counting import kernel  # loaded: bits.indices uses it
+
+    packed = bits.pack(np.array(mask, dtype=bool))
+    expected = np.flatnonzero(np.array(mask, dtype=bool))
+    np.testing.assert_array_equal(bits.indices(packed, len(mask)), expected)
+    assert bits.indices(packed, len(mask)).dtype == np.int64
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delitem(sys.modules, kernel.__name__)
+        np.testing.assert_array_equal(bits.indices(packed, len(mask)), expected)
+
+
 @given(st.lists(st.booleans(), min_size=1, max_size=200), st.randoms(use_true_random=False), st.floats(0.01, 1))
 def test_a_bit_set_answers_for_any_rows(mask: list[bool], random, share: float):
     # a few rows are looked up bit by bit, many by unpacking the set once
     rows = random.sample(range(len(mask)), max(1, int(share * len(mask))))
     packed = bits.pack(np.array(mask))
     assert bits.test(packed, np.array(rows)).tolist() == [mask[r] for r in rows]
+
+
+def test_labels_of_a_byte_each_are_counted_into_slots_past_the_bytes_range():
+    rng = np.random.default_rng(0)
+    frame = pl.DataFrame({"x": rng.normal(size=600), "y": rng.choice(["p", "q"], 600)})
+    enc = Encoded.from_dataset(prepare_dataset(frame, DataSpec(target="y")))
+    assert enc.slot_offsets[-1] > 256
+    rows = np.arange(0, 600, 2)
+    labels = (enc.y[rows] == 0).astype(np.uint8)
+    by_numpy, by_kernel = _both(lambda: label_counts(enc, rows, labels, 2))
+    np.testing.assert_array_equal(by_numpy, by_kernel)
+    np.testing.assert_array_equal(by_numpy.sum(axis=1), np.bincount(labels, minlength=2))
