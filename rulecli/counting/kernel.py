@@ -510,8 +510,8 @@ def numeric_splits(
 @numba.njit(cache=True)
 def rows_in_slots(line, rows, a, b):
     """The ``rows`` whose slot in ``line`` lies in [a, b), in their order: one pass where a
-    gather, a comparison and a selection took three and two temporary arrays (467,000
-    rows: 0.40 ms against 2.6)."""
+    gather, a comparison and a selection took three and two temporary arrays (467,000 of
+    700,000 rows, uint16 slots: 0.71 ms against 5.2)."""
     out = np.empty_like(rows)
     width = np.uint64(b - a)
     n = 0
@@ -696,7 +696,8 @@ def stratified_split(
 def _log_ratio(p, t, logs):
     """log2((p + 1) / (t + 1)); where counts are whole (``logs`` not empty), as the
     difference of two of ``logs`` (log2(k + 1) for each whole k), which are read nearly in
-    order as the running counts grow: a logarithm and a division per count took 60 ns."""
+    order as the running counts grow (the candidates of 52,000 of 700,000 rows: 7.5 ->
+    1.6 ms, against a logarithm and a division per count)."""
     if logs.size:
         return logs[np.int64(p)] - logs[np.int64(t)]
     return np.log2((p + 1.0) / (t + 1.0))
