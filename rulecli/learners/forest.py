@@ -151,7 +151,11 @@ def _unit_draws(units: int, key: tuple[int, int]) -> np.ndarray:
 
 def bootstrap_weights(seed: np.random.SeedSequence, rng: np.random.Generator, ds: Dataset) -> np.ndarray:
     """The draws of each row (its units' draws summed): the weights its tree grows with."""
-    draws = bootstrap_draws(seed, rng, ds)
+    return _row_weights(bootstrap_draws(seed, rng, ds), ds)
+
+
+def _row_weights(draws: np.ndarray, ds: Dataset) -> np.ndarray:
+    """:func:`bootstrap_draws`' draws of each unit as each row's."""
     if ds.weights is None or not is_whole(ds.weights):
         return draws
     starts = np.concatenate(([0], np.cumsum(ds.weights.astype(np.int64))[:-1]))
@@ -166,17 +170,20 @@ def oob_data(ds: Dataset) -> Dataset:
 # Worker processes receive the training data once (pool initializer), then only seeds.
 _SHARED: dict[str, object] = {}
 
+# a grown tree, and the units its bootstrap did not draw (bits, as ``np.packbits`` packs them)
+Grown = tuple[TreeNodes, np.ndarray]
+
 
 def _init_worker(data: Binned, ds: Dataset, grow: GrowParams) -> None:
     _SHARED.update(data=data, ds=ds, grow=grow)
 
 
-def _grow_one(seed: np.random.SeedSequence) -> TreeNodes:
+def _grow_one(seed: np.random.SeedSequence) -> Grown:
     data, ds, grow = _SHARED["data"], _SHARED["ds"], _SHARED["grow"]
     assert isinstance(data, Binned) and isinstance(ds, Dataset) and isinstance(grow, GrowParams)
     rng = np.random.default_rng(seed)
-    weights = bootstrap_weights(seed, rng, ds)
-    return grow_tree(data, ds, grow, weights, rng)
+    draws = bootstrap_draws(seed, rng, ds)
+    return grow_tree(data, ds, grow, _row_weights(draws, ds), rng), np.packbits(draws == 0)
 
 
 def _chunks(
@@ -204,7 +211,7 @@ def _chunks(
     return [seeds[i : i + size] for i in range(0, len(seeds), size)]
 
 
-def _grow_chunk(seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
+def _grow_chunk(seeds: list[np.random.SeedSequence]) -> list[Grown]:
     """A batch of trees, grown together where growth has no leaf limit; each tree is the
     one its seed grows alone."""
     data, ds, grow = _SHARED["data"], _SHARED["ds"], _SHARED["grow"]
@@ -214,14 +221,15 @@ def _grow_chunk(seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
     return _grow_together(data, ds, grow, seeds)
 
 
-def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.random.SeedSequence]) -> list[TreeNodes]:
+def _grow_together(data: Binned, ds: Dataset, grow: GrowParams, seeds: list[np.random.SeedSequence]) -> list[Grown]:
     """The trees of ``seeds`` grown together (:class:`ForestGrower`): each the tree :func:`_grow_one` grows."""
     rngs = [np.random.default_rng(seed) for seed in seeds]
-    weights = [bootstrap_weights(seed, rng, ds) for seed, rng in zip(seeds, rngs, strict=True)]
-    grower = ForestGrower(data, ds.y, len(ds.classes), grow, weights, rngs)
+    draws = [bootstrap_draws(seed, rng, ds) for seed, rng in zip(seeds, rngs, strict=True)]
+    grower = ForestGrower(data, ds.y, len(ds.classes), grow, [_row_weights(d, ds) for d in draws], rngs)
     grown = grower.grow_all()
     return [
-        tree_nodes(tree, data, ds.regression, c, grow.monotone) for tree, c in zip(grown, grower.centres, strict=True)
+        (tree_nodes(tree, data, ds.regression, c, grow.monotone), np.packbits(d == 0))
+        for tree, c, d in zip(grown, grower.centres, draws, strict=True)
     ]
 
 
@@ -247,16 +255,14 @@ class OutOfBag:
         return float(np.average(out.argmax(axis=1) != ds.y[has], weights=weights))
 
 
-def out_of_bag(
-    forest: Forest, ds: Dataset, batch: Columns, seeds: list[np.random.SeedSequence], drawn_from: Dataset
-) -> OutOfBag:
-    """OOB sums over the rows of ``ds`` (the units the bootstrap of ``drawn_from`` drew):
-    each row's leaf outputs added in tree order over the trees that did not draw it, by
-    the compiled walk where it pays (the same sums, to the bit) or tree by tree."""
+def out_of_bag(forest: Forest, ds: Dataset, batch: Columns, missed: np.ndarray) -> OutOfBag:
+    """OOB sums over the rows of ``ds`` (the units :func:`bootstrap_draws` draws), ``missed``
+    (trees, units) marking the units each tree's bootstrap did not draw: each row's leaf
+    outputs added in tree order over those trees, by the compiled walk where it pays (the
+    same sums, to the bit) or tree by tree."""
     prepared = walkers(forest)
-    missed = np.stack([bootstrap_draws(seed, np.random.default_rng(seed), drawn_from) == 0 for seed in seeds])
     counts = missed.sum(axis=0)
-    if compiled_walk_pays(ds.n_rows * len(seeds)):
+    if compiled_walk_pays(ds.n_rows * len(missed)):
         from rulecli.model import tree_walk
 
         return OutOfBag(tree_walk.summed(prepared.packed, batch.numeric, batch.codes, missed), counts)
@@ -281,10 +287,9 @@ def permutation_importance(
     forest: Forest,
     ds: Dataset,
     batch: Columns,
-    seeds: list[np.random.SeedSequence],
+    missed: np.ndarray,
     base: float,
     seed: int,
-    drawn_from: Dataset,
 ) -> dict[str, float]:
     """Rise of the OOB error when one feature's values are shuffled across rows."""
     rng = np.random.default_rng([seed, 1])
@@ -293,7 +298,7 @@ def permutation_importance(
         order = rng.permutation(ds.n_rows)
         numeric, codes = batch.numeric.copy(), batch.codes.copy()
         numeric[j], codes[j] = numeric[j][order], codes[j][order]
-        shuffled = out_of_bag(forest, ds, Columns(numeric, codes, batch.n_rows), seeds, drawn_from).error(ds)
+        shuffled = out_of_bag(forest, ds, Columns(numeric, codes, batch.n_rows), missed).error(ds)
         out[name] = shuffled - base
     return out
 
@@ -305,17 +310,17 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
     data = Binned.from_dataset(ds, params.max_bins)
     m = params.features_per_node(data.n_features, ds.regression)
     grow = params.grow_params(ds, max_features=m)
-    trees: list[TreeNodes] = []
+    grown: list[Grown] = []
     # starting worker processes costs more than growing a small forest in this one
     jobs = params.jobs or cores()
     long = ds.n_rows * params.trees * data.n_features >= SMALL_FOREST
     if jobs == 1 or not long:
         _init_worker(data, ds, grow)
         for chunk in _chunks(seeds, ds.n_rows, grow, 1, long):
-            trees.extend(_grow_chunk(chunk))
+            grown.extend(_grow_chunk(chunk))
             if progress is not None:
-                progress(len(trees))
-            if len(trees) < len(seeds) and budget.ran_out(_cut(len(trees), len(seeds))):
+                progress(len(grown))
+            if len(grown) < len(seeds) and budget.ran_out(_cut(len(grown), len(seeds))):
                 break
         _SHARED.clear()
     else:
@@ -324,23 +329,26 @@ def fit_forest(ds: Dataset | EngineTable, params: ForestParams, *, progress: Pro
         kernel.start()
         with worker_map(
             _grow_chunk, _chunks(seeds, ds.n_rows, grow, jobs, long), jobs, _init_worker, (data, ds, grow)
-        ) as grown:
-            for chunk_trees in grown:
-                trees.extend(chunk_trees)
+        ) as chunks:
+            for chunk in chunks:
+                grown.extend(chunk)
                 if progress is not None:
-                    progress(len(trees))
-                if len(trees) < len(seeds) and budget.ran_out(_cut(len(trees), len(seeds))):
+                    progress(len(grown))
+                if len(grown) < len(seeds) and budget.ran_out(_cut(len(grown), len(seeds))):
                     break  # leaving the block stops the workers
-    seeds = seeds[: len(trees)]
-    draft = Forest(ds.target, ds.classes, ds.schema.feature_names, tuple(trees), ModelInfo(schema=ds.schema))
+    trees = tuple(tree for tree, _ in grown)
+    draft = Forest(ds.target, ds.classes, ds.schema.feature_names, trees, ModelInfo(schema=ds.schema))
     units = oob_data(ds)
     batch = dataset_columns(units)
-    oob = out_of_bag(draft, units, batch, seeds, ds)
+    # the units each tree's bootstrap left out, as its worker drew them: drawn again here,
+    # they took 0.21 of 2.5 s (100 trees of depth 8 on 70,000 rows, 2 workers)
+    missed = np.unpackbits(np.stack([bits for _, bits in grown]), axis=1, count=units.n_rows).view(np.bool_)
+    oob = out_of_bag(draft, units, batch, missed)
     oob_error = oob.error(units)
     extra: dict[str, object] = {}
     if params.importance == "permutation":
-        extra["permutation_importance"] = permutation_importance(draft, units, batch, seeds, oob_error, params.seed, ds)
-    return _forest(ds, params, tuple(trees), m, oob_error, int((oob.counts > 0).sum()), extra)
+        extra["permutation_importance"] = permutation_importance(draft, units, batch, missed, oob_error, params.seed)
+    return _forest(ds, params, trees, m, oob_error, int((oob.counts > 0).sum()), extra)
 
 
 def _cut(grown: int, trees: int) -> str:

@@ -414,8 +414,11 @@ def test_trees_grown_together_equal_trees_grown_alone(n: int, d: int, k: int, cr
     forest_module._init_worker(data, ds, grow)
     alone = [forest_module._grow_one(s) for s in seeds]
     forest_module._SHARED.clear()
-    for a, b in zip(together, alone, strict=True):
+    for (a, a_missed), (b, b_missed), s in zip(together, alone, seeds, strict=True):
         assert nodes_json([a]) == nodes_json([b])
+        # the rows left out of the bag, as the out-of-bag error reads them
+        left_out = np.packbits(forest_module.bootstrap_draws(s, np.random.default_rng(s), ds) == 0)
+        assert np.array_equal(a_missed, left_out) and np.array_equal(b_missed, left_out)
         # to the last bit, not only as written to the model file
         for name in ("threshold", "value", "n_samples", "impurity", "improvement"):
             assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
@@ -618,10 +621,11 @@ def test_out_of_bag_sums_are_the_same_by_the_compiled_walk_and_by_numpy(small_fo
         forest = fit_forest(ds, params)
     seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     batch = forest_module.dataset_columns(ds)
+    missed = np.stack([forest_module.bootstrap_draws(s, np.random.default_rng(s), ds) == 0 for s in seeds])
     sums = []
     for compiled in (True, False):
         monkeypatch.setattr(forest_module, "compiled_walk_pays", lambda _, compiled=compiled: compiled)
-        oob = forest_module.out_of_bag(forest, ds, batch, seeds, ds)
+        oob = forest_module.out_of_bag(forest, ds, batch, missed)
         sums.append((oob.sums.tobytes(), oob.counts.tolist()))
     assert sums[0] == sums[1]
     assert min(sums[0][1]) > 0 and max(sums[0][1]) < params.trees
