@@ -66,3 +66,30 @@ def test_large_arrays_come_from_the_heap_unless_the_environment_says_otherwise(e
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | environment
     proc = subprocess.run([sys.executable, "-c", MALLOC_PROBE], capture_output=True, text=True, check=True, env=env)
     assert int(proc.stdout.strip()) == mapped
+
+
+BLAS_PROBE = """
+import sys
+from rulecli.cli.app import main
+from rulecli.counting import kernel  # the covering learners' and trees' kernels, loaded as a command would
+
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+kernel.start()
+import numba.np.arraymath
+
+print(sys.modules.get("scipy.linalg", "absent"), numba.np.arraymath._HAVE_BLAS, file=sys.stderr)
+"""
+
+
+def test_a_command_loads_numbas_kernels_without_scipys_linear_algebra():
+    """Numba imports SciPy's linear algebra (0.13-0.28 s) to see whether BLAS could serve
+    np.dot, which no kernel calls; a command skips it, a Python caller's process does not."""
+    pytest.importorskip("scipy")
+    proc = subprocess.run([sys.executable, "-c", BLAS_PROBE, "--version"], capture_output=True, text=True, check=False)
+    assert proc.stderr.strip().splitlines()[-1] == "None False", proc.stderr
+    api = BLAS_PROBE.replace("    main(sys.argv[1:])\n", "    pass\n")
+    proc = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, check=False)
+    assert proc.stderr.strip().splitlines()[-1].endswith("True"), proc.stderr
