@@ -93,3 +93,24 @@ def test_a_command_loads_numbas_kernels_without_scipys_linear_algebra():
     api = BLAS_PROBE.replace("    main(sys.argv[1:])\n", "    pass\n")
     proc = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, check=False)
     assert proc.stderr.strip().splitlines()[-1].endswith("True"), proc.stderr
+
+
+def test_predict_loads_none_of_the_learning_machinery(tmp_path):
+    """The API's parts load as they are called: scoring a rule list reads no learner's code."""
+    model = tmp_path / "m.json"
+    subprocess.run(
+        [sys.executable, "-m", "rulecli", "oner", "sample_data/house.csv", "-y", "value", "-q", "-o", str(model)],
+        check=True,
+    )
+    probe = PROBE.replace(
+        '("polars", "numpy", "pyarrow", "rulecli.learners.ripper")',
+        '("rulecli.api.learning", "rulecli.counting", "rulecli.learners.oner")',
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "predict", str(model), "sample_data/house.csv", "-o", str(tmp_path / "p.csv")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
+    assert (tmp_path / "p.csv").read_text().startswith("prediction")
