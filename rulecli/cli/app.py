@@ -7,13 +7,14 @@ only when it runs or shows its own help. Learner commands come from the learner 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import importlib
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -241,13 +242,22 @@ MMAP_THRESHOLD, TRIM_THRESHOLD = 32 << 20, 64 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
 
 
-def skip_blas_check() -> None:
+@contextlib.contextmanager
+def without_blas_check() -> Iterator[None]:
     """Numba, loading its first kernel, imports SciPy's linear algebra where SciPy is
     installed, to see whether BLAS could serve ``np.dot``, which no kernel here calls:
     0.13-0.28 s of every command that loads one (a 100-tree forest on 7,000 rows takes
-    2.5 s in all). A command runs no code but rulecli's, so it goes without; the Python API
-    leaves the import to whoever calls it."""
-    sys.modules.setdefault("scipy.linalg", None)  # type: ignore[arg-type]
+    2.5 s in all). A command runs no code but rulecli's, so it goes without while it runs;
+    afterwards (a test, a script that called ``main``) SciPy imports as before, and the
+    Python API never skips it."""
+    blocked = "scipy.linalg" not in sys.modules
+    if blocked:
+        sys.modules["scipy.linalg"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if blocked and sys.modules.get("scipy.linalg", ...) is None:
+            del sys.modules["scipy.linalg"]
 
 
 def keep_freed_memory() -> None:
@@ -265,8 +275,7 @@ def keep_freed_memory() -> None:
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit status 2."""
     keep_freed_memory()
-    skip_blas_check()
-    with signals.stop_on_signals():
+    with signals.stop_on_signals(), without_blas_check():
         try:
             _main(list(sys.argv[1:] if args is None else args))
         except signals.Stopped as stop:
