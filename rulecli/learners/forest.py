@@ -149,13 +149,9 @@ def _unit_draws(units: int, key: tuple[int, int]) -> np.ndarray:
     return kernel.poisson_draws(units, hash_seed(salt), multiplier, np.array(POISSON_CUTS, dtype=np.int64))
 
 
-def bootstrap_weights(seed: np.random.SeedSequence, rng: np.random.Generator, ds: Dataset) -> np.ndarray:
-    """The draws of each row (its units' draws summed): the weights its tree grows with."""
-    return _row_weights(bootstrap_draws(seed, rng, ds), ds)
-
-
 def _row_weights(draws: np.ndarray, ds: Dataset) -> np.ndarray:
-    """:func:`bootstrap_draws`' draws of each unit as each row's."""
+    """The draws of each row (its units' :func:`bootstrap_draws` summed): the weights its
+    tree grows with."""
     if ds.weights is None or not is_whole(ds.weights):
         return draws
     starts = np.concatenate(([0], np.cumsum(ds.weights.astype(np.int64))[:-1]))

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners import forest as forest_module
 from rulecli.learners import tree as tree_module
-from rulecli.learners.forest import ForestParams, bootstrap_weights, fit_forest, partial_dependence
+from rulecli.learners.forest import ForestParams, bootstrap_draws, fit_forest, partial_dependence
 from rulecli.learners.tree import TreeParams, fit_tree, prune
 from rulecli.model import tree as tree_model
 from rulecli.model.compile import prediction_frame
@@ -295,12 +295,13 @@ def small_forest():
 
 def test_forest_oob_error_and_importance_recomputed_independently(small_forest):
     df, ds, params, forest = small_forest
+    assert ds.weights is None
     rows = df.to_dicts()
     seeds = np.random.SeedSequence(params.seed).spawn(params.trees)
     sums = np.zeros((len(rows), 2))
     counts = np.zeros(len(rows))
     for nodes, seed in zip(forest.trees, seeds, strict=True):
-        inbag = bootstrap_weights(seed, np.random.default_rng(seed), ds)
+        inbag = bootstrap_draws(seed, np.random.default_rng(seed), ds)  # no weights: each unit is a row
         assert nodes.n_samples[0] == inbag.sum()  # the root holds every draw of the bag
         for i, row in enumerate(rows):
             if inbag[i] == 0:
