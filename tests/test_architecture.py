@@ -1,4 +1,4 @@
-"""The import direction of DEVELOPERS.md, checked on the source: cli -> learners -> ... -> schema."""
+"""The import direction of docs/development.md, checked on the source: cli -> learners -> ... -> schema."""
 
 from __future__ import annotations
 
