@@ -1,4 +1,4 @@
-"""The import direction of docs/development.md, checked on the source: cli -> learners -> ... -> schema."""
+"""The import direction of CONTRIBUTING.md, checked on the source: cli -> learners -> ... -> schema."""
 
 from __future__ import annotations
 
