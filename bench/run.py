@@ -41,6 +41,11 @@ from harness import (
 )
 from load import bench_load
 from reducts import bench_reduct_accuracy, bench_reduct_speed
+from regression import ANCHORS as REGRESSION_ANCHORS
+from regression import DOC as REGRESSION_DOC
+from regression import OURS as REGRESSION_OURS
+from regression import bench_regression
+from regression import tables as regression_tables
 from speed import bench_speed
 from trees import bench_tree_accuracy, bench_tree_speed
 
@@ -237,6 +242,7 @@ SECTIONS = (
     "spark",
     "messy",
     "curves",
+    "regression",
 )
 
 
@@ -507,6 +513,15 @@ def main() -> None:
             "## learning curves: every learner from 1,000 to 1,000,000 rows",
             "",
             *bench_curves([int(n) for n in args.curve_sizes.split(",")], args.curve_limit, use_weka),
+            "",
+        ]
+    if "regression" in args.only and ANCHOR_PYTHON.exists():
+        sections += [
+            "## numbers as targets: public regression tables beside scikit-learn and Cubist",
+            "",
+            f"{REGRESSION_DOC} This run: commit {_commit()}, load average {os.getloadavg()[0]:.2f} at its start.",
+            "",
+            *bench_regression([*REGRESSION_OURS, *REGRESSION_ANCHORS], regression_tables()),
             "",
         ]
     output = Path(args.output)

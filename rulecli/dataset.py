@@ -658,8 +658,16 @@ def target_label_expr(target: Target) -> pl.Expr:
 
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Fold number ``0..k-1`` per row; each class is shuffled and dealt round-robin."""
+    """Fold number ``0..k-1`` per row; each class is shuffled and dealt round-robin. A
+    numeric target (float ``y``) is dealt in its sorted order, each run of ``k`` neighbouring
+    values one to a fold in a random order, so that every fold spans the target's range."""
     rng = np.random.default_rng(seed)
+    if y.dtype.kind == "f":
+        order = np.lexsort((rng.random(y.size), y))  # ties in a random order
+        blocks = -(-y.size // k)
+        folds = np.empty(y.size, dtype=np.int64)
+        folds[order] = rng.random((blocks, k)).argsort(axis=1).ravel()[: y.size]
+        return folds
     folds = np.empty(y.size, dtype=np.int64)
     offset = 0
     for cls in np.unique(y):

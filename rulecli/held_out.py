@@ -83,8 +83,8 @@ def cross_validate(ds: Dataset, fit: Callable[[Dataset], Predictor], k: int, see
         raise ParamError(f"`cv` must be at least 2, got {k}")
     if k > ds.n_rows:
         raise ParamError(f"`cv={k}` is more folds than the {ds.n_rows} rows")
-    # a numeric target has no classes to stratify by: folds are a seeded shuffle
-    folds = stratified_folds(np.zeros(ds.n_rows, dtype=np.int64) if ds.regression else ds.y, k, seed)
+    # a numeric target is stratified by its sorted values (see stratified_folds)
+    folds = stratified_folds(ds.y, k, seed)
     keys = REGRESSION_KEYS if ds.regression else SUMMARY_KEYS
     results = []
     for fold in range(k):

@@ -15,6 +15,7 @@ import dataclasses
 import itertools
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ from rulecli.schema import Kind
 from rulecli.search.engine_grow import EngineGrower
 from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
 from rulecli.search.monotone import monotone_signs, monotone_tree
-from rulecli.search.tuning import one_se_choice, pruning_splits
+from rulecli.search.tuning import one_se_choice, one_se_least_squares, pruning_splits
 from rulecli.stats import is_whole
 
 TREE = "Tree growth"
@@ -99,8 +100,7 @@ class TreeGrowth(Params):
 class TreeParams(TreeGrowth):
     ccp_alpha: float | None = param(
         None,
-        "Minimal cost-complexity pruning strength (0: none; default: chosen by 3-fold cross-validation "
-        "for classes, 0 for numbers).",
+        "Minimal cost-complexity pruning strength (0: none; default: chosen by 3-fold cross-validation).",
         ge=0,
         panel=TREE,
     )
@@ -381,8 +381,6 @@ def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progres
     grown = _grow(ds, params, ordered=False)
     alpha = params.ccp_alpha
     training: dict[str, object] = {"rows": ds.n_rows}
-    if alpha is None and ds.regression:
-        alpha = 0.0  # a regression tree is grown out unless --ccp-alpha prunes it
     if alpha is None:
         # one weakest-link sequence gives the alphas to try and the chosen tree
         sequence = PruningSequence(grown) if grown.n_nodes > 1 else None
@@ -448,7 +446,7 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
     if drawn is None:
         return 0.0, None
     (splits, n), chosen_by = drawn
-    scores: dict[float, tuple[float, int]] = {}
+    scores: dict[float, tuple[float, float, int]] = {}
     done = 0
     for k, (train, test) in enumerate(splits):
         nodes = _grow(train, params)
@@ -462,27 +460,51 @@ def _tuned_alpha(ds: Dataset | EngineTable, params: TreeParams, path: tuple[floa
         pruner = LevelPruner(nodes)
         levels = level_index(train.schema, train.schema.feature_names)
         reached = leaves_of(node_walker(nodes, levels), dataset_columns(test))
-        predicts = nodes.value.argmax(axis=1)
-        weights = np.ones(test.n_rows) if test.weights is None else test.weights
+        score = _fold_scorer(nodes, test)
         for alpha in alphas:
             if alpha >= path[-1]:
                 # the whole tree's last link: this candidate is its root alone. A fold's tree
                 # may keep a split a little stronger than that link, and scoring it here
                 # credited the root with that split's accuracy (a 100,000-row table's tree
                 # came out one leaf); CART scores the root at an infinite alpha
-                predicted, n_leaves = np.full(test.n_rows, int(predicts[0])), 1
+                leaf, n_leaves = np.zeros(test.n_rows, dtype=np.int64), 1
             elif alpha <= 0:  # the tree as grown, as the chosen alpha 0 keeps it
-                predicted, n_leaves = predicts[reached], int(nodes.leaves.size)
+                leaf, n_leaves = reached, int(nodes.leaves.size)
             else:
-                leaf, n_leaves = pruner.leaf_at(alpha)
-                predicted = predicts[leaf[reached]]
-            right, leaves = scores.get(alpha, (0.0, 0))
-            scores[alpha] = (right + float(weights[predicted == test.y].sum()), leaves + n_leaves)
+                mapped, n_leaves = pruner.leaf_at(alpha)
+                leaf = mapped[reached]
+            figures = scores.get(alpha, (0.0, 0.0, 0))
+            scores[alpha] = (*(a + b for a, b in zip(figures[:2], score(leaf), strict=True)), figures[2] + n_leaves)
     if not scores:
         return 0.0, None
-    chosen = one_se_choice(scores, n if done == len(splits) else sum(float(t.total_weight) for _, t in splits[:done]))
+    scored = n if done == len(splits) else sum(float(t.total_weight) for _, t in splits[:done])
+    if ds.regression:
+        chosen = one_se_least_squares({a: (s2, s4, k) for a, (s2, s4, k) in scores.items()}, scored)
+    else:
+        chosen = one_se_choice({a: (right, k) for a, (right, _, k) in scores.items()}, scored)
     assert isinstance(chosen, float)
     return chosen, chosen_by
+
+
+def _fold_scorer(nodes: TreeNodes, test: Dataset) -> Callable[[np.ndarray], tuple[float, float]]:
+    """What a pruning scores on a fold's held-out rows, from the leaf each row reaches: the
+    rows it gets right and 0 (classes), or the sums of squared and fourth-power errors
+    (numbers: the mean squared error and its standard error), each row counted by its weight."""
+    weights = np.ones(test.n_rows) if test.weights is None else test.weights
+    if test.regression:
+        means = nodes.value[:, 0]
+
+        def squares(leaf: np.ndarray) -> tuple[float, float]:
+            squared = (test.y - means[leaf]) ** 2
+            return float(weights @ squared), float(weights @ squared**2)
+
+        return squares
+    predicts = nodes.value.argmax(axis=1)
+
+    def right(leaf: np.ndarray) -> tuple[float, float]:
+        return float(weights[predicts[leaf] == test.y].sum()), 0.0
+
+    return right
 
 
 def _summary(model: Tree) -> str:

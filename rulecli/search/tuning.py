@@ -193,3 +193,17 @@ def one_se_choice(scores: dict[Hashable, tuple[float, int]], n: float) -> Hashab
     near = [key for key in scores if scores[key][0] / n >= floor - 1e-12]
     order = {key: i for i, key in enumerate(scores)}
     return min(near, key=lambda key: (scores[key][1], -scores[key][0], order[key]))
+
+
+def one_se_least_squares(scores: dict[Hashable, tuple[float, float, int]], n: float) -> Hashable:
+    """Among settings scored (held-out sums of squared errors and of their squares, leaves),
+    the fewest leaves whose mean squared error is within one standard error of the least
+    (Breiman et al. 1984, ch. 8.5: the standard error of the squared errors' mean), then the
+    least error, then the first."""
+    mse = {key: s2 / n for key, (s2, _, _) in scores.items()}
+    best = min(mse, key=lambda key: mse[key])
+    spread = max(0.0, scores[best][1] / n - mse[best] ** 2)
+    ceiling = mse[best] + math.sqrt(spread / n)
+    near = [key for key in scores if mse[key] <= ceiling * (1 + 1e-12)]
+    order = {key: i for i, key in enumerate(scores)}
+    return min(near, key=lambda key: (scores[key][2], mse[key], order[key]))

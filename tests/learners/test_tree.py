@@ -533,14 +533,27 @@ def test_default_tree_is_pruned_by_cross_validation_and_generalises_better():
     assert accuracy["pruned"] > accuracy["full"] + 0.05 and accuracy["pruned"] > 0.75, accuracy
 
 
-def test_regression_trees_grow_out_unless_pruned():
-    rng = np.random.default_rng(3)
-    x = rng.uniform(0, 1, 300)
-    frame = pl.DataFrame({"x": x, "y": x + rng.normal(0, 0.1, 300)})
-    ds = prepare_dataset(frame, DataSpec(target="y", numeric_target=True))
-    tree = fit_tree(ds, TreeParams())
-    assert tree.info.params["ccp_alpha"] == 0.0 and "ccp_alpha_chosen_by" not in tree.info.training
-    assert tree.nodes.leaves.size == fit_tree(ds, TreeParams(ccp_alpha=0.0)).nodes.leaves.size
+def _steps(n: int, seed: int) -> pl.DataFrame:
+    """A number that steps at x = 0.3 and 0.7, and noise; z is noise alone."""
+    rng = np.random.default_rng(seed)
+    x, z = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    return pl.DataFrame({"x": x, "z": z, "y": np.select([x < 0.3, x < 0.7], [0.0, 2.0], 5.0) + rng.normal(0, 1, n)})
+
+
+def test_regression_trees_are_pruned_by_cross_validation_unless_told():
+    ds = prepare_dataset(_steps(600, 3), DataSpec(target="y", numeric_target=True))
+    pruned, full = fit_tree(ds, TreeParams(seed=1)), fit_tree(ds, TreeParams(ccp_alpha=0.0))
+    assert pruned.info.training["ccp_alpha_chosen_by"] == "3-fold cross-validation"
+    assert pruned.info.params["ccp_alpha"] == pruned.info.training["ccp_alpha"] > 0
+    assert 3 <= pruned.nodes.leaves.size <= 6 < 300 < full.nodes.leaves.size
+    test = _steps(3000, 4)
+    errors = {
+        name: float(((_predict(model, test)["prediction"] - test["y"]) ** 2).mean())
+        for name, model in (("pruned", pruned), ("full", full))
+    }
+    # the steps are what the pruned tree keeps (noise of variance 1 is all it misses); the
+    # full tree fits the noise and doubles the error
+    assert errors["pruned"] < 1.1 < 1.6 < errors["full"], errors
 
 
 def test_a_weakest_link_a_rounding_below_zero_is_no_negative_alpha():
