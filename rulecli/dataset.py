@@ -39,15 +39,21 @@ from rulecli.schema import (
 from rulecli.search.workers import cores
 from rulecli.stats import class_groups, tallies, tally
 
-MAX_NUMERIC_CLASSES = 50
+MAX_CODES = 10  # an integer target of more values is a number (the digits 0-9 are ten classes)
+COUNT_VALUES = 5  # integers from 0, 0 the most frequent: a count from this many values on
+WIDE_VALUES = 4  # integers spread wide (1, 2, 10 may still be codes): a number from this many values on
 REGRESSION_LIMIT = 300  # log10 of the largest sum of squares kept clear of float64's 1.8e308
 ID_LIKE_MIN_ROWS = 20
 # a text column whose values differ on at least this share of the rows holding one
 # identifies rows (an ID, a free-text note): a rule on it fits single rows
 ID_SHARE = 0.95
 ID_NUMBERS_MIN_ROWS = 100  # whole numbers all different: a row number only on longer tables
-# a text feature with more values gives conditions no one can read, each level on a few rows
+# a text feature of more values is left out where its levels are thin (fewer than
+# MIN_LEVEL_ROWS rows each on average: conditions no one can read, each level on a few
+# rows) or past MAX_KEPT_LEVELS whatever the rows (a country or a state on a long table is kept)
 MAX_TEXT_LEVELS = 50
+MIN_LEVEL_ROWS = 20
+MAX_KEPT_LEVELS = 1000
 MAX_COPIES = 20_000_000  # rows a learner that copies weighted rows may make
 THREADED_CELLS = 500_000  # rows x features from which the columns are prepared in threads
 
@@ -65,11 +71,11 @@ class DataSpec(Params):
     categorical: tuple[str, ...] = param((), "Treat these columns as categorical.", panel=DATA_PANEL)
     numeric: tuple[str, ...] = param((), "Treat these columns as numeric.", panel=DATA_PANEL)
     target_bins: int | None = param(None, "Bin a numeric target into K quantile classes first.", ge=2, panel=DATA_PANEL)
-    # None: a float target, or integers of more than MAX_NUMERIC_CLASSES values, is a number
+    # None: the typing rule of target_reading decides
     target_type: str | None = param(
         None,
-        "Predict the target as a number (trees, forests) or as classes; default: floats and integers "
-        "with more than 50 values are numbers, anything else holds classes.",
+        "Predict the target as a number (trees, forests) or as classes; default: floats and integers of more "
+        "than 10 values, spread wide or counting from 0 are numbers, anything else holds classes.",
         choices=("regression", "classification"),
         switches=True,
         panel=DATA_PANEL,
@@ -263,16 +269,29 @@ def _sorted_labels(series: pl.Series) -> tuple[str, ...]:
     return tuple(sorted(distinct.cast(pl.String).to_list()))
 
 
-def is_number_target(column: pl.Series, spec: DataSpec) -> bool:
-    """The typing rule every command shares: a float target, or integers with more than
-    ``MAX_NUMERIC_CLASSES`` distinct values, is a number; any other target (integer codes
-    such as 0/1 or ratings 1-5, text, booleans) holds classes. ``target_type`` (and
-    ``categorical``) decide instead."""
+def target_reading(column: pl.Series, spec: DataSpec) -> tuple[bool, str | None]:
+    """Whether a target is a number, and why, for a numeric column read on its own. Floats
+    are numbers; integers are numbers where they have more than ``MAX_CODES`` values, are
+    spread wider than codes are (four values or more, and at least twice as many numbers
+    between the least and the greatest as values: dollars 0, 5, 10, 25, 100), or count something (0 the most frequent
+    of five values or more: visits, children); other integers (0/1, ratings 1-5, the digits
+    0-9) are class codes. Text and booleans hold classes. ``target_type`` (and ``categorical``,
+    ``target_bins``) decide instead."""
     if spec.target_type is not None:
-        return spec.target_type == "regression"
+        return spec.target_type == "regression", f"`target_type={spec.target_type}`"
     if spec.target_bins is not None or column.name in spec.categorical or not is_numeric_dtype(column.dtype):
-        return False
-    return column.dtype.is_float() or column.drop_nulls().n_unique() > MAX_NUMERIC_CLASSES
+        return False, None
+    if column.dtype.is_float():
+        return True, "floats"
+    values, frequencies = np.unique(column.drop_nulls().to_numpy(), return_counts=True)
+    n = values.size
+    if n > MAX_CODES:
+        return True, f"integers of {n} values"
+    if n >= WIDE_VALUES and int(values[-1]) - int(values[0]) >= 2 * n:
+        return True, f"integers of {n} values from {values[0]} to {values[-1]}"
+    if n >= COUNT_VALUES and values[0] == 0 and frequencies[0] > frequencies[1:].max():
+        return True, f"counts (integers of {n} values, 0 the most frequent)"
+    return False, f"integer codes of {n} values"
 
 
 def _prepare_target(
@@ -283,19 +302,18 @@ def _prepare_target(
         raise ParamError("`target_type=regression`: this learner predicts classes (tree and forest predict numbers)")
     if spec.target_type == "regression" and not is_numeric_dtype(column.dtype):
         raise InputError(f"{source}: `target_type=regression` needs a numeric target, but '{name}' is {column.dtype}")
-    if is_number_target(column, spec) and spec.target_bins is None:
+    number, reading = target_reading(column, spec)
+    if number and spec.target_bins is None:
         if not spec.numeric_target:
-            n_distinct = column.drop_nulls().n_unique()
-            kind = "a float" if column.dtype.is_float() else f"numeric with {n_distinct} distinct values"
             raise InputError(
-                f"{source}: target '{name}' is {kind}, a number this learner cannot predict; pass "
+                f"{source}: target '{name}' holds {reading}, a number this learner cannot predict; pass "
                 "`target_bins` K to bin it into K classes, `target_type=classification` to read its values as "
                 "classes, or use tree / forest"
             )
         values = _to_numeric(df, name, source)
         if values.drop_nulls().n_unique() < 2:
             raise InputError(f"{source}: target column '{name}' has a single value; there is nothing to learn")
-        return values.alias(name), Target(name, ())
+        return values.alias(name), Target(name, (), reading=reading)
     if spec.target_bins is not None:
         if not is_numeric_dtype(column.dtype):
             raise InputError(f"{source}: `target_bins` needs a numeric target, but '{name}' is {column.dtype}")
@@ -305,7 +323,7 @@ def _prepare_target(
         classes = tuple(c for c in interval_labels(cuts) if c in set(labels.drop_nulls().to_list()))
         return labels, Target(name, classes, cuts)
     labels = df.select(categorical_expr(name)).to_series()
-    return labels, Target(name, _sorted_labels(column))
+    return labels, Target(name, _sorted_labels(column), reading=reading)
 
 
 def _stray_text_in_numbers(series: pl.Series, levels: tuple[str, ...]) -> str | None:
@@ -608,7 +626,7 @@ def _left_out(df: pl.DataFrame, name: str, kind: Kind, distinct: int, present: i
     if kind == Kind.CATEGORICAL:
         if present >= ID_LIKE_MIN_ROWS and distinct >= ID_SHARE * present:
             return "id"
-        return "levels" if distinct > MAX_TEXT_LEVELS else None
+        return "levels" if too_many_levels(distinct, present) else None
     dtype = df.schema[name]
     if not dtype.is_integer() or present < ID_NUMBERS_MIN_ROWS or distinct < ID_SHARE * present:
         return None
@@ -618,20 +636,26 @@ def _left_out(df: pl.DataFrame, name: str, kind: Kind, distinct: int, present: i
     return "id" if int(high) - int(low) < 2 * present else None  # type: ignore[arg-type]
 
 
+def too_many_levels(distinct: int, present: int) -> bool:
+    """Text of ``distinct`` values on ``present`` rows is too varied to learn from."""
+    return distinct > MAX_TEXT_LEVELS and (distinct > MAX_KEPT_LEVELS or present < MIN_LEVEL_ROWS * distinct)
+
+
 LEFT_OUT = {"id": "identifies rows", "levels": "too many levels"}
 LEFT_OUT_MESSAGE = {
     "id": "column '{name}' has a different value on (nearly) every row (an ID or free text?): left out "
     "(`use` {use} uses it)",
     "levels": "column '{name}' has {distinct:,} distinct values, too many for readable rules: left out "
-    f"(at most {MAX_TEXT_LEVELS}; `use` {{use}} uses it)",
+    f"(more than {MAX_TEXT_LEVELS} are kept only with {MIN_LEVEL_ROWS} rows a value, up to {MAX_KEPT_LEVELS:,}; "
+    "`use` {use} uses it)",
 }
 SUMMARY = {
     "empty": "{count} columns have no values; skipped: {names}",
     "constant": "{count} columns are constant; skipped: {names}",
     "id": "{count} columns have a different value on (nearly) every row (IDs or free text?): left out "
     "(`use` NAME uses one): {names}",
-    "levels": f"{{count}} columns have more than {MAX_TEXT_LEVELS} distinct values: left out (`use` NAME uses one): "
-    "{names}",
+    "levels": f"{{count}} columns have more than {MAX_TEXT_LEVELS} distinct values on too few rows each: left out "
+    "(`use` NAME uses one): {names}",
     "stray": "{count} columns look numeric but hold text; read as categorical (see `numeric`, `null_values`): {names}",
 }
 NAMED = 3  # a summary names this many columns, then counts the rest

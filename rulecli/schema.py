@@ -64,6 +64,9 @@ class Target:
     name: str
     classes: tuple[str, ...]
     bins: Cuts | None = None
+    # how a numeric column was read, as a number or as classes, and why ("integers of 14
+    # values"): what typing decided on its own, recorded in the model
+    reading: str | None = None
 
     @property
     def regression(self) -> bool:

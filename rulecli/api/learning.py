@@ -385,16 +385,19 @@ def predicted_classes(model: Predictor) -> set[str] | None:
 
 
 def target_note(ds: Dataset, predicts_numbers: bool) -> str | None:
-    """What a person should be told about how the target was typed (see :func:`prepare`)."""
+    """What a person should be told about how the target was typed (see :func:`prepare`),
+    in one line: the reading the model records (``schema.target.reading``) and the way to
+    the other one."""
+    reading = ds.schema.target.reading
     if ds.regression:
+        why = f" ({reading})" if reading is not None else ""
         return (
-            f"'{ds.target}' is a number: predicting its value (`target_type=classification` or `target_bins` K "
+            f"'{ds.target}' is a number{why}: predicting its value (`target_type=classification` or `target_bins` K "
             "for classes)"
         )
-    if predicts_numbers and all(c.lstrip("-").isdigit() for c in ds.classes):
+    if predicts_numbers and reading is not None and reading.startswith("integer codes"):
         return (
-            f"'{ds.target}' holds {len(ds.classes)} integer codes: predicting them as classes "
-            "(`target_type=regression` to predict a number)"
+            f"'{ds.target}' holds {reading}: predicting them as classes (`target_type=regression` to predict a number)"
         )
     return None
 

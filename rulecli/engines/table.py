@@ -28,6 +28,7 @@ from rulecli.dataset import (
     missing_target_warning,
     prepare_dataset,
     quoted,
+    too_many_levels,
 )
 from rulecli.discretize import cut_between
 from rulecli.display import counted
@@ -541,7 +542,10 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     free_text = {
         n
         for n in used
-        if n not in numeric | kept and distinct[n] > 2 * MAX_TEXT_LEVELS and not _dates(run, raw, q, n, columns)
+        if n not in numeric | kept
+        and distinct[n] > 2 * MAX_TEXT_LEVELS
+        and too_many_levels(distinct[n], present[n])
+        and not _dates(run, raw, q, n, columns)
     }
     for n in used:
         if n not in numeric | free_text | {target, *spec.numeric} and distinct[n] > MAX_LEVELS:

@@ -88,7 +88,8 @@ def _schema_to_json(schema: Schema | None) -> dict[str, Any] | None:
             "name": schema.target.name,
             "classes": list(schema.target.classes),
             "bins": _cuts_to_json(schema.target.bins),
-        },
+        }
+        | ({"reading": schema.target.reading} if schema.target.reading is not None else {}),
     } | ({"left_out": dict(schema.left_out)} if schema.left_out else {})
 
 
@@ -338,6 +339,7 @@ def _read_schema(r: _Reader, obj: Any) -> Schema | None:
         r.get(target_obj, "name", "schema.target", (str,)),
         tuple(str(c) for c in classes),
         _read_cuts(r, target_obj.get("bins"), "schema.target.bins"),
+        r.get(target_obj, "reading", "schema.target", (str,), optional=True),
     )
     left_out = r.get(obj, "left_out", "schema", (dict,), optional=True) or {}
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in left_out.items()):

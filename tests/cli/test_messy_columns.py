@@ -155,6 +155,7 @@ def test_ids_and_many_levels_are_used_when_asked(tmp_path: Path):
     )
     frame.write_csv(tmp_path / "c.csv")
     left = run_cli("oner", "c.csv", "-y", "churn", "-o", "m.json", cwd=tmp_path)
+    # 80 cities on 300 rows: fewer than 20 rows a city
     assert "column 'city' has 80 distinct values" in left.stderr and "--use city" in left.stderr
     assert "column 'row' has a different value" in left.stderr  # whole numbers counting the rows
     recorded = json.loads((tmp_path / "m.json").read_text())["schema"]["left_out"]
@@ -170,6 +171,19 @@ def test_ids_and_many_levels_are_used_when_asked(tmp_path: Path):
     assert used.code == 0, used.stderr
     names = [f["name"] for f in json.loads((tmp_path / "u.json").read_text())["schema"]["features"]]
     assert "city" in names and "Customer ID" in names
+
+
+def test_a_text_column_of_many_levels_each_on_many_rows_is_kept(tmp_path: Path):
+    # 61 states on 2,000 rows (about 33 rows a state) decide the target: kept, not taken for an ID
+    rng = np.random.default_rng(5)
+    state = rng.integers(0, 61, 2000)
+    frame = pl.DataFrame({"state": [f"s{k:02d}" for k in state], "x": rng.uniform(0, 1, 2000)})
+    frame = frame.with_columns(y=pl.Series(np.where(state < 30, "a", "b")))
+    frame.write_csv(tmp_path / "s.csv")
+    learned = run_cli("tree", "s.csv", "-y", "y", "-o", "m.json", cwd=tmp_path)
+    assert learned.code == 0 and "state" not in learned.stderr, learned.stderr
+    schema = json.loads((tmp_path / "m.json").read_text())["schema"]
+    assert "state" in [f["name"] for f in schema["features"]] and "left_out" not in schema
 
 
 @pytest.mark.engines

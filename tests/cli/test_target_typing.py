@@ -45,6 +45,37 @@ def test_floats_and_many_integers_are_numbers_for_trees(tmp_path: Path):
     assert _model(tmp_path, "tree", many)["classes"] == []
 
 
+@pytest.mark.parametrize(
+    ("values", "reading"),
+    [
+        (list(range(11)) * 3, "integers of 11 values"),
+        ([0, 5, 10, 25, 100] * 6, "integers of 5 values from 0 to 100"),
+        ([0] * 12 + [1] * 8 + [2] * 5 + [3] * 3 + [4, 7], "counts (integers of 6 values, 0 the most frequent)"),
+    ],
+)
+def test_integers_that_count_or_measure_are_numbers_and_the_model_says_why(
+    tmp_path: Path, values: list[int], reading: str
+):
+    model = _model(tmp_path, "tree", _table(tmp_path, values))
+    assert model["classes"] == [] and model["schema"]["target"]["reading"] == reading
+    refused = run_cli("oner", _table(tmp_path, values))
+    assert refused.code == 2 and f"holds {reading}, a number this learner cannot predict" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("values", "reading"),
+    [
+        ([1, 2, 3, 4, 5] * 6, "integer codes of 5 values"),  # ratings
+        (list(range(10)) * 3, "integer codes of 10 values"),  # the digits: no value the most frequent
+        ([1, 2, 10] * 10, "integer codes of 3 values"),
+    ],
+)
+def test_integer_codes_stay_classes_and_the_model_says_why(tmp_path: Path, values: list[int], reading: str):
+    model = _model(tmp_path, "tree", _table(tmp_path, values))
+    assert model["classes"] == [str(v) for v in sorted(set(values))]
+    assert model["schema"]["target"]["reading"] == reading
+
+
 def test_regression_and_classification_force_the_type(tmp_path: Path):
     codes = _table(tmp_path, [0] * 10 + [1] * 10, "codes.csv")
     assert _model(tmp_path, "tree", codes, "--regression")["classes"] == []
@@ -58,7 +89,9 @@ def test_rule_learners_refuse_a_number_naming_the_ways_out(tmp_path: Path):
     refused = run_cli("ripper", floats)
     assert refused.code == 2 and refused.stderr.count("\n") == 1
     assert (
-        "is a float" in refused.stderr and "--target-bins K" in refused.stderr and "--classification" in refused.stderr
+        "holds floats" in refused.stderr
+        and "--target-bins K" in refused.stderr
+        and "--classification" in refused.stderr
     )
     forced = run_cli("ripper", floats, "--regression")
     assert forced.code == 2 and "this learner predicts classes" in forced.stderr
