@@ -32,6 +32,7 @@ TABLES = OUT / "regression"
 OURS = {
     "tree": ("tree", {}),
     "tree-full": ("tree", {"ccp_alpha": 0.0}),
+    "m5rules": ("m5rules", {}),
 }
 ANCHORS = ("sk-tree-cv", "cubist", "sk-forest")
 DOC = (

@@ -31,20 +31,27 @@ def main() -> None:
     if tool == "cubist":
         from cubist import Cubist
 
-        def frame(df):
+        def frame(df, levels=None):
             # plain column names (a column named y or with punctuation breaks Cubist's data
-            # file) and text as pandas categoricals without the characters that file splits on
-            pdf = df.drop(target).to_pandas()
+            # file) and text as pandas categoricals of the training levels (a level Cubist did
+            # not see ends its run), letters, digits and underscores only (its data files split on
+            # punctuation)
+            pdf = df.drop(target).select(kept).to_pandas()  # a constant text column breaks its names file
             pdf.columns = [f"x{k}" for k in range(pdf.shape[1])]
             for name in pdf.columns:
-                if pdf[name].dtype == object or str(pdf[name].dtype) in ("bool", "category"):
-                    text = pdf[name].astype("string").str.replace(r"[,:|?]", "_", regex=True)
-                    pdf[name] = text.astype("category")
+                if not pd.api.types.is_numeric_dtype(pdf[name]) or pd.api.types.is_bool_dtype(pdf[name]):
+                    text = pdf[name].astype("string").str.replace(r"[^A-Za-z0-9_]", "_", regex=True)
+                    known = None if levels is None else levels[name].cat.categories
+                    pdf[name] = text.astype(pd.CategoricalDtype(known) if known is not None else "category")
             return pdf
 
-        model = Cubist(n_rules=500).fit(frame(train), y_train)
+        import pandas as pd
+
+        kept = [c for c in train.columns if c != target and train.get_column(c).n_unique() > 1]
+        train_frame = frame(train)
+        model = Cubist(n_rules=500).fit(train_frame, y_train)
         elapsed = time.perf_counter() - started
-        predicted = model.predict(frame(test))
+        predicted = model.predict(frame(test, train_frame))
         size = int(model.coeffs_.groupby(["committee", "rule"]).ngroups)
     else:
         from sklearn.ensemble import RandomForestRegressor

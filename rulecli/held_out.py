@@ -14,16 +14,12 @@ from rulecli.dataset import Dataset, stratified_folds, target_label_expr
 from rulecli.errors import ParamError
 from rulecli.metrics import WEIGHT, classification_metrics, confusion_report, regression_metrics, scored_frame
 from rulecli.model.compile import Predictor
-from rulecli.model.tree import Forest, Tree
+from rulecli.model.tree import Forest, Tree, predicts_number
 from rulecli.schema import col, numeric_expr
 from rulecli.stats import mean_interval
 
 SUMMARY_KEYS = ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage")
 REGRESSION_KEYS = ("mae", "rmse", "r2")
-
-
-def is_regression(model: Predictor) -> bool:
-    return isinstance(model, Tree | Forest) and model.regression
 
 
 def model_size(model: Predictor) -> int:
@@ -37,7 +33,7 @@ def model_size(model: Predictor) -> int:
 
 def truth_expr(model: Predictor, target: str | None = None) -> pl.Expr:
     """True class labels (or numbers) from a raw table, made the way training made them."""
-    if is_regression(model):
+    if predicts_number(model):
         return numeric_expr(target or model.target)
     schema = model.info.schema
     if schema is not None and (target is None or target == schema.target.name):
@@ -48,7 +44,7 @@ def truth_expr(model: Predictor, target: str | None = None) -> pl.Expr:
 def evaluate_model(model: Predictor, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> dict[str, Any]:
     """Classification (or regression) metrics of ``model`` on a table, against ``truth``,
     each row counted by ``weight`` (once without)."""
-    if is_regression(model):
+    if predicts_number(model):
         return regression_metrics(model, lf, truth, weight)
     df = scored_frame(model, lf, truth, weight).collect()
     return classification_metrics(confusion_report(df, model.classes))

@@ -214,6 +214,7 @@ TreeClassifier = _estimator("TreeClassifier", _Classifier, "tree")
 TreeRegressor = _estimator("TreeRegressor", _Regressor, "tree")
 ForestClassifier = _estimator("ForestClassifier", _Classifier, "forest")
 ForestRegressor = _estimator("ForestRegressor", _Regressor, "forest")
+M5RulesRegressor = _estimator("M5RulesRegressor", _Regressor, "m5rules")
 
 ESTIMATORS = (
     OneRClassifier,
@@ -226,4 +227,5 @@ ESTIMATORS = (
     TreeRegressor,
     ForestClassifier,
     ForestRegressor,
+    M5RulesRegressor,
 )

@@ -346,7 +346,7 @@ def test_spark_reads_an_existing_file_as_itself_not_as_a_glob(tmp_path: Path):
         assert [f["name"] for f in json.loads(learned.stdout)["schema"]["features"]] == ["z"], right
 
 
-SAMPLED = [name for name in learners.names() if "duckdb" not in learners.get(name).engines]
+SAMPLED = [name for name in learners.names("classes") if "duckdb" not in learners.get(name).engines]
 
 
 @pytest.mark.engines

@@ -15,7 +15,7 @@ from tests.conftest import SAMPLE, run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
 DATASETS = {"house": "value", "labor": "class", "penguins": "species"}
-CASES = [(name, data) for name in learners.names() for data in DATASETS]
+CASES = [(name, data) for name in learners.names("classes") for data in DATASETS]
 
 
 @pytest.mark.parametrize(("learner", "dataset"), CASES, ids=[f"{n}-{d}" for n, d in CASES])

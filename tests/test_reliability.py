@@ -24,7 +24,7 @@ from tests.conftest import QUICK, ROOT, SAMPLE, run_cli, run_subprocess, slow_fo
 
 PENGUINS = str(SAMPLE / "penguins.csv")
 HOUSE = str(SAMPLE / "house.csv")
-LEARNERS = learners.names()
+LEARNERS = learners.names("classes")
 # Options that keep each learner quick on the small tables here.
 
 BAD_DATA = {

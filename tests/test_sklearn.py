@@ -52,7 +52,7 @@ EXPECTED = {
 
 # make test runs the checks on one estimator of each kind (a rule list, a voting rule set, a
 # regression tree, a forest); make test-slow on every other one too (about 600 checks in all)
-IN_MAKE_TEST = {"RipperClassifier", "AQClassifier", "TreeRegressor", "ForestClassifier"}
+IN_MAKE_TEST = {"RipperClassifier", "AQClassifier", "TreeRegressor", "ForestClassifier", "M5RulesRegressor"}
 
 
 def _checked(in_make_test: bool):

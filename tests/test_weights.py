@@ -20,7 +20,7 @@ from rulecli import learners
 from rulecli.discretize import compute_cuts
 from tests.conftest import QUICK, run_cli
 
-NAMES = learners.names()
+NAMES = learners.names("classes")
 
 
 def _table(n: int, seed: int) -> pl.DataFrame:

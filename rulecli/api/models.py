@@ -11,12 +11,20 @@ from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.compile import (
     Predictor,
 )
-from rulecli.model.core import Rule, schema_units
+from rulecli.model.core import Rule, RuleRegression, schema_units
 from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
 from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
-from rulecli.model.text import forest_summary, parse_text, render_conditions, render_name, render_text, render_tree
-from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
+from rulecli.model.text import (
+    forest_summary,
+    parse_text,
+    render_conditions,
+    render_name,
+    render_number_rules,
+    render_text,
+    render_tree,
+)
+from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules, predicts_number
 
 
 def loads_model(text: str, source: str = "<model>") -> Predictor:
@@ -44,6 +52,8 @@ def rules_text(model: Predictor) -> str:
         return drawing if model.regression else drawing + render_text(decision_list(model))
     if isinstance(model, Forest):
         return "".join(f"# {line}\n" for line in forest_summary(model))
+    if isinstance(model, RuleRegression):
+        return render_number_rules(model)
     return render_text(model)
 
 
@@ -54,6 +64,8 @@ def logic_text(model: Predictor) -> str:
     values, a forest its summary."""
     if isinstance(model, Forest):
         return rules_text(model)
+    if isinstance(model, RuleRegression):
+        return render_number_rules(model, with_stats=False)
     if isinstance(model, Tree):
         if model.regression:
             leaves = leaf_rules(model.nodes, model.features, schema_units(model.info.schema))
@@ -85,8 +97,9 @@ def model_text(model: Predictor, path: str | Path) -> str:
     check_model_path(path)
     if Path(path).suffix.lower() == ".json":
         return dumps(model)
-    if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
-        raise ParamError(f"{path}: a {'forest' if isinstance(model, Forest) else 'regression tree'} is saved as .json")
+    if isinstance(model, Forest) or predicts_number(model):
+        kind = "forest" if isinstance(model, Forest) else "model that predicts a number"
+        raise ParamError(f"{path}: a {kind} is saved as .json")
     return rules_text(model)
 
 

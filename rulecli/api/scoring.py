@@ -16,7 +16,7 @@ from rulecli.api.data import Data, as_data, read_table, source_label
 from rulecli.dataset import read_weights
 from rulecli.drift import drift_warnings, feature_drift, psi_failures
 from rulecli.errors import InputError, ParamError
-from rulecli.held_out import evaluate_model, is_regression, truth_expr
+from rulecli.held_out import evaluate_model, truth_expr
 from rulecli.html_report import Curve
 from rulecli.html_report import render as render_report
 from rulecli.metrics import (
@@ -38,7 +38,7 @@ from rulecli.model.compile import (
     read_dtypes_for,
 )
 from rulecli.model.core import DecisionList, RuleSet
-from rulecli.model.tree import Forest, Tree
+from rulecli.model.tree import Forest, Tree, predicts_number
 from rulecli.schema import is_numeric_dtype
 
 
@@ -144,7 +144,7 @@ def evaluate(
     if target_name not in lf.collect_schema():
         raise InputError(f"{label}: target column '{target_name}' is not in the data (name it with `target`)")
     truth = truth_expr(model, target)
-    regression = is_regression(model)
+    regression = predicts_number(model)
     has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
     drift_gates = (max_rule_drift, min_rule_coverage, max_coverage_ratio)
     baseline = baseline or any(bound is not None for bound in drift_gates)
@@ -222,7 +222,7 @@ def _check_evaluation(
     """Refuse gates and bounds that cannot be held, before any pass over the data."""
     if gate_on not in GATE_ON:
         raise ParamError(f"`gate_on` must be one of {', '.join(GATE_ON)}, got '{gate_on}'")
-    _check_gates(gates, is_regression(model))
+    _check_gates(gates, predicts_number(model))
     max_rule_drift, min_rule_coverage, max_coverage_ratio = drift_gates
     for option, bound in (("`max_rule_drift`", max_rule_drift), ("`min_rule_coverage`", min_rule_coverage)):
         if bound is not None and not (math.isfinite(bound) and bound >= 0):
@@ -234,7 +234,7 @@ def _check_evaluation(
     if max_psi is not None and reference is None:
         raise ParamError("`max_psi` holds the columns against a table: give it with `reference` (the training table)")
     if baseline_without_rules:
-        kind = "a forest" if isinstance(model, Forest) else "a regression tree"
+        kind = "a forest" if isinstance(model, Forest) else "a model that predicts a number"
         raise ParamError(f"`baseline` compares rules with their training statistics; {kind} has no such rules")
 
 

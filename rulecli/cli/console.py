@@ -17,8 +17,16 @@ from rich.table import Table
 from rich.text import Text
 
 from rulecli.display import counted, visible
-from rulecli.model.core import DecisionList, Model
-from rulecli.model.text import BAR_WIDTH, forest_summary, render_conditions, render_tree, render_value
+from rulecli.model.core import DecisionList, Model, RuleRegression
+from rulecli.model.text import (
+    BAR_WIDTH,
+    forest_summary,
+    render_conditions,
+    render_count,
+    render_formula,
+    render_tree,
+    render_value,
+)
 from rulecli.model.tree import Forest, Tree, TreeModel
 
 from .naming import as_flags
@@ -149,8 +157,25 @@ def show_model(model: Model | TreeModel) -> None:
     elif isinstance(model, Forest):
         for line in forest_summary(model):
             out.print(line, markup=False)
+    elif isinstance(model, RuleRegression):
+        out.print(number_rules_table(model))
     else:
         out.print(rules_table(model))
+
+
+def number_rules_table(model: RuleRegression) -> Table:
+    """Rules that predict a number: each rule's conditions, formula and training figures."""
+    decides = "first match decides" if model.ordered else "matches averaged"
+    table = DataTable(f"{model.target} (a number): {decides}")
+    for name, justify in (("#", "right"), ("IF", "left"), ("THEN", "left"), ("covers", "right"), ("rmse", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    rows = [*((str(i), r) for i, r in enumerate(model.rules, 1)), ("else", model.default)]
+    for label, rule in rows:
+        stats = rule.stats
+        figures = ["", ""] if stats is None else [render_count(stats.covered), f"{stats.rmse:.4g}"]
+        conditions = render_conditions(rule.conditions) if rule.conditions else ""
+        table.add_row(label, conditions, render_formula(rule.formula), *figures)
+    return table
 
 
 def rules_table(model: Model) -> Table:

@@ -332,7 +332,7 @@ def _time_limit(name: str, limit: float | None, hint: str) -> Iterator[None]:
 
 def _cv_table(cv: dict[str, Any], k: int) -> console.DataTable:
     keys = list(cv["summary"])
-    stratified = "stratified" if "accuracy" in keys else "shuffled"
+    stratified = "stratified" if "accuracy" in keys else "stratified by the sorted target"
     table = console.DataTable(f"{k}-fold cross-validation ({stratified})")
     table.add_column("fold", justify="right")
     for key in (*keys, "rules"):

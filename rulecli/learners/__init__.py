@@ -32,6 +32,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "forest": ("rulecli.learners.forest", "A random forest: bootstrap trees, OOB error, importances."),
     "reduct": ("rulecli.learners.reduct", "Rough-set reducts, core, approximations and rules from reducts."),
     "brl": ("rulecli.learners.brl", "A Bayesian Rule List mined from frequent patterns by MCMC."),
+    "m5rules": ("rulecli.learners.m5rules", "Model rules: rules that predict a number with a formula each."),
 }
 
 
@@ -42,9 +43,10 @@ class Learner:
     ``fit(data, params, *, progress=None)`` returns the model. ``steps(params)``: the
     total work ``progress`` counts towards (trees, iterations), or ``None`` when it counts
     rules as they grow. ``numeric_target``: a numeric target is predicted as a number
-    instead of being refused. ``engines``: the engines it learns on (``rulecli.engines``).
-    ``summary(model)``: one line for a person; ``warnings(model)``: what a person should know
-    about the result. ``examples``: command lines for the help.
+    instead of being refused; ``class_target``: classes are learned (not refused).
+    ``engines``: the engines it learns on (``rulecli.engines``). ``summary(model)``: one
+    line for a person; ``warnings(model)``: what a person should know about the result.
+    ``examples``: command lines for the help.
     """
 
     name: str
@@ -56,12 +58,17 @@ class Learner:
     steps: Callable[[Any], int] | None = None
     unit: str = "rules"
     numeric_target: bool = False
+    class_target: bool = True  # False: it predicts numbers only, and refuses classes
     engines: tuple[str, ...] = ("memory",)  # where it can count: rulecli.engines
     warnings: Callable[[Any], list[str]] = field(default=lambda model: [])
 
 
-def names() -> list[str]:
-    return list(REGISTRY)
+def names(takes: str | None = None) -> list[str]:
+    """The learners' names; with ``takes`` ("classes" or "numbers"), those that learn such a
+    target (their modules are imported to ask)."""
+    if takes is None:
+        return list(REGISTRY)
+    return [n for n in REGISTRY if (get(n).class_target if takes == "classes" else get(n).numeric_target)]
 
 
 def get(name: str) -> Learner:

@@ -222,7 +222,7 @@ class PruningSequence:
         if steps == 0:
             return self.nodes
         removed = self.removed_at < steps
-        return _without(self.nodes, removed, (self.collapsed_at < steps) & ~removed)
+        return without(self.nodes, removed, (self.collapsed_at < steps) & ~removed)
 
 
 class LevelPruner:
@@ -317,7 +317,7 @@ def _subtree_sums(nodes: TreeNodes, cost: np.ndarray) -> tuple[np.ndarray, np.nd
     return subtree_cost, leaves
 
 
-def _without(nodes: TreeNodes, removed: np.ndarray, collapsed: np.ndarray) -> TreeNodes:
+def without(nodes: TreeNodes, removed: np.ndarray, collapsed: np.ndarray) -> TreeNodes:
     """The tree less its ``removed`` nodes, the ``collapsed`` ones turned into leaves."""
     n = nodes.n_nodes
     keep = np.flatnonzero(~removed)

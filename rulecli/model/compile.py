@@ -16,7 +16,18 @@ import polars as pl
 
 from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.model import ops
-from rulecli.model.core import Closed, Condition, DecisionList, Model, Rule, RuleSet, Vote, column_units
+from rulecli.model.core import (
+    Closed,
+    Condition,
+    DecisionList,
+    Formula,
+    Model,
+    Rule,
+    RuleRegression,
+    RuleSet,
+    Vote,
+    column_units,
+)
 from rulecli.model.ops import OPS, Shape, class_votes, is_numeric, rule_support, tie_order
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import (
@@ -128,6 +139,64 @@ def _first_of(rules: list[tuple[Condition, ...]]) -> pl.Expr:
     firsts = [pl.when(rule_expr(Rule(c, ""))).then(pl.lit(i, dtype=pl.UInt32)) for i, c in enumerate(rules)]
     default = pl.lit(len(rules), dtype=pl.UInt32)
     return _combine([*firsts, default], pl.coalesce) if firsts else default
+
+
+def formula_expr(formula: Formula) -> pl.Expr:
+    """A formula's number per row (a missing input counts as the term's fill)."""
+    expr = pl.lit(formula.intercept, dtype=pl.Float64)
+    for term in formula.terms:
+        if term.levels is None:
+            x = col(term.column).cast(pl.Float64)
+        else:
+            levels = pl.lit(pl.Series(list(term.levels), dtype=pl.String)).implode()
+            x = categorical_expr(term.column).is_in(levels).cast(pl.Float64)
+        expr = expr + pl.lit(term.coefficient) * x.fill_null(term.fill)
+    return expr if formula.bounds is None else expr.clip(*formula.bounds)
+
+
+def number_exprs(model: RuleRegression, explain: bool = False) -> list[pl.Expr]:
+    """The predicted number (``prediction``) and, with ``explain``, the deciding rule's
+    number and text (``rule``, ``rule_text``; unordered rules: every matching rule's, as a
+    rule set's). Ordered rules: the first matching rule's formula; unordered: the mean of the
+    matching rules' formulas; rows no rule matches: the default's."""
+    default = formula_expr(model.default.formula)
+    tests = [rule_expr(Rule(r.conditions, "")) for r in model.rules]
+    if model.ordered:
+        firsts = [pl.when(t).then(formula_expr(r.formula)) for t, r in zip(tests, model.rules, strict=True)]
+        prediction = _combine([*firsts, default], pl.coalesce)
+    elif tests:
+        sums = [
+            pl.when(t).then(formula_expr(r.formula)).otherwise(0.0) for t, r in zip(tests, model.rules, strict=True)
+        ]
+        counts = [t.cast(pl.Float64) for t in tests]
+        matched = _combine(counts, pl.sum_horizontal)
+        prediction = pl.when(matched > 0).then(_combine(sums, pl.sum_horizontal) / matched).otherwise(default)
+    else:
+        prediction = default
+    out = [prediction.alias(PREDICTION)]
+    if not explain:
+        return out
+    texts = [render_conditions(r.conditions) for r in model.rules]
+    if model.ordered:
+        index = _first_of([r.conditions for r in model.rules])
+        ids = [*(str(i) for i in range(1, len(tests) + 1)), DEFAULT_RULE]
+        return [
+            *out,
+            _lookup(index, ids, pl.String()).alias(RULE),
+            _lookup(index, [*texts, "ELSE"], pl.String()).alias(RULE_TEXT),
+        ]
+    matches = [pl.when(t).then(pl.lit(str(i))) for i, t in enumerate(tests, 1)]
+    words = [pl.when(t).then(pl.lit(text)) for t, text in zip(tests, texts, strict=True)]
+    decided = _combine(tests, pl.any_horizontal) if tests else pl.lit(False)
+
+    def joined(parts: list[pl.Expr], separator: str) -> pl.Expr:
+        return _combine(parts, lambda group: pl.concat_str(group, separator=separator, ignore_nulls=True))
+
+    rule = (
+        pl.when(decided).then(joined(matches, ",")).otherwise(pl.lit(DEFAULT_RULE)) if tests else pl.lit(DEFAULT_RULE)
+    )
+    text = pl.when(decided).then(joined(words, " | ")).otherwise(pl.lit("ELSE")) if tests else pl.lit("ELSE")
+    return [*out, rule.alias(RULE), text.alias(RULE_TEXT)]
 
 
 def _lookup(index: pl.Expr, values: list[object], dtype: pl.DataType) -> pl.Expr:
@@ -437,6 +506,11 @@ def prediction_frame(
         fields += [RULE, RULE_TEXT] if explain else []
         scored = lf.with_columns(walk_expr(model, explain))
         return scored.select([*kept, *(pl.col(WALK).struct.field(f) for f in fields)])
+    if isinstance(model, RuleRegression):
+        if proba:
+            raise ParamError("`proba` needs classes; this model predicts a number")
+        exprs = number_exprs(model, explain)
+        return lf.with_columns(exprs).select([*kept, *(e.meta.output_name() for e in exprs)])
     index = None
     if isinstance(model, DecisionList) and (proba or explain):
         lf = lf.with_columns(first_match_expr(model).alias(FIRST_MATCH))
@@ -475,7 +549,10 @@ def column_kinds(model: Predictor) -> dict[str, bool]:
     """Each column the model reads, with True where it is compared as a number."""
     if isinstance(model, Tree | Forest):
         return feature_kinds(model)
-    return ops.column_kinds(c for rule in model.rules for c in rule.conditions)
+    kinds = ops.column_kinds(c for rule in model.rules for c in rule.conditions)
+    if isinstance(model, RuleRegression):  # a formula's columns are numbers
+        kinds |= {t.column: t.levels is None for rule in (*model.rules, model.default) for t in rule.formula.terms}
+    return kinds
 
 
 def read_dtypes_for(model: Predictor) -> dict[str, pl.DataType]:

@@ -211,6 +211,78 @@ class RuleSet:
 Model = DecisionList | RuleSet
 
 
+@dataclass(frozen=True, slots=True)
+class Term:
+    """``coefficient`` times a numeric column's value, or, with ``levels``, times 1 where a
+    text column holds one of them and 0 where it holds another; a missing value counts as
+    ``fill`` (the column's training mean, or the share of training rows in ``levels``)."""
+
+    column: str
+    coefficient: float
+    fill: float
+    levels: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Formula:
+    """A number from a row: ``intercept`` plus its terms, kept within ``bounds`` (the least
+    and greatest target its rule's training rows held, as Cubist bounds its predictions: a
+    row far outside them — a typo of 58.9 for 5.89 — cannot send a formula to absurd
+    values). A formula without terms is a constant."""
+
+    intercept: float
+    terms: tuple[Term, ...] = ()
+    bounds: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        numbers = [self.intercept, *(x for t in self.terms for x in (t.coefficient, t.fill)), *(self.bounds or ())]
+        if not all(isinstance(x, float) and math.isfinite(x) for x in numbers):
+            raise ParamError("a formula's intercept, coefficients, fills and bounds must be finite numbers")
+        if self.bounds is not None and not self.bounds[0] <= self.bounds[1]:
+            raise ParamError(f"a formula's bounds must be (least, greatest), got {self.bounds}")
+
+
+@dataclass(frozen=True, slots=True)
+class NumberStats:
+    """Training statistics of a rule that predicts a number: the rows it decided (by
+    weight), their target's mean and standard deviation, and the formula's root mean
+    squared error on them."""
+
+    covered: int | float
+    mean: float
+    sd: float
+    rmse: float
+
+
+@dataclass(frozen=True, slots=True)
+class NumberRule:
+    """Conditions and the formula that predicts the target where they hold."""
+
+    conditions: tuple[Condition, ...]
+    formula: Formula
+    stats: NumberStats | None = None
+
+
+@dataclass(frozen=True)
+class RuleRegression:
+    """Rules that predict a number. ``ordered``: the first matching rule's formula decides
+    (a decision list); otherwise the formulas of every matching rule are averaged. Rows no
+    rule matches get ``default``'s."""
+
+    target: str
+    rules: tuple[NumberRule, ...]
+    default: NumberRule
+    ordered: bool = True
+    info: ModelInfo = field(default_factory=ModelInfo)
+
+    kind = "regression_rules"
+    regression = True
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return ()
+
+
 def interval_conditions(column: str, cuts: Cuts) -> list[Condition]:
     """One condition per interval of ``cuts``, in order (the first and last are open-ended)."""
     edges = cuts.edges

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rulecli.errors import ParamError
-from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Vote
+from rulecli.model.core import Closed, Condition, DecisionList, Formula, Model, Op, RuleRegression, Vote
 from rulecli.model.languages import SqlText, condition_source, sql_rule
 from rulecli.model.ops import (
     OPS,
@@ -33,7 +33,16 @@ from rulecli.model.ops import (
     tie_keys,
     tie_order,
 )
-from rulecli.model.tree import Forest, Tree, TreeNodes, decision_list, feature_kinds, leaf_rules, leaf_shares
+from rulecli.model.tree import (
+    Forest,
+    Predictor,
+    Tree,
+    TreeNodes,
+    decision_list,
+    feature_kinds,
+    leaf_rules,
+    leaf_shares,
+)
 from rulecli.schema import Unit, is_pattern, temporal_source
 
 DIALECTS = ("duckdb", "postgres", "spark")
@@ -81,13 +90,16 @@ def _class_parts(p: _Plan, k: int, rules: list[str]) -> tuple[list[tuple[str, fl
     return votes, support
 
 
-def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | None = None) -> str:
+def to_sql(model: Predictor, dialect: str = "duckdb", table: str | None = None) -> str:
     """One ``CASE WHEN … END`` expression, or a ``SELECT *, … AS prediction FROM table``."""
     if dialect not in DIALECTS:
         raise ParamError(f"`dialect` must be one of {', '.join(DIALECTS)}, got '{dialect}'")
     sql = SqlText(dialect)
     if isinstance(model, Forest):
         return _sql_forest(sql, model, table)
+    if isinstance(model, RuleRegression):
+        expr = _sql_numbers(sql, model)
+        return expr + "\n" if table is None else f"SELECT *, {expr} AS prediction\nFROM {table}\n"
     p = plan(model)
     default = "NULL" if p.default is None else sql.literal(p.default)
     rules = [sql_rule(sql, conds, p.numeric) for conds, _ in p.rules]
@@ -99,6 +111,51 @@ def to_sql(model: Model | Tree | Forest, dialect: str = "duckdb", table: str | N
     if table is None:
         return expr + "\n"
     return f"SELECT *, {expr} AS prediction\nFROM {table}\n"
+
+
+def formula_kinds(model: RuleRegression) -> Kinds:
+    """Each column the rules read: compared as numbers (or dates), or as text."""
+    kinds = dated_kinds(column_kinds(c for r in model.rules for c in r.conditions), model)
+    for rule in (*model.rules, model.default):
+        for term in rule.formula.terms:
+            kinds.setdefault(term.column, term.levels is None)
+    return kinds
+
+
+def _sql_formula(sql: SqlText, formula: Formula, kinds: Kinds) -> str:
+    parts = [sql.literal(formula.intercept)]
+    for term in formula.terms:
+        x = sql.column(term.column, kinds[term.column])
+        if term.levels is None:
+            value = f"COALESCE({x}, {sql.literal(term.fill)})"
+        else:
+            value = (
+                f"CASE WHEN {x} IS NULL THEN {sql.literal(term.fill)} "
+                f"WHEN {sql.members(x, 'IN', term.levels, False)} THEN 1.0e0 ELSE 0.0e0 END"
+            )
+        parts.append(f"{sql.literal(term.coefficient)} * {value}")
+    total = " + ".join(parts)
+    if formula.bounds is None:
+        return f"({total})"
+    low, high = (sql.literal(b) for b in formula.bounds)
+    return f"LEAST(GREATEST({total}, {low}), {high})"
+
+
+def _sql_numbers(sql: SqlText, model: RuleRegression) -> str:
+    """The first matching rule's formula (ordered), or the mean of the matching rules'."""
+    kinds = formula_kinds(model)
+    tests = [sql_rule(sql, r.conditions, kinds) for r in model.rules]
+    formulas = [_sql_formula(sql, r.formula, kinds) for r in model.rules]
+    default = _sql_formula(sql, model.default.formula, kinds)
+    if not tests:
+        return default
+    if model.ordered:
+        whens = [f"  WHEN {t} THEN {f}" for t, f in zip(tests, formulas, strict=True)]
+        return "CASE\n" + "\n".join(whens) + f"\n  ELSE {default}\nEND"
+    total = " + ".join(f"CASE WHEN {t} THEN {f} ELSE 0.0e0 END" for t, f in zip(tests, formulas, strict=True))
+    matched = " + ".join(f"CASE WHEN {t} THEN 1.0e0 ELSE 0.0e0 END" for t in tests)
+    any_rule = " OR ".join(f"({t})" for t in tests)
+    return f"CASE WHEN {any_rule} THEN ({total}) / ({matched}) ELSE {default} END"
 
 
 def _sql_vote(sql: SqlText, p: _Plan, rules: list[str], default: str) -> str:
@@ -299,12 +356,14 @@ def _python_readers(kinds: Iterable[bool | Unit]) -> list[str]:
     return _PYTHON_READERS + (_PYTHON_MOMENT if any(isinstance(k, Unit) for k in kinds) else [])
 
 
-def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
+def to_python(model: Predictor, name: str = "predict") -> str:
     """Source of ``predict(row: dict) -> str | float | None``: no imports, no dependencies."""
     if not name.isidentifier() or keyword.iskeyword(name):
         raise ParamError(f"`name` must be a Python identifier that is not a keyword, got '{name}'")
     if isinstance(model, Forest):
         return _python_forest(model, name)
+    if isinstance(model, RuleRegression):
+        return _python_numbers(model, name)
     p = plan(model)
     columns = sorted({c.column for conds, _ in p.rules for c in conds})
     var = {c: f"v{i}" for i, c in enumerate(columns)}
@@ -342,6 +401,38 @@ def to_python(model: Model | Tree | Forest, name: str = "predict") -> str:
         lines.append("    top = max(u for s, u in zip(scores, support) if s == best)")
         lines.append("    # equal votes: the larger support, then the class more frequent in training")
         lines.append(f"    return next(classes[k] for k in {p.order!r} if scores[k] == best and support[k] == top)")
+    return "\n".join(lines) + "\n"
+
+
+def _python_numbers(model: RuleRegression, name: str) -> str:
+    kinds = formula_kinds(model)
+    columns = sorted(kinds)
+    var = {c: f"v{i}" for i, c in enumerate(columns)}
+    lines = [f"def {name}(row):", *_python_readers(kinds.values())]
+    for column in columns:
+        lines.append(f"    {var[column]} = {_python_reader(kinds[column]) % f'row.get({column!r})'}")
+
+    def test(conds: tuple[Condition, ...]) -> str:
+        return " and ".join(condition_source(PYTHON, c, var[c.column]) for c in conds) if conds else "True"
+
+    def formula(f: Formula) -> str:
+        parts = [repr(f.intercept)]
+        for term in f.terms:
+            x = var[term.column]
+            value = f"1.0 if {x} in {set(term.levels)!r} else 0.0" if term.levels is not None else x
+            parts.append(f"{term.coefficient!r} * ({term.fill!r} if {x} is None else {value})")
+        total = " + ".join(parts)
+        return total if f.bounds is None else f"min(max({total}, {f.bounds[0]!r}), {f.bounds[1]!r})"
+
+    if model.ordered:
+        for rule in model.rules:
+            lines += [f"    if {test(rule.conditions)}:", f"        return {formula(rule.formula)}"]
+        lines.append(f"    return {formula(model.default.formula)}")
+    else:
+        lines.append("    values = []")
+        for rule in model.rules:
+            lines += [f"    if {test(rule.conditions)}:", f"        values.append({formula(rule.formula)})"]
+        lines.append(f"    return sum(values) / len(values) if values else {formula(model.default.formula)}")
     return "\n".join(lines) + "\n"
 
 
@@ -449,10 +540,12 @@ def _python_forest(model: Forest, name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_polars(model: Model | Tree | Forest) -> str:
+def to_polars(model: Predictor) -> str:
     """Source of one Polars expression (``import polars as pl`` in scope) for the prediction."""
     if isinstance(model, Forest):
         return _polars_forest(model)
+    if isinstance(model, RuleRegression):
+        return _polars_numbers(model)
     p = plan(model)
 
     def rule(conds: tuple[Condition, ...]) -> str:
@@ -504,6 +597,44 @@ def to_polars(model: Model | Tree | Forest) -> str:
         + "])"
     )
     return f"pl.when({any_rule}).then({winner}).otherwise({otherwise})\n"
+
+
+def _polars_numbers(model: RuleRegression) -> str:
+    kinds = formula_kinds(model)
+
+    def rule(conds: tuple[Condition, ...]) -> str:
+        if not conds:
+            return "pl.lit(True)"
+        tests = (condition_source(POLARS, c, _pl_column(c.column, kinds[c.column])) for c in conds)
+        return "pl.all_horizontal([" + ", ".join(tests) + "])"
+
+    def formula(f: Formula) -> str:
+        # repeat, not lit: one value per row even in a select
+        parts = [f"pl.repeat({f.intercept!r}, pl.len(), dtype=pl.Float64)"]
+        for term in f.terms:
+            x = _pl_column(term.column, kinds[term.column])
+            if term.levels is not None:
+                x = f"{x}.is_in({list(term.levels)!r}).cast(pl.Float64)"
+            parts.append(f"{term.coefficient!r} * {x}.fill_null({term.fill!r})")
+        total = " + ".join(parts)
+        return f"({total})" if f.bounds is None else f"({total}).clip({f.bounds[0]!r}, {f.bounds[1]!r})"
+
+    default = formula(model.default.formula)
+    if not model.rules:
+        return default + "\n"
+    if model.ordered:
+        whens = [f"pl.when({rule(r.conditions)}).then({formula(r.formula)})" for r in model.rules]
+        return "pl.coalesce([\n    " + ",\n    ".join([*whens, default]) + ",\n])\n"
+    tests = [rule(r.conditions) for r in model.rules]
+    total = ", ".join(
+        f"pl.when({t}).then({formula(r.formula)}).otherwise(0.0)" for t, r in zip(tests, model.rules, strict=True)
+    )
+    matched = ", ".join(f"{t}.cast(pl.Float64)" for t in tests)
+    return (
+        f"pl.when(pl.any_horizontal([{', '.join(tests)}]))"
+        f".then(pl.sum_horizontal([{total}]) / pl.sum_horizontal([{matched}]))"
+        f".otherwise({default})\n"
+    )
 
 
 def _polars_forest(model: Forest) -> str:

@@ -31,7 +31,8 @@ import numpy as np
 
 from rulecli.errors import ParamError
 from rulecli.model.compile import class_prior, rule_shares
-from rulecli.model.core import Closed, Condition, DecisionList, Model, Op, Rule, RuleSet, Vote
+from rulecli.model.core import Closed, Condition, DecisionList, Formula, Model, Op, Rule, RuleRegression, RuleSet, Vote
+from rulecli.model.export import formula_kinds
 from rulecli.model.ops import (
     OPS,
     Shape,
@@ -43,7 +44,7 @@ from rulecli.model.ops import (
     tie_keys,
     tie_order,
 )
-from rulecli.model.tree import Forest, Tree, TreeNodes, feature_kinds, leaf_shares
+from rulecli.model.tree import Forest, Predictor, Tree, TreeNodes, feature_kinds, leaf_shares, predicts_number
 from rulecli.schema import Unit
 from rulecli.version import __version__
 
@@ -62,19 +63,28 @@ _COMPARE = {
 }
 
 
-def to_pmml(model: Model | Tree | Forest) -> str:
+def to_pmml(model: Predictor) -> str:
     """The model as one PMML 4.4 document."""
+    if isinstance(model, RuleRegression) and not model.ordered:
+        raise ParamError(
+            "PMML selects one segment's model or averages all: rules whose matches are averaged, with a "
+            "default for rows none matches, have no PMML form (export them to SQL, Python or Polars)"
+        )
     root = ET.Element("PMML", {"xmlns": NAMESPACE, "version": "4.4"})
     header = ET.SubElement(root, "Header", {"description": f"rulecli model of '{model.target}'"})
     ET.SubElement(header, "Application", {"name": "rulecli", "version": __version__})
     if isinstance(model, Tree | Forest):
         used = feature_kinds(model)
         fields = dated_kinds({name: used[name] for name in model.features if name in used}, model)
+    elif isinstance(model, RuleRegression):
+        fields = formula_kinds(model)
     else:
         fields = dated_kinds(column_kinds(c for r in model.rules for c in r.conditions), model)
     _data_dictionary(root, model, fields)
     if isinstance(model, Forest):
         _forest(root, model, fields)
+    elif isinstance(model, RuleRegression):
+        _formula_rules(root, model, fields)
     elif isinstance(model, Tree):
         _tree_model(root, model.nodes, model, fields, top=True)
     else:
@@ -93,8 +103,8 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-def _regression(model: Model | Tree | Forest) -> bool:
-    return isinstance(model, Tree | Forest) and model.regression
+def _regression(model: Predictor) -> bool:
+    return predicts_number(model)
 
 
 # ------------------------------------------------------------------------ schema
@@ -414,6 +424,54 @@ def _node_score(node: ET.Element, nodes: TreeNodes, shares: np.ndarray, index: i
             "ScoreDistribution",
             {"value": cls, "recordCount": _number(nodes.value[index, k]), "probability": _number(shares[index, k])},
         )
+
+
+def _formula_rules(root: ET.Element, model: RuleRegression, fields: dict[str, bool]) -> None:
+    """Rules with formulas as a mining model that selects the first segment whose predicate
+    holds, each segment a regression model: its terms as derived fields (a missing value
+    as the term's fill, a level set as 1 or 0), its bounds as the target's min and max."""
+    element = ET.SubElement(root, "MiningModel", {"functionName": "regression", "algorithmName": model.info.algorithm})
+    _mining_schema(element, model, fields)
+    _output(element, model, probabilities=False)
+    segmentation = ET.SubElement(element, "Segmentation", {"multipleModelMethod": "selectFirst"})
+    for i, rule in enumerate((*model.rules, model.default), 1):
+        segment = ET.SubElement(segmentation, "Segment", {"id": str(i)})
+        _predicate(segment, rule.conditions, fields)
+        _regression_model(segment, model.target, rule.formula, fields)
+
+
+def _regression_model(parent: ET.Element, target: str, formula: Formula, fields: dict[str, bool]) -> None:
+    regression = ET.SubElement(parent, "RegressionModel", {"functionName": "regression"})
+    schema = ET.SubElement(regression, "MiningSchema")
+    ET.SubElement(schema, "MiningField", {"name": target, "usageType": "target"})
+    for name in dict.fromkeys(t.column for t in formula.terms):
+        ET.SubElement(schema, "MiningField", {"name": name, "invalidValueTreatment": "asIs"})
+    # PMML4S returns the selected segment's outputs, not the mining model's: each names its prediction
+    output = ET.SubElement(regression, "Output")
+    ET.SubElement(output, "OutputField", {**_field_type("prediction", True), "feature": "predictedValue"})
+    if formula.bounds is not None:
+        targets = ET.SubElement(regression, "Targets")
+        low, high = formula.bounds
+        ET.SubElement(targets, "Target", {"field": target, "min": _number(low), "max": _number(high)})
+    local = ET.SubElement(regression, "LocalTransformations")
+    table = ET.SubElement(regression, "RegressionTable", {"intercept": _number(formula.intercept)})
+    for k, term in enumerate(formula.terms):
+        name = f"term{k}"
+        derived = ET.SubElement(local, "DerivedField", {"name": name, "optype": "continuous", "dataType": "double"})
+        choose = ET.SubElement(derived, "Apply", {"function": "if"})
+        ET.SubElement(ET.SubElement(choose, "Apply", {"function": "isMissing"}), "FieldRef", {"field": term.column})
+        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = _number(term.fill)
+        if term.levels is None:
+            ET.SubElement(choose, "FieldRef", {"field": term.column})
+        else:
+            member = ET.SubElement(choose, "Apply", {"function": "if"})
+            among = ET.SubElement(member, "Apply", {"function": "isIn"})
+            ET.SubElement(among, "FieldRef", {"field": term.column})
+            for level in term.levels:
+                ET.SubElement(among, "Constant", {"dataType": "string"}).text = _text(level, "value")
+            ET.SubElement(member, "Constant", {"dataType": "double"}).text = "1.0"
+            ET.SubElement(member, "Constant", {"dataType": "double"}).text = "0.0"
+        ET.SubElement(table, "NumericPredictor", {"name": name, "coefficient": _number(term.coefficient)})
 
 
 def _forest(root: ET.Element, model: Forest, fields: dict[str, bool]) -> None:

@@ -19,19 +19,25 @@ from rulecli.model.core import (
     Closed,
     Condition,
     DecisionList,
+    Formula,
     Model,
     ModelInfo,
+    NumberRule,
+    NumberStats,
     Op,
     Rule,
+    RuleRegression,
     RuleSet,
     RuleStats,
     Scalar,
+    Term,
     Vote,
+    dated,
     dated_rule,
     schema_units,
 )
 from rulecli.model.ops import MAX_EXACT
-from rulecli.model.tree import Forest, Tree, TreeModel, TreeNodes
+from rulecli.model.tree import Forest, Predictor, Tree, TreeModel, TreeNodes
 from rulecli.schema import Cuts, Feature, Kind, Schema, Target, Unit
 from rulecli.version import __version__
 
@@ -122,7 +128,27 @@ def _rule_to_json(rule: Rule) -> dict[str, Any]:
     return out
 
 
-def _header(model: Model | TreeModel) -> dict[str, Any]:
+def _number_rule_to_json(rule: NumberRule) -> dict[str, Any]:
+    formula = rule.formula
+    out: dict[str, Any] = {
+        "conditions": [_condition_to_json(c) for c in rule.conditions],
+        "formula": {
+            "intercept": formula.intercept,
+            "terms": [
+                {"column": t.column, "coefficient": t.coefficient, "fill": t.fill}
+                | ({"levels": list(t.levels)} if t.levels is not None else {})
+                for t in formula.terms
+            ],
+        }
+        | ({"bounds": list(formula.bounds)} if formula.bounds is not None else {}),
+    }
+    if rule.stats is not None:
+        stats = rule.stats
+        out["stats"] = {"covered": stats.covered, "mean": stats.mean, "sd": stats.sd, "rmse": stats.rmse}
+    return out
+
+
+def _header(model: Predictor) -> dict[str, Any]:
     """The fields every model file starts with."""
     return {
         "format": FORMAT,
@@ -193,7 +219,7 @@ def _tree_model_to_dict(model: TreeModel) -> dict[str, Any]:
     return out
 
 
-def dumps(model: Model | TreeModel) -> str:
+def dumps(model: Predictor) -> str:
     """Serialise a model: sorted keys, fixed indentation, trailing newline, no NaN.
 
     Tree node arrays are written one array per line: a forest has millions of numbers.
@@ -202,7 +228,15 @@ def dumps(model: Model | TreeModel) -> str:
         return _dumps(model)
 
 
-def _dumps(model: Model | TreeModel) -> str:
+def _dumps(model: Predictor) -> str:
+    if isinstance(model, RuleRegression):
+        body = {
+            **_header(model),
+            "rules": [_number_rule_to_json(r) for r in model.rules],
+            "default": _number_rule_to_json(model.default),
+            "ordered": model.ordered,
+        }
+        return json.dumps(body, sort_keys=True, indent=2, allow_nan=False) + "\n"
     if not isinstance(model, Tree | Forest):
         return json.dumps(model_to_dict(model), sort_keys=True, indent=2, allow_nan=False) + "\n"
     body = _tree_model_to_dict(model)
@@ -442,6 +476,8 @@ def _loads(text: str, source: str) -> Model | TreeModel:
     kind = r.get(obj, "kind", "model", (str,))
     if kind in (Tree.kind, Forest.kind):
         return _read_tree_model(r, obj, kind)
+    if kind == RuleRegression.kind:
+        return _read_rule_regression(r, obj)
     classes = r.get(obj, "classes", "model", (list,))
     if not classes or not all(isinstance(c, str) for c in classes):
         raise r.fail("classes", "expected a non-empty list of text labels")
@@ -475,6 +511,63 @@ def _loads(text: str, source: str) -> Model | TreeModel:
             raise r.fail("vote", f"unknown vote '{vote_text}'")
         return RuleSet(target, tuple(classes), rules, default, Vote(vote_text), info)
     raise r.fail("kind", f"unknown model kind '{kind}'")
+
+
+def _read_rule_regression(r: _Reader, obj: dict[str, Any]) -> RuleRegression:
+    if r.get(obj, "classes", "model", (list,)):
+        raise r.fail("classes", "rules that predict a number have no classes")
+    info = _info(r, obj)
+    units = schema_units(info.schema)
+    raw = r.get(obj, "rules", "model", (list,))
+    rules = tuple(_read_number_rule(r, x, f"rules[{i}]", units) for i, x in enumerate(raw))
+    default = _read_number_rule(r, r.get(obj, "default", "model", (dict,)), "default", units)
+    if default.conditions:
+        raise r.fail("default.conditions", "the default rule has no conditions")
+    ordered = r.get(obj, "ordered", "model", (bool,))
+    return RuleRegression(r.get(obj, "target", "model", (str,)), rules, default, ordered, info)
+
+
+def _read_number_rule(r: _Reader, obj: Any, where: str, units: Mapping[str, Unit]) -> NumberRule:
+    conditions = tuple(
+        _read_condition(r, c, f"{where}.conditions[{i}]")
+        for i, c in enumerate(r.get(obj, "conditions", where, (list,)))
+    )
+    at = f"{where}.formula"
+    formula_obj = r.get(obj, "formula", where, (dict,))
+    terms = []
+    for i, t in enumerate(r.get(formula_obj, "terms", at, (list,))):
+        term_at = f"{at}.terms[{i}]"
+        levels = r.get(t, "levels", term_at, (list,), optional=True)
+        if levels is not None and not (levels and all(isinstance(v, str) for v in levels)):
+            raise r.fail(f"{term_at}.levels", "expected a non-empty list of text levels")
+        terms.append(
+            Term(
+                r.get(t, "column", term_at, (str,)),
+                r.number(t.get("coefficient"), f"{term_at}.coefficient"),
+                r.number(t.get("fill"), f"{term_at}.fill"),
+                None if levels is None else tuple(levels),
+            )
+        )
+    bounds = r.get(formula_obj, "bounds", at, (list,), optional=True)
+    if bounds is not None and len(bounds) != 2:
+        raise r.fail(f"{at}.bounds", "expected [least, greatest]")
+    try:
+        formula = Formula(
+            r.number(formula_obj.get("intercept"), f"{at}.intercept"),
+            tuple(terms),
+            None if bounds is None else (r.number(bounds[0], f"{at}.bounds"), r.number(bounds[1], f"{at}.bounds")),
+        )
+    except ParamError as exc:
+        raise r.fail(at, str(exc)) from None
+    stats_obj = r.get(obj, "stats", where, (dict,), optional=True)
+    stats = None
+    if stats_obj is not None:
+        stats = NumberStats(
+            r.count(stats_obj.get("covered"), f"{where}.stats.covered"),
+            *(r.number(stats_obj.get(k), f"{where}.stats.{k}") for k in ("mean", "sd", "rmse")),
+        )
+    # a date column's bounds are written as numbers: the schema says which are dates
+    return NumberRule(tuple(dated(c, units) for c in conditions), formula, stats)
 
 
 def _info(r: _Reader, obj: dict[str, Any]) -> ModelInfo:

@@ -37,11 +37,14 @@ from rulecli.model.core import (
     Closed,
     Condition,
     DecisionList,
+    Formula,
     Model,
     ModelInfo,
     Moment,
+    NumberRule,
     Op,
     Rule,
+    RuleRegression,
     RuleSet,
     RuleStats,
     Scalar,
@@ -189,6 +192,41 @@ def render_text(model: Model) -> str:
         then = f"{render_name(model.target)} = {render_value(model.default.prediction)}"
         stats = _render_stats(model.default, counts)
         lines.append(f"ELSE {then}{stats}{_probabilities(model.default, model.classes)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_formula(formula: Formula) -> str:
+    """A formula for people, four significant digits a number: ``12.5 + 0.699 * a - 1.86 *
+    [c in {'r'}]``, its bounds after it (JSON keeps every digit)."""
+    text = f"{formula.intercept:.4g}"
+    for term in formula.terms:
+        sign = "-" if term.coefficient < 0 else "+"
+        x = render_name(term.column)
+        if term.levels is not None:
+            x = f"[{x} in {{{', '.join(render_value(v) for v in term.levels)}}}]"
+        text += f" {sign} {abs(term.coefficient):.4g} * {x}"
+    if formula.bounds is not None:
+        text += f", within [{formula.bounds[0]:.4g}, {formula.bounds[1]:.4g}]"
+    return text
+
+
+def render_number_rules(model: RuleRegression, with_stats: bool = True) -> str:
+    """Rules that predict a number, one line each, as comments: no rule file holds formulas
+    (such a model is saved as JSON)."""
+    decides = "the first matching rule's formula" if model.ordered else "the mean of the matching rules' formulas"
+    lines = [f"# {render_name(model.target)} is a number: {decides} predicts it"]
+
+    def stats(rule: NumberRule) -> str:
+        s = rule.stats
+        if s is None or not with_stats:
+            return ""
+        return f"  (covers {render_count(s.covered)}, mean {s.mean:.4g}, sd {s.sd:.4g}, rmse {s.rmse:.4g})"
+
+    target = render_name(model.target)
+    for rule in model.rules:
+        then = f"{target} = {render_formula(rule.formula)}"
+        lines.append(f"# IF {render_conditions(rule.conditions)} THEN {then}{stats(rule)}")
+    lines.append(f"# ELSE {target} = {render_formula(model.default.formula)}{stats(model.default)}")
     return "\n".join(lines) + "\n"
 
 

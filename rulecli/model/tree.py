@@ -35,6 +35,7 @@ from rulecli.model.core import (
     ModelInfo,
     Op,
     Rule,
+    RuleRegression,
     RuleStats,
     dated,
     schema_units,
@@ -110,7 +111,12 @@ class Forest:
 
 
 TreeModel = Tree | Forest
-Predictor = Model | TreeModel  # any model rulecli learns
+Predictor = Model | RuleRegression | TreeModel  # any model rulecli learns
+
+
+def predicts_number(model: Predictor) -> bool:
+    """Whether the model predicts a number (a regression tree or forest, rules with formulas)."""
+    return isinstance(model, RuleRegression) or (isinstance(model, Tree | Forest) and model.regression)
 
 
 def feature_kinds(model: TreeModel) -> dict[str, bool]:

@@ -27,7 +27,7 @@ from tests.conftest import QUICK, run_cli, slow_for
 
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 NUMERIC = {"lessThan", "lessOrEqual", "greaterThan", "greaterOrEqual"}
-TEXT_FORMS = [n for n in learners.names() if n != "forest"]
+TEXT_FORMS = [n for n in learners.names("classes") if n != "forest"]
 
 
 def _table(column: str, levels: list[str], labels: list[str], n: int = 90) -> pl.DataFrame:
@@ -86,7 +86,7 @@ def _check_pmml(model, values: set[str], columns: set[str]) -> None:
     assert compared | scores <= values, (compared | scores) - values
 
 
-@pytest.mark.parametrize("learner", slow_for(learners.names()))
+@pytest.mark.parametrize("learner", slow_for(learners.names("classes")))
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     column=HOSTILE,

@@ -36,7 +36,7 @@ def patterns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("learner", learners.names())
+@pytest.mark.parametrize("learner", learners.names("classes"))
 def test_every_learner_reads_pattern_like_names_literally(patterns: Path, learner: str):
     # a column named ^a.*$ gave "Error: IndexError: index 0 is out of bounds" in every learner
     args = [learner, "rx.parquet", "-y", "y", "-q", *QUICK.get(learner, [])]

@@ -136,6 +136,24 @@ def test_regression_trees_and_forests(tmp: Path):
         _check(model, data, tmp)
 
 
+def test_rules_with_formulas(tmp: Path):
+    # a kink in x, a shift by c, rows with a missing x, a missing and an unseen level, and
+    # a row far outside the training range (the formula's bounds hold it)
+    rng = np.random.default_rng(5)
+    n = 400
+    x, c = rng.uniform(0, 10, n), rng.choice(["a", "b", "c"], n)
+    y = np.where(x < 5, 2 * x, 20 - 2 * x) + np.select([c == "a", c == "b"], [0.0, 3.0], -2.0) + rng.normal(0, 0.3, n)
+    frame = pl.DataFrame({"x": x, "c": c, "y": y})
+    odd = pl.DataFrame(
+        {"x": [None, 3.0, 2.0, 500.0], "c": ["b", None, "zzz", "a"], "y": [0.0] * 4}, schema=frame.schema
+    )
+    data = tmp / "formulas.csv"
+    pl.concat([frame, odd]).write_csv(data)
+    model = tmp / "formulas.json"
+    assert run_cli("m5rules", str(data), "-y", "y", "-o", str(model), "-q").code == 0
+    _check(model, data, tmp)
+
+
 def test_hand_written_rule_sets_and_lists(tmp: Path):
     data = _table("house", tmp)
     files = {

@@ -36,7 +36,7 @@ def _seen(text: str) -> list[str]:
     return sorted({repr(c) for c in ACTED_ON.findall(text)})
 
 
-@pytest.mark.parametrize("learner", learners.names())
+@pytest.mark.parametrize("learner", learners.names("classes"))
 def test_no_control_character_reaches_the_terminal(ansi: Path, tmp_path: Path, learner: str):
     options = [*QUICK.get(learner, []), "--target", "t"]
     learned = run_cli(learner, str(ansi), *options, "--cv", "2", cwd=tmp_path)

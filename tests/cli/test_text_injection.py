@@ -28,7 +28,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("learner", [n for n in learners.names() if n != "forest"])
+@pytest.mark.parametrize("learner", [n for n in learners.names("classes") if n != "forest"])
 def test_text_model_predicts_as_its_json_twin(hostile: Path, tmp_path: Path, learner: str):
     as_json, as_text = tmp_path / "m.json", tmp_path / "m.txt"
     options = [*QUICK.get(learner, []), "-q"]

@@ -25,7 +25,7 @@ def _noisy(n: int, seed: int) -> pl.DataFrame:
     return pl.DataFrame({**x, "y": np.where(score > 0.2, "pos", "neg")})
 
 
-@pytest.mark.parametrize("learner", learners.names())
+@pytest.mark.parametrize("learner", learners.names("classes"))
 def test_every_learner_out_of_time_still_writes_a_model_that_predicts(learner: str, tmp_path: Path):
     model = tmp_path / "m.json"
     result = run_cli(learner, PENGUINS, "-y", "species", "--time-budget", NO_TIME, "-o", str(model))

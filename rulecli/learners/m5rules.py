@@ -1,0 +1,244 @@
+"""Model rules: rules that predict a number with a linear formula each, as M5Rules learns
+them (Holmes, Hall & Frank 1999, "Generating rule sets from model trees"), from M5′ model
+trees (Quinlan 1992; Wang & Witten 1997).
+
+Separate and conquer: grow a regression tree on the rows not yet covered, fit, simplify
+and prune its linear models and smooth its leaves' (:mod:`rulecli.search.model_tree`),
+keep the leaf that covers the most rows as a rule — its path's conditions and its smoothed
+formula — and take its rows away; when the pruned tree is a single leaf, its formula is the
+default rule for the rows left. The rules form a decision list: the first matching rule's
+formula predicts.
+
+Each tree is grown by :mod:`rulecli.search.grow` (variance reduction, the same splits as a
+regression tree, categorical and missing values included) to at most ``max_leaves`` leaves
+of at least ``min_rows`` rows; the model-tree pruning then decides which splits stay.
+Categorical columns appear in conditions only; formulas use numeric columns (dates
+excluded), a missing value counting as the column's training mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulecli import budget
+from rulecli.counting.binned import Binned
+from rulecli.dataset import Dataset
+from rulecli.display import counted
+from rulecli.errors import InputError
+from rulecli.learners import Learner, Progress
+from rulecli.learners.tree import dataset_columns, grow_tree, without
+from rulecli.model.core import Formula, ModelInfo, NumberRule, NumberStats, RuleRegression, Term, schema_units
+from rulecli.model.tree import TreeNodes, leaf_rules, leaves_of, level_index, node_walker
+from rulecli.params import Params, param
+from rulecli.schema import Kind
+from rulecli.search.grow import GrowParams
+from rulecli.search.model_tree import SMOOTHING, Standardised, fit_and_prune, node_grams, smoothed
+
+
+@dataclass(frozen=True, kw_only=True)
+class M5RulesParams(Params):
+    min_rows: float = param(4.0, "Each rule's tree keeps at least this many rows in a leaf (M5: 4).", ge=1)
+    max_leaves: int = param(64, "Leaves each tree grows before its model-tree pruning.", ge=2)
+    smoothing: bool = param(
+        True, "Smooth each rule's formula with the models above its leaf (M5, k = 15).", negative="no-smoothing"
+    )
+    max_rules: int | None = param(
+        None, "At most this many rules; a formula fitted on the rows left predicts the rest.", ge=1
+    )
+    max_bins: int = param(
+        255, "Numeric features with more distinct values are cut at this many quantiles.", ge=2, le=65535
+    )
+
+
+def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None = None) -> RuleRegression:
+    if not ds.regression:
+        raise InputError(
+            f"{ds.source}: m5rules predicts a number, but '{ds.target}' holds classes (`target_type=regression` "
+            "reads a numeric target as a number)"
+        )
+    design = Design.of(ds)
+    z = Standardised.of(design.columns, ds.y.astype(np.float64), ds.weights)
+    grow = GrowParams(
+        criterion="mse",
+        max_leaf_nodes=params.max_leaves,
+        min_samples_leaf=params.min_rows,
+        min_samples_split=2 * params.min_rows,
+    )
+    units = schema_units(ds.schema)
+    left = np.arange(ds.n_rows)
+    rules: list[NumberRule] = []
+    default = None
+    while default is None:
+        part = ds.subset(left)
+        weights = None if ds.weights is None else ds.weights[left]
+        zs = Standardised(z.x[left], z.y[left], z.mean, z.scale)
+        nodes = grow_tree(Binned.from_dataset(part, params.max_bins), part, grow, part.weights)
+        reached = leaves_of(node_walker(nodes, level_index(ds.schema, ds.schema.feature_names)), dataset_columns(part))
+        models = fit_and_prune(nodes, node_grams(nodes, reached, zs, weights), design.columns_of)
+        # the pruned tree's leaf of each row: the leaf above its grown leaf
+        owner = _pruned_owner(nodes, models.leaf)
+        mine = owner[reached]
+        leaves = np.flatnonzero(models.leaf)
+        last = leaves.size == 1 or (params.max_rules is not None and len(rules) >= params.max_rules)
+        out_of_time = budget.ran_out(f"m5rules: {counted(len(rules), 'rule')} learned")
+        if last or out_of_time:
+            beta = models.beta[0]
+            everything = np.arange(left.size)
+            default = NumberRule((), design.formula(beta, zs, everything), _stats(zs, weights, everything, beta, z))
+            break
+        best = int(max(leaves.tolist(), key=lambda leaf: (models.rows[leaf], -leaf)))
+        beta = smoothed(models, nodes, best) if params.smoothing else models.beta[best]
+        covered = np.flatnonzero(mine == best)
+        conditions = dict(leaf_rules(_pruned_nodes(nodes, models.leaf, models.removed), ds.schema.feature_names, units))
+        rules.append(
+            NumberRule(
+                conditions[_renumbered(models.removed, best)],
+                design.formula(beta, zs, covered),
+                _stats(zs, weights, covered, beta, z),
+            )
+        )
+        left = np.delete(left, covered)
+        if progress is not None:
+            progress(len(rules))
+        if left.size == 0:  # the last leaf covered everything left: its formula is the default
+            default = NumberRule((), rules[-1].formula, rules[-1].stats)
+            rules.pop()
+    info = ModelInfo(
+        algorithm="m5rules",
+        params=params.record(),
+        schema=ds.schema,
+        training={"rows": ds.n_rows, "rules": len(rules), "smoothing_k": SMOOTHING if params.smoothing else 0.0},
+    )
+    return RuleRegression(ds.target, tuple(rules), default, True, info)
+
+
+def _pruned_owner(nodes: TreeNodes, leaf: np.ndarray) -> np.ndarray:
+    """Per grown node, the node that is its leaf in the pruned tree (the highest pruned
+    ancestor, or itself)."""
+    owner = np.arange(nodes.n_nodes)
+    # depth-first numbering: a parent comes before its children
+    for node in np.flatnonzero(nodes.feature >= 0).tolist():
+        if leaf[node] or owner[node] != node:
+            owner[nodes.left[node]] = owner[nodes.right[node]] = owner[node]
+    return owner
+
+
+def _pruned_nodes(nodes: TreeNodes, leaf: np.ndarray, removed: np.ndarray) -> TreeNodes:
+    """The tree without the nodes below its pruned splits, those splits made leaves."""
+    return without(nodes, removed, leaf & (nodes.feature >= 0))
+
+
+def _renumbered(removed: np.ndarray, node: int) -> int:
+    """A kept node's number once the removed ones are gone."""
+    return int(node - removed[:node].sum())
+
+
+MAX_INDICATORS = 9  # a text column's indicators in formulas: cuts of its levels by mean target
+FAINT = 0.01  # a term moving a rule's prediction by less than this share of its target's spread is dropped
+
+
+@dataclass(frozen=True)
+class Design:
+    """The columns formulas are made of: each numeric feature (dates excluded), and each text
+    feature as indicators ``x in {the first i levels}``, its levels ordered by their mean
+    target (M5′'s synthetic binary attributes); ``columns_of``: each model feature's columns."""
+
+    columns: list[np.ndarray]
+    terms: list[tuple[str, tuple[str, ...] | None]]
+    columns_of: list[list[int]]
+
+    @classmethod
+    def of(cls, ds: Dataset) -> Design:
+        columns: list[np.ndarray] = []
+        terms: list[tuple[str, tuple[str, ...] | None]] = []
+        columns_of: list[list[int]] = []
+        w = np.ones(ds.n_rows) if ds.weights is None else ds.weights
+        for feature in ds.schema.features:
+            mine: list[int] = []
+            if feature.kind == Kind.NUMERIC and feature.unit is None:
+                mine.append(len(columns))
+                columns.append(ds.numeric(feature.name))
+                terms.append((feature.name, None))
+            elif feature.kind == Kind.CATEGORICAL and len(feature.levels) > 1:
+                k = len(feature.levels)
+                codes = ds.codes(feature.name)
+                rows = np.bincount(codes, weights=w, minlength=k + 1)[:k]
+                sums = np.bincount(codes, weights=w * ds.y, minlength=k + 1)[:k]
+                means = np.where(rows > 0, sums / np.where(rows > 0, rows, 1.0), np.inf)
+                order = np.lexsort((np.arange(k), means))
+                share = np.cumsum(rows[order]) / max(rows.sum(), 1e-300)
+                cuts = np.arange(1, k)
+                if cuts.size > MAX_INDICATORS:  # cuts at even shares of the rows
+                    cuts = np.unique(np.searchsorted(share, np.linspace(0, 1, MAX_INDICATORS + 2)[1:-1]) + 1)
+                    cuts = cuts[(cuts >= 1) & (cuts < k)]
+                rank = np.full(k + 1, -1, dtype=np.int64)
+                rank[order] = np.arange(k)
+                row_rank = rank[codes]
+                for cut in cuts.tolist():
+                    mine.append(len(columns))
+                    columns.append(np.where(row_rank < 0, np.nan, (row_rank < cut).astype(np.float64)))
+                    terms.append((feature.name, tuple(sorted(feature.levels[i] for i in order[:cut].tolist()))))
+            columns_of.append(mine)
+        return cls(columns, terms, columns_of)
+
+    def formula(self, beta: np.ndarray, z: Standardised, rows: np.ndarray) -> Formula:
+        """A standardised model as a formula over the raw columns,
+        y = my + sy (b0 + Σ b_j (x_j − m_j) / s_j), bounded by the target on ``rows``."""
+        my, sy = z.mean[-1], z.scale[-1]
+        beta = beta.copy()
+        if rows.size:
+            # a term that moves the prediction by under 1 % of the target's spread on the
+            # rule's rows (smoothing brings in its ancestors' terms) is folded into the intercept
+            x = z.x[rows]
+            spread = max(float(z.y[rows].std()), 1e-12)
+            faint = np.flatnonzero((beta[1:] != 0) & (np.abs(beta[1:]) * x.std(axis=0) < FAINT * spread))
+            beta[0] += float(beta[1 + faint] @ x[:, faint].mean(axis=0))
+            beta[1 + faint] = 0.0
+        slopes = beta[1:] * sy / z.scale[:-1]
+        intercept = my + sy * beta[0] - (float(slopes @ z.mean[:-1]) if slopes.size else 0.0)
+        terms = tuple(
+            Term(name, float(slope), float(z.mean[j]), levels)
+            for j, ((name, levels), slope) in enumerate(zip(self.terms, slopes, strict=True))
+            if slope
+        )
+        held = my + sy * z.y[rows]
+        bounds = (float(held.min()), float(held.max())) if rows.size else None
+        return Formula(float(intercept), terms, bounds)
+
+
+def _stats(
+    z: Standardised, weights: np.ndarray | None, rows: np.ndarray, beta: np.ndarray, whole: Standardised
+) -> NumberStats:
+    """The covered rows (by weight), their target's mean and spread, the formula's error."""
+    w = np.ones(rows.size) if weights is None else weights[rows]
+    y = z.y[rows]
+    predicted = beta[0] + z.x[rows] @ beta[1:]
+    total = float(w.sum())
+    mean = float(w @ y / total) if total > 0 else 0.0
+    spread = float(np.sqrt(w @ (y - mean) ** 2 / total)) if total > 0 else 0.0
+    rmse = float(np.sqrt(w @ (y - predicted) ** 2 / total)) if total > 0 else 0.0
+    sy, my = whole.scale[-1], whole.mean[-1]
+    covered: int | float = int(total) if weights is None else total
+    return NumberStats(covered, my + sy * mean, sy * spread, sy * rmse)
+
+
+def _summary(model: RuleRegression) -> str:
+    return f"m5rules: {counted(len(model.rules), 'rule')} and a default, each with a formula"
+
+
+LEARNER = Learner(
+    name="m5rules",
+    params=M5RulesParams,
+    fit=fit_m5rules,
+    summary=_summary,
+    help="Learn rules that predict a number, each with a linear formula (M5Rules: separate and conquer over "
+    "pruned, smoothed model trees); an ordered list.",
+    examples=(
+        "rulecli m5rules sample_data/penguins.csv -y body_mass_g -o mass.json",
+        "rulecli m5rules sample_data/penguins.csv -y body_mass_g --max-rules 3 --no-smoothing",
+    ),
+    numeric_target=True,
+    class_target=False,
+)

@@ -1,0 +1,175 @@
+"""Model rules (M5Rules): rules with a linear formula each, through the search and the commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rulecli
+from rulecli.dataset import DataSpec, prepare_dataset
+from rulecli.learners.m5rules import M5RulesParams, fit_m5rules
+from rulecli.model.tree import TreeNodes
+from rulecli.search.model_tree import Standardised, fit, fit_and_prune, gram, node_grams, squared_error
+from tests.conftest import run_cli
+
+
+def _kinked(n: int, seed: int) -> pl.DataFrame:
+    """y = 2a + 1 below a = 5 and 21 − 2a above it, c shifting it by 0, 3 or −2, noise 0.3;
+    z is noise alone."""
+    rng = np.random.default_rng(seed)
+    a, c, z = rng.uniform(0, 10, n), rng.choice(["p", "q", "r"], n), rng.normal(size=n)
+    shift = np.select([c == "p", c == "q"], [0.0, 3.0], -2.0)
+    y = np.where(a < 5, 2 * a + 1, 21 - 2 * a) + shift + rng.normal(0, 0.3, n)
+    return pl.DataFrame({"a": a, "c": c, "z": z, "y": y})
+
+
+def _r2(model: object, frame: pl.DataFrame) -> float:
+    predicted = rulecli.predict(model, frame)["prediction"].to_numpy()
+    truth = frame["y"].to_numpy()
+    return 1 - float(((truth - predicted) ** 2).mean() / truth.var())
+
+
+def _fit(frame: pl.DataFrame, **params: object):
+    ds = prepare_dataset(frame, DataSpec(target="y", numeric_target=True))
+    return fit_m5rules(ds, M5RulesParams(**params))
+
+
+def test_a_kink_and_a_shift_are_a_few_rules_whose_formulas_hold_the_slopes():
+    model = _fit(_kinked(1500, 1))
+    assert 1 <= len(model.rules) <= 20, model.rules  # 2 would do: the tree splits on c before a
+    assert _r2(model, _kinked(3000, 2)) > 0.97
+    # the kink is in the conditions, the slopes in the formulas: +2 on one side, -2 on the other
+    slopes = sorted(t.coefficient for r in (*model.rules, model.default) for t in r.formula.terms if t.column == "a")
+    assert slopes[0] == pytest.approx(-2, abs=0.2) and slopes[-1] == pytest.approx(2, abs=0.2)
+    # the shift by c is (also) an indicator term; z, noise, weighs next to nothing where it is left
+    terms = [t for r in (*model.rules, model.default) for t in r.formula.terms]
+    assert any(t.column == "c" and t.levels for t in terms)
+    assert all(abs(t.coefficient) < 0.1 for t in terms if t.column == "z")
+
+
+def test_a_linear_target_is_one_formula_and_a_constant_one_no_term():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 1, 500)
+    linear = _fit(pl.DataFrame({"x": x, "y": 3 * x + 1 + rng.normal(0, 0.05, 500)}))
+    assert not linear.rules
+    (term,) = linear.default.formula.terms
+    assert term.coefficient == pytest.approx(3, abs=0.05) and linear.default.formula.intercept == pytest.approx(
+        1, abs=0.05
+    )
+    flat = _fit(pl.DataFrame({"x": x, "y": rng.normal(5, 1, 500)}))
+    assert not flat.rules and not flat.default.formula.terms
+
+
+def test_a_formula_stays_within_the_target_its_rows_held():
+    model = _fit(pl.DataFrame({"x": np.arange(100.0), "y": np.arange(100.0) * 2}))
+    far = rulecli.predict(model, pl.DataFrame({"x": [-1e6, 1e6, None]}))["prediction"].to_list()
+    assert far[0] == 0.0 and far[1] == 198.0 and 0 < far[2] < 198  # a missing x counts as its mean
+
+
+def test_smoothing_off_and_a_rule_limit_are_honoured_and_recorded():
+    frame = _kinked(1500, 1)
+    limited = _fit(frame, max_rules=1, smoothing=False)
+    assert len(limited.rules) <= 1
+    assert limited.info.params["max_rules"] == 1 and limited.info.params["smoothing"] is False
+
+
+def test_the_sums_give_every_formula_s_error_without_the_rows():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(50, 3))
+    y = x @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=50)
+    z = Standardised.of([x[:, j] for j in range(3)], y, None)
+    g = gram(z, np.arange(50), None)
+    beta = fit(g, [0, 2])
+    direct = np.linalg.lstsq(np.column_stack([np.ones(50), z.x[:, [0, 2]]]), z.y, rcond=None)[0]
+    assert np.allclose(beta[[0, 1, 3]], direct, atol=1e-6) and beta[2] == 0
+    residual = z.y - (beta[0] + z.x @ beta[1:])
+    assert squared_error(g, beta) == pytest.approx(float(residual @ residual))
+
+
+def test_a_split_a_straight_line_does_not_need_is_pruned_away():
+    # one split on x of a target linear in x: the root's line beats two constants
+    x = np.linspace(0, 1, 200)
+    z = Standardised.of([x], 4 * x, None)
+    nodes = TreeNodes(
+        feature=np.array([0, -1, -1], dtype=np.int32),
+        threshold=np.array([0.5, np.nan, np.nan]),
+        left_levels=((), (), ()),
+        right_levels=((), (), ()),
+        missing_left=np.zeros(3, dtype=bool),
+        left=np.array([1, -1, -1], dtype=np.int32),
+        right=np.array([2, -1, -1], dtype=np.int32),
+        value=np.zeros((3, 1)),
+        n_samples=np.array([200.0, 100.0, 100.0]),
+        impurity=np.zeros(3),
+        improvement=np.zeros(3),
+    )
+    models = fit_and_prune(nodes, node_grams(nodes, np.where(x < 0.5, 1, 2), z, None), [[0]])
+    assert models.leaf.tolist() == [True, False, False] and models.removed.tolist() == [False, True, True]
+
+
+def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp_path: Path):
+    duckdb = pytest.importorskip("duckdb")
+    frame = _kinked(600, 4)
+    odd = pl.DataFrame({"a": [None, 3.0, 400.0], "c": ["q", None, "never"], "z": [0.0, None, 1.0], "y": [0.0] * 3})
+    pl.concat([frame, odd]).write_csv(tmp_path / "k.csv")
+    assert run_cli("m5rules", "k.csv", "-y", "y", "-o", "m.json", "-q", cwd=tmp_path).code == 0
+    data = pl.read_csv(tmp_path / "k.csv")
+    expected = rulecli.predict(rulecli.load(tmp_path / "m.json"), data)["prediction"].to_numpy()
+    namespace: dict[str, object] = {}
+    exec(run_cli("export", "m.json", "--to", "python", cwd=tmp_path).stdout, namespace)
+    python = np.array([namespace["predict"](row) for row in data.to_dicts()])  # type: ignore[operator]
+    polars = data.select(eval(run_cli("export", "m.json", "--to", "polars", cwd=tmp_path).stdout, {"pl": pl}))
+    con = duckdb.connect()
+    con.register("t", data.to_arrow())
+    sql = con.sql(run_cli("export", "m.json", "--to", "sql", "--table", "t", cwd=tmp_path).stdout).pl()
+    for got in (python, polars.to_series().to_numpy(), sql["prediction"].to_numpy()):
+        assert np.allclose(got, expected, rtol=0, atol=1e-9)
+
+
+def test_the_command_explains_shows_and_evaluates(tmp_path: Path):
+    _kinked(600, 5).write_csv(tmp_path / "k.csv")
+    learned = run_cli("m5rules", "k.csv", "-y", "y", "-o", "m.json", cwd=tmp_path)
+    assert learned.code == 0, learned.stderr
+    assert learned.stdout.startswith("# y is a number: the first matching rule's formula predicts it\n")
+    assert "THEN y = " in learned.stdout and "ELSE y = " in learned.stdout
+    explained = pl.read_csv(run_cli("predict", "m.json", "k.csv", "--explain", cwd=tmp_path).stdout.encode())
+    assert explained.columns == ["prediction", "rule", "rule_text"] and explained["rule"].n_unique() > 1
+    scored = json.loads(run_cli("evaluate", "m.json", "k.csv", "--json", cwd=tmp_path).stdout)
+    assert scored["r2"] > 0.95
+    gate = run_cli("evaluate", "m.json", "k.csv", "--max-rmse", "0.01", cwd=tmp_path)
+    assert gate.code == 1
+    assert run_cli("show", "m.json", cwd=tmp_path).code == 0
+    refused = run_cli("m5rules", "k.csv", "-y", "y", "-o", "m.txt", cwd=tmp_path)
+    assert refused.code == 2 and "saved as .json" in refused.stderr
+
+
+def test_classes_are_refused_in_one_line_naming_the_way_out(tmp_path: Path):
+    pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0] * 5, "y": ["a", "b"] * 10}).write_csv(tmp_path / "c.csv")
+    refused = run_cli("m5rules", "c.csv", "-y", "y", cwd=tmp_path)
+    assert refused.code == 2 and refused.stderr.count("\n") == 1
+    assert "c.csv" in refused.stderr and "'y' holds classes" in refused.stderr
+
+
+def test_whole_weights_are_copies_of_the_rows(tmp_path: Path):
+    frame = _kinked(300, 6)
+    weights = np.random.default_rng(1).integers(1, 4, frame.height)
+    frame.with_columns(w=pl.Series(weights)).write_csv(tmp_path / "w.csv")
+    pl.DataFrame(frame.to_dict()).select(pl.all().repeat_by(pl.Series(weights)).explode()).write_csv(tmp_path / "c.csv")
+    weighted = run_cli("m5rules", "w.csv", "-y", "y", "--weights", "w", "--json", "-q", cwd=tmp_path)
+    copied = run_cli("m5rules", "c.csv", "-y", "y", "--json", "-q", cwd=tmp_path)
+    rules = [json.loads(r.stdout)["rules"] for r in (weighted, copied)]
+    assert [r["conditions"] for r in rules[0]] == [r["conditions"] for r in rules[1]]
+    for a, b in zip(rules[0], rules[1], strict=True):
+        assert a["formula"]["intercept"] == pytest.approx(b["formula"]["intercept"], rel=1e-6, abs=1e-9)
+
+
+def test_pattern_like_column_names_are_read_literally(tmp_path: Path):
+    frame = _kinked(300, 7).rename({"a": "^a.*$", "c": "*", "y": "col(y)"})
+    frame.write_parquet(tmp_path / "p.parquet")
+    assert run_cli("m5rules", "p.parquet", "-y", "col(y)", "-o", "m.json", "-q", cwd=tmp_path).code == 0
+    scored = run_cli("evaluate", "m.json", "p.parquet", "--json", cwd=tmp_path)
+    assert scored.code == 0 and json.loads(scored.stdout)["r2"] > 0.9
