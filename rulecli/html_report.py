@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from rulecli.display import counted, visible
-from rulecli.model.core import schema_units
-from rulecli.model.text import render_condition
+from rulecli.model.core import NumberRule, RuleRegression, schema_units
+from rulecli.model.text import render_condition, render_conditions, render_formula
 from rulecli.model.tree import Forest, Tree, single_test
 from rulecli.schema import Unit
 
@@ -200,6 +200,46 @@ def line_chart(curve: Curve, colours: dict[str, str]) -> str:
     )
     parts.append(f'<text x="{left}" y="16" font-size="12">{_e(curve.measure)} by {html.escape(feature)}</text>')
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def scatter(xs: np.ndarray, ys: np.ndarray, *, title: str, x_label: str, y_label: str, diagonal: bool) -> str:
+    """Points of (x, y), with the line y = x (``diagonal``) or y = 0 through them."""
+    size, left, top, font = 300, 56, 28, 10
+    width, height = left + size + 16, top + size + 40
+    both = np.concatenate([xs, ys]) if diagonal else xs
+    x_low, x_high = float(both.min()), float(both.max())
+    y_low, y_high = (x_low, x_high) if diagonal else (min(float(ys.min()), 0.0), max(float(ys.max()), 0.0))
+    x_span, y_span = (x_high - x_low) or 1.0, (y_high - y_low) or 1.0
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return left + size * (x - x_low) / x_span, top + size * (1 - (y - y_low) / y_span)
+
+    parts = [
+        f'<svg class="chart" width="{width}" height="{height}" role="img" aria-label="{_e(title)}">',
+        f'<text x="{left}" y="16" font-size="12">{_e(title)}</text>',
+        f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#888"/>',
+    ]
+    (x0, y0), (x1, y1) = (at(x_low, x_low), at(x_high, x_high)) if diagonal else (at(x_low, 0), at(x_high, 0))
+    parts.append(f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="#e15759"/>')
+    dots = (at(float(x), float(y)) for x, y in zip(xs, ys, strict=True))
+    parts.extend(
+        f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="1.8" fill="{PALETTE[0]}" fill-opacity="0.5"/>' for cx, cy in dots
+    )
+    for v in (y_low, y_high):
+        parts.append(
+            f'<text x="{left - 4}" y="{at(x_low, v)[1] + 4:.1f}" font-size="{font}" text-anchor="end">{v:.4g}</text>'
+        )
+    for v, anchor in ((x_low, "start"), (x_high, "end")):
+        parts.append(
+            f'<text x="{at(v, y_low)[0]:.1f}" y="{top + size + 14}" font-size="{font}" '
+            f'text-anchor="{anchor}">{v:.4g}</text>'
+        )
+    parts.append(
+        f'<text x="{left + size / 2}" y="{height - 6}" font-size="11" text-anchor="middle">{_e(x_label)}</text>'
+        f'<text x="12" y="{top + size / 2}" font-size="11" text-anchor="middle" '
+        f'transform="rotate(-90 12 {top + size / 2})">{_e(y_label)}</text></svg>'
+    )
     return "".join(parts)
 
 
@@ -459,9 +499,11 @@ def render(
     data_label: str,
     importance: dict[str, float] | None = None,
     curves: Sequence[Curve] = (),
+    points: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> str:
-    """The page, from ``evaluate``'s payload (with ``baseline`` when asked for) and the model."""
-    kind = model.kind.replace("_", " ")
+    """The page, from ``evaluate``'s payload (with ``baseline`` when asked for) and the model;
+    ``points``: a number's truth and prediction on (some of) the rows, for the plots."""
+    kind = "list of rules with formulas" if isinstance(model, RuleRegression) else model.kind.replace("_", " ")
     algorithm = model.info.algorithm
     parts = [
         "<!DOCTYPE html>",
@@ -471,13 +513,7 @@ def render(
         f"<h1>{_e(model_label)} on {_e(data_label)}</h1>",
         f"<p>A {_e(kind)} ({_e(algorithm)}) for <b>{_e(model.target)}</b>; {payload['rows']} rows scored.</p>",
     ]
-    parts.append(f"<h2>On {_e(data_label)}</h2>")
-    if "rmse" in payload:
-        parts.append(_metrics_table(payload, ("rows", "mae", "rmse", "r2", "mean_truth")))
-    else:
-        parts.append(_metrics_table(payload, ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage")))
-    if isinstance(model, Forest):
-        parts.append(_out_of_bag(model))
+    parts += _measured(model, payload, data_label, points)
     if payload.get("rules"):
         parts.append("<h2>Rules on this data</h2>" + _rules_table(payload["rules"]))
     if "rmse" not in payload:
@@ -501,6 +537,43 @@ def render(
         )
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _measured(
+    model: Any, payload: dict[str, Any], data_label: str, points: tuple[np.ndarray, np.ndarray] | None
+) -> list[str]:
+    """The metrics, a forest's out-of-bag figure, a number's plots and rules with formulas."""
+    parts = [f"<h2>On {_e(data_label)}</h2>"]
+    if "rmse" in payload:
+        parts.append(_metrics_table(payload, ("rows", "mae", "rmse", "r2", "mean_truth")))
+    else:
+        parts.append(_metrics_table(payload, ("accuracy", "balanced_accuracy", "macro_f1", "kappa", "coverage")))
+    if isinstance(model, Forest):
+        parts.append(_out_of_bag(model))
+    if points is not None and points[0].size:
+        truth, predicted = points
+        parts.append(
+            f"<h2>Predictions against the truth</h2><p>{counted(truth.size, 'row')} of the data; the red line "
+            "is a perfect prediction (left) and no error (right).</p>"
+        )
+        parts.append(
+            scatter(
+                truth, predicted, title="predicted against actual", x_label="actual", y_label="predicted", diagonal=True
+            )
+        )
+        parts.append(
+            scatter(
+                predicted,
+                truth - predicted,
+                title="residuals",
+                x_label="predicted",
+                y_label="actual − predicted",
+                diagonal=False,
+            )
+        )
+    if isinstance(model, RuleRegression):
+        parts.append("<h2>The rules</h2>" + _formula_table(model))
+    return parts
 
 
 def _tree_sections(model: Tree) -> list[str]:
@@ -588,6 +661,27 @@ def _rules_table(rules: list[dict[str, Any]]) -> str:
         for r in rules
     )
     return f'<table class="rules" id="rules">{head}{body}</table>'
+
+
+def _formula_table(model: RuleRegression) -> str:
+    """Each rule's conditions and formula with its training figures (the first that matches decides,
+    or the matching ones are averaged)."""
+    head = "<tr><th>rule</th><th>IF</th><th>THEN</th><th>covers</th><th>mean</th><th>rmse</th></tr>"
+    rows = [*((str(i), r) for i, r in enumerate(model.rules, 1)), ("else", model.default)]
+
+    def figures(rule: NumberRule) -> str:
+        if rule.stats is None:
+            return "<td></td><td></td><td></td>"
+        stats = rule.stats
+        cells = (_e(stats.covered), f"{stats.mean:.4g}", f"{stats.rmse:.4g}")
+        return "".join(f"<td class=num>{c}</td>" for c in cells)
+
+    body = "".join(
+        f"<tr><td class=num>{label}</td><td class=rule>{_e(render_conditions(r.conditions) if r.conditions else '')}"
+        f"</td><td class=rule>{_e(model.target)} = {_e(render_formula(r.formula))}</td>{figures(r)}</tr>"
+        for label, r in rows
+    )
+    return f'<table class="rules">{head}{body}</table>'
 
 
 def _interval(row: dict[str, Any]) -> str:

@@ -38,7 +38,7 @@ from rulecli.model.core import DecisionList, Model, column_units
 from rulecli.model.text import render_conditions
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import col
-from rulecli.stats import holm, tally, wilson
+from rulecli.stats import Z95, holm, tally, wilson
 
 TRUTH = "truth"
 DECIDED = "decided"
@@ -247,36 +247,46 @@ def regression_metrics(
     (rows counted by ``weight``)."""
     scored = prediction_frame(model, lf.with_columns(truth.alias(TRUTH), _weight(weight)), keep=(TRUTH, WEIGHT))
     error = pl.col(PREDICTION) - pl.col(TRUTH)
-    if weight is None:
-        aggs = [
-            pl.len().alias("rows"),
-            error.abs().mean().alias("mae"),
-            (error * error).mean().alias("mse"),
-            pl.col(TRUTH).var(ddof=0).alias("variance"),
-            pl.col(TRUTH).mean().alias("mean"),
-        ]
-    else:
-        w = pl.col(WEIGHT)
-        mean = (w * pl.col(TRUTH)).sum() / w.sum()
-        aggs = [
-            w.sum().alias("rows"),
-            ((w * error.abs()).sum() / w.sum()).alias("mae"),
-            ((w * error * error).sum() / w.sum()).alias("mse"),
-            ((w * (pl.col(TRUTH) - mean) ** 2).sum() / w.sum()).alias("variance"),
-            mean.alias("mean"),
-        ]
+    w = pl.col(WEIGHT).cast(pl.Float64)  # 1 a row without weights
+    total = w.sum()
+    mean = (w * pl.col(TRUTH)).sum() / total
+    aggs = [
+        (pl.len() if weight is None else total).alias("rows"),  # a count stays a whole number
+        ((w * error.abs()).sum() / total).alias("mae"),
+        ((w * error * error).sum() / total).alias("mse"),
+        # second moments: the standard errors of the mean absolute and squared errors
+        ((w * error * error).sum() / total).alias("abs2"),
+        ((w * error**4).sum() / total).alias("sq2"),
+        ((w * (pl.col(TRUTH) - mean) ** 2).sum() / total).alias("variance"),
+        mean.alias("mean"),
+        ((w * w).sum()).alias("w2"),
+    ]
     row = scored.filter(pl.col(TRUTH).is_not_null()).select(aggs).collect().row(0, named=True)
     n = tally(row["rows"])
-    mse = float(row["mse"]) if n else 0.0
-    variance = float(row["variance"]) if n else 0.0
-    return {
+    if not n:
+        return {"rows": n, "mae": 0.0, "rmse": 0.0, "mse": 0.0, "r2": 0.0, "mean_truth": 0.0}
+    mae, mse, variance = float(row["mae"]), float(row["mse"]), float(row["variance"])
+    # weighted rows count as Kish's effective sample size, (Σw)² / Σw²
+    effective = float(row["rows"]) ** 2 / float(row["w2"]) if row["w2"] else 0.0
+    out = {
         "rows": n,
-        "mae": float(row["mae"]) if n else 0.0,
+        "mae": mae,
         "rmse": float(np.sqrt(mse)),
         "mse": mse,
         "r2": 1.0 - mse / variance if variance > 0 else 0.0,
-        "mean_truth": float(row["mean"]) if n else 0.0,
+        "mean_truth": float(row["mean"]),
     }
+    if effective > 1:
+        # normal approximations of each mean's 95 % interval; RMSE and R² follow from the
+        # mean squared error's (the truth's variance held as measured)
+        mae_half = Z95 * np.sqrt(max(float(row["abs2"]) - mae * mae, 0.0) / effective)
+        mse_half = Z95 * np.sqrt(max(float(row["sq2"]) - mse * mse, 0.0) / effective)
+        low, high = max(mse - mse_half, 0.0), mse + mse_half
+        out["mae_interval"] = [max(mae - mae_half, 0.0), mae + mae_half]
+        out["rmse_interval"] = [float(np.sqrt(low)), float(np.sqrt(high))]
+        if variance > 0:
+            out["r2_interval"] = [1.0 - high / variance, 1.0 - low / variance]
+    return out
 
 
 def leaf_reports(tree: Tree, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None) -> list[RuleReport]:

@@ -22,7 +22,7 @@ from rulecli.model.compile import (
 )
 from rulecli.model.diff import ModelDiff
 from rulecli.model.diff import diff as model_diff
-from rulecli.model.tree import Forest, Tree
+from rulecli.model.tree import Forest, Tree, predicts_number
 
 _EXAMPLES = 5  # changed rows listed in the report (number, old and new prediction)
 
@@ -89,7 +89,7 @@ def _rule_stats_on(
     (matches, for a rule set), and of those how many it gets right when the table holds the
     truth — ``evaluate``'s per-rule counts (:func:`rulecli.metrics.rule_reports`), rows
     counted by ``weight``."""
-    if isinstance(model, Forest) or (isinstance(model, Tree) and model.regression):
+    if isinstance(model, Forest) or predicts_number(model):
         return []
     # without the truth every row still counts as covered: a stand-in label no class carries
     truth = truth_expr(model) if has_truth else pl.lit("\x00no truth", dtype=pl.String)

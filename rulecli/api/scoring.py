@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from rulecli import io
@@ -32,6 +33,7 @@ from rulecli.metrics import (
     violations,
 )
 from rulecli.model.compile import (
+    PREDICTION,
     Predictor,
     check_data,
     prediction_frame,
@@ -335,7 +337,20 @@ def report(
         data_label=label,
         importance=importance,
         curves=[c for c in curves if c is not None],
+        points=_points(model, frame, target) if predicts_number(model) else None,
     )
+
+
+PLOTTED_ROWS = 2000  # points in a number's plots: rows evenly spaced through the table
+
+
+def _points(model: Predictor, frame: pl.DataFrame, target: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """The truth and the prediction of (up to ``PLOTTED_ROWS``) rows with a truth."""
+    rows = frame.gather_every(max(1, frame.height // PLOTTED_ROWS)).head(PLOTTED_ROWS)
+    scored = predict(model, rows).get_column(PREDICTION).to_numpy()
+    truth = rows.select(truth_expr(model, target).cast(pl.Float64)).to_series().to_numpy()
+    present = ~np.isnan(truth) & ~np.isnan(scored)
+    return truth[present], scored[present]
 
 
 def _curve(model: Forest, frame: pl.DataFrame, feature: str) -> Curve | None:

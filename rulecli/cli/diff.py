@@ -12,7 +12,7 @@ from rulecli.display import counted
 from rulecli.errors import InputError
 from rulecli.model.core import Condition, Rule
 from rulecli.model.diff import ModelDiff, RuleChange
-from rulecli.model.text import render_condition, render_name, render_rule, render_value
+from rulecli.model.text import Verbatim, render_condition, render_name, render_rule, render_value
 
 from . import common
 
@@ -190,7 +190,8 @@ def _text(d: ModelDiff, report: dict[str, Any] | None, labels: tuple[str, str], 
                 lines.append(f"      {before}  ->  {after}")
             if change.old is not None and change.new is not None and change.old.prediction != change.new.prediction:
                 lines.append(
-                    f"      class: {render_value(change.old.prediction)}  ->  {render_value(change.new.prediction)}"
+                    f"      {'predicts' if isinstance(change.old.prediction, Verbatim) else 'class'}: "
+                    f"{render_value(change.old.prediction)}  ->  {render_value(change.new.prediction)}"
                 )
         lines += _data_line(change, report)
     if d.default_changed:

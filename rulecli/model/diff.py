@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.model.core import Condition, DecisionList, Rule, column_units
-from rulecli.model.text import render_number
+from rulecli.model.core import Condition, DecisionList, NumberRule, Rule, RuleRegression, column_units
+from rulecli.model.text import Verbatim, render_formula, render_number
 from rulecli.model.tree import Forest, Predictor, Tree, TreeNodes, decision_list, leaf_rules, single_test
 
 
@@ -84,6 +84,8 @@ def kind_of(model: Predictor) -> str:
     if isinstance(model, Forest | Tree):
         return model.kind
     algorithm = model.info.algorithm
+    if isinstance(model, RuleRegression):
+        return f"{algorithm} rules with formulas"
     return f"{algorithm} {'decision list' if isinstance(model, DecisionList) else 'rule set'}"
 
 
@@ -92,13 +94,19 @@ def rules_of(model: Predictor) -> tuple[list[Rule], Rule | None, bool]:
     if isinstance(model, Tree):
         if model.regression:
             rules = [
-                Rule(conds, render_number(float(model.nodes.value[leaf, 0])))
+                Rule(conds, Verbatim(render_number(float(model.nodes.value[leaf, 0]))))
                 for leaf, conds in leaf_rules(model.nodes, model.features, column_units(model))
             ]
             return rules, None, False
         return list(decision_list(model).rules), None, False
     if isinstance(model, Forest):
         return [], None, False
+    if isinstance(model, RuleRegression):  # a rule's formula, as its text, is what it predicts
+
+        def as_rule(rule: NumberRule) -> Rule:
+            return Rule(rule.conditions, Verbatim(render_formula(rule.formula)))
+
+        return [as_rule(r) for r in model.rules], as_rule(model.default), model.ordered
     return list(model.rules), model.default, isinstance(model, DecisionList)
 
 

@@ -98,6 +98,11 @@ def render_count(value: int | float) -> str:
     return str(value) if isinstance(value, int) else render_number(value)
 
 
+class Verbatim(str):
+    """A number a rule predicts, as text written as it is (not quoted as a class is): a
+    formula, a regression leaf's mean, where rules of numbers are compared as rules."""
+
+
 def render_value(value: Scalar, up: bool = False) -> str:
     """A value as written in rules; a moment as its date (rounded ``up`` to the next whole
     day or second, else down: a date column's values are whole, so ``< 19188.5`` is
@@ -107,6 +112,8 @@ def render_value(value: Scalar, up: bool = False) -> str:
         return render_moment(whole, value.unit)
     if isinstance(value, float):
         return render_number(value)
+    if isinstance(value, Verbatim):
+        return str(value)
     return _escape(value, "'")
 
 

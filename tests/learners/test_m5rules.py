@@ -140,6 +140,14 @@ def test_the_command_explains_shows_and_evaluates(tmp_path: Path):
     assert explained.columns == ["prediction", "rule", "rule_text"] and explained["rule"].n_unique() > 1
     scored = json.loads(run_cli("evaluate", "m.json", "k.csv", "--json", cwd=tmp_path).stdout)
     assert scored["r2"] > 0.95
+    for metric in ("mae", "rmse", "r2"):  # each with its 95 % interval around it
+        low, high = scored[f"{metric}_interval"]
+        assert low < scored[metric] < high
+    page = run_cli("report", "m.json", "k.csv", "-o", "r.html", cwd=tmp_path)
+    assert page.code == 0, page.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "A list of rules with formulas (m5rules)" in html and "predicted against actual" in html
+    assert "<h2>The rules</h2>" in html and html.count("<circle") == 2 * 600
     gate = run_cli("evaluate", "m.json", "k.csv", "--max-rmse", "0.01", cwd=tmp_path)
     assert gate.code == 1
     assert run_cli("show", "m.json", cwd=tmp_path).code == 0
