@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from covering import ANCHOR_PYTHON
-from harness import OUT, ROOT
+from harness import OUT, ROOT, synthetic, usage
 
+import rulecli
 from rulecli import io, learners
 from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.held_out import evaluate_model, model_size, truth_expr
@@ -129,13 +130,63 @@ def bench_regression(columns: list[str], names: list[str], splits: int = 1) -> l
     return lines
 
 
+def synthetic_numbers(n: int, seed: int = 0) -> pl.DataFrame:
+    """20 mixed features (16 numeric, 4 categorical, ~1% missing) and a number that is
+    piecewise linear in two of them, shifted by a category, with noise: what model rules
+    hold exactly and a tree approximates."""
+    frame = synthetic(n, seed).drop("class")
+    rng = np.random.default_rng(seed + 1)
+    x0, x1 = (np.nan_to_num(frame.get_column(c).to_numpy()) for c in ("x0", "x1"))
+    shift = np.select([frame.get_column("c0").to_numpy() == v for v in ("a", "b")], [2.0, -1.0], 0.0)
+    y = np.where(x0 < 0.3, 3 + 2 * x1 - x0, 6 - 1.5 * x1 + 2 * x0) + shift + rng.normal(0, 0.5, n)
+    return frame.with_columns(y=pl.Series(y))
+
+
+def bench_curve(sizes: list[int], columns: list[str], timeout: float) -> list[str]:
+    """Whole processes: each learner on the first N rows of a 70/30 split of the synthetic
+    table, scoring the held-out rows: wall and CPU seconds, peak memory, test R², size."""
+    lines = [
+        "| rows (train) | learner | wall s | CPU s | peak MiB | test R² | size |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n in sizes:
+        frame = synthetic_numbers(n + n * 3 // 7, seed=11)
+        paths = OUT / f"numbers_{n}.train.parquet", OUT / f"numbers_{n}.test.parquet"
+        frame.head(n).write_parquet(paths[0])
+        frame.tail(frame.height - n).write_parquet(paths[1])
+        for c in columns:
+            learner, options = OURS[c]
+            model = OUT / f"numbers_{n}_{c}.json"
+            flags = [f"--{k.replace('_', '-')}={v}" for k, v in options.items()]
+            cmd = ["rulecli", learner, str(paths[0]), "-y", "y", "-q", "-o", str(model), *flags]
+            cmd[0] = str(Path(sys.executable).parent / "rulecli")
+            measured = usage(cmd, timeout)
+            if measured is None:
+                lines.append(f"| {n:,} | {c} | > {timeout:.0f} | | | | |")
+                continue
+            fitted = rulecli.load(model)
+            metrics = evaluate_model(fitted, io.scan_table(str(paths[1])), truth_expr(fitted))
+            wall, cpu, mib = measured
+            lines.append(
+                f"| {n:,} | {c} | {wall:.1f} | {cpu:.1f} | {mib:.0f} | {metrics['r2']:.4f} | {model_size(fitted)} |"
+            )
+            print(lines[-1], file=sys.stderr, flush=True)
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tables", default=None)
     parser.add_argument("--learners", default=",".join(OURS))
     parser.add_argument("--anchors", default=",".join(ANCHORS))
     parser.add_argument("--splits", type=int, default=1)
+    parser.add_argument("--curve", default=None, help="rows of a learning curve on synthetic data instead")
+    parser.add_argument("--timeout", type=float, default=600)
     args = parser.parse_args()
+    if args.curve:
+        learned = [c for c in args.learners.split(",") if c]
+        print("\n".join(bench_curve([int(n) for n in args.curve.split(",")], learned, args.timeout)))
+        return
     names = args.tables.split(",") if args.tables else tables()
     columns = [c for c in args.learners.split(",") if c] + [a for a in args.anchors.split(",") if a]
     print("\n".join(bench_regression(columns, names, args.splits)))

@@ -673,3 +673,20 @@ def test_level_splits_are_made_threshold_tests_where_the_extra_steps_are_few():
     slot = np.zeros(5, dtype=np.int64)
     assert pays(np.array([False, True, False, False, False]), slot, six_runs, offsets, split, weight)
     assert not pays(np.array([True, False, False, False, False]), slot, six_runs, offsets, split, weight)
+
+
+def test_a_long_regression_tree_is_pruned_level_by_level_to_the_sequence_s_tree():
+    # past LONG_SEQUENCE nodes the alphas come from the grown tree's links and the tree is
+    # pruned level by level: at any alpha, the same tree as the weakest-link sequence's
+    from rulecli.counting.binned import Binned
+    from rulecli.learners.tree import LevelPruner, PruningSequence, grow_tree
+
+    ds = prepare_dataset(_steps(3000, 8), DataSpec(target="y", numeric_target=True))
+    grown = grow_tree(Binned.from_dataset(ds), ds, TreeParams().grow_params(ds), ordered=False)
+    pruner, sequence = LevelPruner(grown), PruningSequence(grown)
+    links = pruner.links()
+    assert len(links) > 100 and list(links) == sorted(links)
+    for alpha in (links[10], links[len(links) // 2], links[-3]):
+        level, exact = pruner.pruned(alpha), sequence.at(alpha)
+        assert level.n_nodes == exact.n_nodes < grown.n_nodes
+        assert np.array_equal(level.feature, exact.feature) and np.allclose(level.value, exact.value)
