@@ -285,7 +285,11 @@ def main(args: Sequence[str] | None = None) -> None:
 
 
 def _main(argv: list[str]) -> None:
-    debug = "--debug" in argv
+    # --debug is taken anywhere before a "--", as errors suggest it after the command too
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    if debug:
+        argv = ["--debug", *(a for a in argv[:end] if a != "--debug"), *argv[end:]]
     naming.forget()
     read_before = sys.modules.get("rulecli.io")  # not imported here: Polars would slow start-up
     if read_before is not None:  # an earlier command in this process (the tests) read its inputs

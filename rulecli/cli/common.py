@@ -84,12 +84,13 @@ def tell_of_data(ds: Any, note: str | None, *, quiet: bool) -> None:
 
 
 def emit_model(model: Predictor, *, output: str | None, as_json: bool, quiet: bool) -> None:
-    """Save the model to -o (atomically) and show it on stdout (JSON, table or text)."""
+    """Save the model to -o (atomically) and show it on stdout (JSON, table or text). With no
+    -o the model on stdout is what the command was asked for: --quiet keeps it."""
     if output is not None:
         api.save(model, output)
     if as_json:
         io.write_text(io.STDIO, dumps(model))
-    elif quiet:
+    elif quiet and output is not None:
         return
     elif console.stdout_is_tty():
         console.show_model(model)

@@ -58,8 +58,8 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
             f"{ds.source}: m5rules predicts a number, but '{ds.target}' holds classes (`target_type=regression` "
             "reads a numeric target as a number)"
         )
-    design = Design.of(ds)
-    z = Standardised.of(design.columns, ds.y.astype(np.float64), ds.weights)
+    design, columns = Design.of(ds)
+    z = Standardised.of(columns, ds.y.astype(np.float64), ds.weights)
     grow = GrowParams(
         criterion="mse",
         max_leaf_nodes=params.max_leaves,
@@ -72,11 +72,9 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
     default = None
     while default is None:
         part = ds.subset(left)
-        weights = None if ds.weights is None else ds.weights[left]
-        zs = Standardised(z.x[left], z.y[left], z.mean, z.scale)
         nodes = grow_tree(Binned.from_dataset(part, params.max_bins), part, grow, part.weights)
         reached = leaves_of(node_walker(nodes, level_index(ds.schema, ds.schema.feature_names)), dataset_columns(part))
-        models = fit_and_prune(nodes, node_grams(nodes, reached, zs, weights), design.columns_of)
+        models = fit_and_prune(nodes, node_grams(nodes, reached, left, z, ds.weights), design.columns_of)
         # the pruned tree's leaf of each row: the leaf above its grown leaf
         owner = _pruned_owner(nodes, models.leaf)
         mine = owner[reached]
@@ -85,8 +83,7 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
         out_of_time = budget.ran_out(f"m5rules: {counted(len(rules), 'rule')} learned")
         if last or out_of_time:
             beta = models.beta[0]
-            everything = np.arange(left.size)
-            default = NumberRule((), design.formula(beta, zs, everything), _stats(zs, weights, everything, beta, z))
+            default = NumberRule((), design.formula(beta, z, left), _stats(z, ds.weights, left, beta))
             break
         best = int(max(leaves.tolist(), key=lambda leaf: (models.rows[leaf], -leaf)))
         beta = smoothed(models, nodes, best) if params.smoothing else models.beta[best]
@@ -95,8 +92,8 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
         rules.append(
             NumberRule(
                 conditions[_renumbered(models.removed, best)],
-                design.formula(beta, zs, covered),
-                _stats(zs, weights, covered, beta, z),
+                design.formula(beta, z, left[covered]),
+                _stats(z, ds.weights, left[covered], beta),
             )
         )
         left = np.delete(left, covered)
@@ -145,12 +142,12 @@ class Design:
     feature as indicators ``x in {the first i levels}``, its levels ordered by their mean
     target (M5′'s synthetic binary attributes); ``columns_of``: each model feature's columns."""
 
-    columns: list[np.ndarray]
     terms: list[tuple[str, tuple[str, ...] | None]]
     columns_of: list[list[int]]
 
     @classmethod
-    def of(cls, ds: Dataset) -> Design:
+    def of(cls, ds: Dataset) -> tuple[Design, list[np.ndarray]]:
+        """The design and its columns' values (NaN where missing)."""
         columns: list[np.ndarray] = []
         terms: list[tuple[str, tuple[str, ...] | None]] = []
         columns_of: list[list[int]] = []
@@ -159,7 +156,7 @@ class Design:
             mine: list[int] = []
             if feature.kind == Kind.NUMERIC and feature.unit is None:
                 mine.append(len(columns))
-                columns.append(ds.numeric(feature.name))
+                columns.append(ds.numeric(feature.name, keep=False))
                 terms.append((feature.name, None))
             elif feature.kind == Kind.CATEGORICAL and len(feature.levels) > 1:
                 k = len(feature.levels)
@@ -181,7 +178,7 @@ class Design:
                     columns.append(np.where(row_rank < 0, np.nan, (row_rank < cut).astype(np.float64)))
                     terms.append((feature.name, tuple(sorted(feature.levels[i] for i in order[:cut].tolist()))))
             columns_of.append(mine)
-        return cls(columns, terms, columns_of)
+        return cls(terms, columns_of), columns
 
     def formula(self, beta: np.ndarray, z: Standardised, rows: np.ndarray) -> Formula:
         """A standardised model as a formula over the raw columns,
@@ -208,9 +205,7 @@ class Design:
         return Formula(float(intercept), terms, bounds)
 
 
-def _stats(
-    z: Standardised, weights: np.ndarray | None, rows: np.ndarray, beta: np.ndarray, whole: Standardised
-) -> NumberStats:
+def _stats(z: Standardised, weights: np.ndarray | None, rows: np.ndarray, beta: np.ndarray) -> NumberStats:
     """The covered rows (by weight), their target's mean and spread, the formula's error."""
     w = np.ones(rows.size) if weights is None else weights[rows]
     y = z.y[rows]
@@ -219,9 +214,9 @@ def _stats(
     mean = float(w @ y / total) if total > 0 else 0.0
     spread = float(np.sqrt(w @ (y - mean) ** 2 / total)) if total > 0 else 0.0
     rmse = float(np.sqrt(w @ (y - predicted) ** 2 / total)) if total > 0 else 0.0
-    sy, my = whole.scale[-1], whole.mean[-1]
+    sy, my = z.scale[-1], z.mean[-1]
     covered: int | float = int(total) if weights is None else total
-    return NumberStats(covered, my + sy * mean, sy * spread, sy * rmse)
+    return NumberStats(covered, float(my + sy * mean), float(sy * spread), float(sy * rmse))
 
 
 def _summary(model: RuleRegression) -> str:

@@ -34,11 +34,12 @@ from rulecli.schema import Kind
 from rulecli.search.engine_grow import EngineGrower
 from rulecli.search.grow import CRITERIA, Grower, GrownTree, GrowParams
 from rulecli.search.monotone import monotone_signs, monotone_tree
-from rulecli.search.tuning import one_se_choice, one_se_least_squares, pruning_splits
+from rulecli.search.tuning import TREE_CV_ROWS, one_se_choice, one_se_least_squares, pruning_splits
 from rulecli.stats import is_whole
 
 TREE = "Tree growth"
 MAX_ALPHAS = 40  # pruning strengths a tree's cross-validation tries at most
+GROWN_ROWS = 20  # √rows over this: the rows a long table's regression tree keeps in a leaf before its pruning
 LONG_SEQUENCE = 20_001  # nodes of a grown regression tree from which the alphas come from its links
 
 
@@ -406,21 +407,32 @@ def training_summary(nodes: TreeNodes) -> dict[str, object]:
 
 
 def fit_tree(ds: Dataset | EngineTable, params: TreeParams, *, progress: Progress | None = None) -> Tree:
-    grown = _grow(ds, params, ordered=False)
     alpha = params.ccp_alpha
     training: dict[str, object] = {"rows": ds.n_rows}
+    growth = params
+    if alpha is None and ds.regression and ds.n_rows > TREE_CV_ROWS:
+        # a regression tree grows to a leaf per row or two, which its pruning then cuts back
+        # to a leaf per few hundred rows: on a long table its leaves keep √n / 20 rows while
+        # it grows (50 at a million rows, whose pruned tree kept 2,000 leaves of 500 rows),
+        # not hundreds of thousands of leaves (150 s)
+        least = max(params.min_samples_leaf, math.sqrt(ds.n_rows) / GROWN_ROWS)
+        growth = dataclasses.replace(
+            params, min_samples_leaf=least, min_samples_split=max(params.min_samples_split, 2 * least)
+        )
+        training["grown_leaf_rows_at_least"] = least
+    grown = _grow(ds, growth, ordered=False)
     if alpha is None and ds.regression and grown.n_nodes > LONG_SEQUENCE:
         # a regression tree grows out to tens of thousands of leaves on a long table, where
         # the sequence's loop over collapses took 8 of 18 s (100,000 rows): the alphas come
         # from the grown tree's links, and the chosen tree is pruned level by level
         pruner = LevelPruner(grown)
-        alpha, chosen_by = _tuned_alpha(ds, params, pruner.links())
+        alpha, chosen_by = _tuned_alpha(ds, growth, pruner.links())
         nodes = grown if alpha <= 0 else pruner.pruned(alpha)
         training |= {"ccp_alpha": alpha} | ({"ccp_alpha_chosen_by": chosen_by} if chosen_by else {})
     elif alpha is None:
         # one weakest-link sequence gives the alphas to try and the chosen tree
         sequence = PruningSequence(grown) if grown.n_nodes > 1 else None
-        alpha, chosen_by = (0.0, None) if sequence is None else _tuned_alpha(ds, params, sequence.path)
+        alpha, chosen_by = (0.0, None) if sequence is None else _tuned_alpha(ds, growth, sequence.path)
         nodes = grown if sequence is None or alpha <= 0 else sequence.at(alpha)
         training |= {"ccp_alpha": alpha} | ({"ccp_alpha_chosen_by": chosen_by} if chosen_by else {})
     else:

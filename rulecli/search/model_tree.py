@@ -44,19 +44,26 @@ class Standardised:
 
     @classmethod
     def of(cls, columns: list[np.ndarray], y: np.ndarray, weights: np.ndarray | None) -> Standardised:
+        """``columns`` standardised into one matrix; each is emptied as it is copied, so
+        that a million rows' design is held once, not twice."""
         w = np.ones(y.size) if weights is None else weights
-        means, scales, out = [], [], []
-        for values in [*columns, y]:
+        x = np.empty((y.size, len(columns)))
+        means, scales = np.zeros(len(columns) + 1), np.ones(len(columns) + 1)
+        for j, values in enumerate([*columns, y]):
             present = ~np.isnan(values)
             wp = w[present]
-            mean = float(wp @ values[present] / wp.sum()) if wp.sum() > 0 else 0.0
-            variance = float(wp @ (values[present] - mean) ** 2 / wp.sum()) if wp.sum() > 0 else 0.0
-            scale = float(np.sqrt(variance)) if variance > 0 else 1.0
-            means.append(mean)
-            scales.append(scale)
-            out.append(np.where(present, (values - mean) / scale, 0.0))
-        x = np.column_stack(out[:-1]) if columns else np.empty((y.size, 0))
-        return cls(x, out[-1], np.array(means), np.array(scales))
+            total = float(wp.sum())
+            if total > 0:
+                means[j] = float(wp @ values[present] / total)
+                variance = float(wp @ (values[present] - means[j]) ** 2 / total)
+                scales[j] = float(np.sqrt(variance)) if variance > 0 else 1.0
+            out = x[:, j] if j < len(columns) else np.empty(y.size)
+            np.subtract(values, means[j], out=out)
+            out /= scales[j]
+            out[~present] = 0.0
+            if j < len(columns):
+                columns[j] = np.empty(0)
+        return cls(x, out, means, scales)
 
 
 def gram(z: Standardised, rows: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
@@ -66,15 +73,18 @@ def gram(z: Standardised, rows: np.ndarray, weights: np.ndarray | None) -> np.nd
     return weighted.T @ block
 
 
-def node_grams(nodes: TreeNodes, leaf_of_row: np.ndarray, z: Standardised, weights: np.ndarray | None) -> np.ndarray:
-    """Each node's Gram matrix: the leaves' from their rows, the splits' as their children's sum."""
+def node_grams(
+    nodes: TreeNodes, leaf_of_row: np.ndarray, rows: np.ndarray, z: Standardised, weights: np.ndarray | None
+) -> np.ndarray:
+    """Each node's Gram matrix: the leaves' from their rows (``rows[i]``, the row of ``z``
+    that reached ``leaf_of_row[i]``), the splits' as their children's sum."""
     width = z.x.shape[1] + 2
     grams = np.zeros((nodes.n_nodes, width, width))
     order = np.argsort(leaf_of_row, kind="stable")
     leaves, starts = np.unique(leaf_of_row[order], return_index=True)
     ends = [*starts[1:], order.size]
     for leaf, start, end in zip(leaves.tolist(), starts.tolist(), ends, strict=True):
-        grams[leaf] = gram(z, order[start:end], weights)
+        grams[leaf] = gram(z, rows[order[start:end]], weights)
     for level in reversed(levels(nodes.feature, nodes.left, nodes.right)):
         inner = level[nodes.feature[level] >= 0]
         grams[inner] = grams[nodes.left[inner]] + grams[nodes.right[inner]]

@@ -36,6 +36,22 @@ def test_oner_house_prints_the_rules_and_stays_quiet_off_a_terminal():
     assert result.stderr == ""
 
 
+def test_quiet_keeps_the_model_when_stdout_is_where_it_goes(tmp_path: Path):
+    # `-q > model.txt` wrote an empty file: with no -o the model is the requested data
+    quiet = run_subprocess("oner", HOUSE, "-y", "value", "-q")
+    assert quiet.code == 0 and quiet.stdout == HOUSE_RULES and quiet.stderr == ""
+    saved = run_cli("oner", HOUSE, "-y", "value", "-q", "-o", str(tmp_path / "m.txt"))
+    assert saved.code == 0 and saved.stdout == ""  # with -o, quiet is quiet
+
+
+def test_debug_is_taken_after_the_command_too():
+    # errors say "rerun with --debug"; after the command it was "No such option: --debug"
+    after = run_subprocess("oner", HOUSE, "-y", "no-such-column", "--debug")
+    before = run_subprocess("--debug", "oner", HOUSE, "-y", "no-such-column")
+    assert "No such option" not in after.stderr and "Traceback" in after.stderr
+    assert after.stderr.splitlines()[-1] == before.stderr.splitlines()[-1] and "no-such-column" in after.stderr
+
+
 def test_model_files_json_and_text(tmp_path: Path):
     json_path, text_path = tmp_path / "m.json", tmp_path / "m.txt"
     assert run_cli("oner", HOUSE, "-o", str(json_path), "-q").code == 0

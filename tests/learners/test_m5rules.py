@@ -107,7 +107,7 @@ def test_a_split_a_straight_line_does_not_need_is_pruned_away():
         impurity=np.zeros(3),
         improvement=np.zeros(3),
     )
-    models = fit_and_prune(nodes, node_grams(nodes, np.where(x < 0.5, 1, 2), z, None), [[0]])
+    models = fit_and_prune(nodes, node_grams(nodes, np.where(x < 0.5, 1, 2), np.arange(200), z, None), [[0]])
     assert models.leaf.tolist() == [True, False, False] and models.removed.tolist() == [False, True, True]
 
 
