@@ -689,6 +689,30 @@ def _interval(row: dict[str, Any]) -> str:
     return f"{bounds[0]:.3f} – {bounds[1]:.3f}" if bounds else ""
 
 
+def _number_drift_table(drift: dict[str, Any], p: Any) -> str:
+    """Rules with formulas: coverage, their rows' mean and their error, training against here."""
+
+    def figure(value: float | None) -> str:
+        return "—" if value is None else f"{value:.4g}"
+
+    head = (
+        "<tr><th>rule</th><th>IF</th><th>coverage: training</th><th>here</th><th>p</th><th>mean: training</th>"
+        "<th>here</th><th>p</th><th>rmse: training</th><th>here</th><th>p</th><th></th></tr>"
+    )
+    body = "".join(
+        f"<tr><td class=num>{_e(r['rule'])}</td><td class=rule>{_e(r['conditions'])}</td>"
+        f"<td>{bar(r['train_coverage'])}</td><td>{bar(r['coverage'])}</td><td class=num>{p(r['coverage_p'])}</td>"
+        + "".join(
+            f"<td class=num>{figure(r[f'train_{k}'])}</td><td class=num>{figure(r[k])}</td>"
+            f"<td class=num>{p(r[f'{k}_p'])}</td>"
+            for k in ("mean", "rmse")
+        )
+        + f"<td class=drifted>{'drifted' if r['drifted'] else ''}</td></tr>"
+        for r in drift["rules"]
+    )
+    return f'<table class="drift">{head}{body}</table>'
+
+
 def _feature_table(drift: dict[str, Any]) -> str:
     head = "<tr><th>column</th><th>population stability index</th><th>bins</th><th>cut by</th><th>p</th><th></th></tr>"
     body = "".join(
@@ -703,6 +727,9 @@ def _feature_table(drift: dict[str, Any]) -> str:
 def _drift_table(drift: dict[str, Any]) -> str:
     def p(value: float | None) -> str:
         return "—" if value is None else f"{value:.2g}"
+
+    if drift["rules"] and "rmse" in drift["rules"][0]:
+        return _number_drift_table(drift, p)
 
     head = (
         "<tr><th>rule</th><th>IF</th><th>coverage: training</th><th>here</th><th>p</th>"

@@ -34,8 +34,8 @@ from rulecli.model.compile import (
     rule_id_expr,
     walk_expr,
 )
-from rulecli.model.core import DecisionList, Model, column_units
-from rulecli.model.text import render_conditions
+from rulecli.model.core import DecisionList, Model, NumberRule, RuleRegression, column_units
+from rulecli.model.text import render_conditions, render_formula
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import col
 from rulecli.stats import Z95, holm, tally, wilson
@@ -496,11 +496,118 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
     return {"alpha": DRIFT_ALPHA, "correction": "holm", "tests": len(tests), "training_rows": n_train, "rules": rows}
 
 
+def number_rule_drift(
+    model: RuleRegression, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None
+) -> dict[str, Any]:
+    """Each rule of a model of numbers (the default last) on this data beside its training
+    statistics: the share of rows it decides, their target's mean and its formula's RMSE.
+    Tests: the two-proportion z-test of the coverage, Welch's z-test of the mean, and of the
+    RMSE a z-test of the log ratio of the mean squared errors (var log s² ≈ 2 / n for normal
+    residuals); the p-values Holm-adjusted over all the tests made."""
+    n_train = training_rows(model)
+    rules = [*model.rules, model.default]
+    if n_train is None or any(r.stats is None for r in rules):
+        raise ParamError("`baseline` needs the training statistics of every rule (covers, mean, rmse) and the rows")
+    here = _decided_figures(model, lf, truth, weight)
+    n_rows = float(sum(row["n"] for row in here.values()))
+    out, tests = [], []
+    ids = [*(str(i) for i in range(1, len(model.rules) + 1)), DEFAULT_RULE]
+    for k, (rule_id, rule) in enumerate(zip(ids, rules, strict=True)):
+        entry, measured = _number_entry(rule_id, rule, here.get(rule_id), n_train, n_rows)
+        for what, p in measured.items():
+            entry[f"{what}_p"] = None
+            if p is not None:
+                tests.append((k, what, p))
+        out.append(entry)
+    for (k, what, _), adjusted in zip(tests, holm([p for _, _, p in tests]), strict=True):
+        out[k][f"{what}_p"] = adjusted
+    for entry in out:
+        entry["drifted"] = any(
+            entry[f"{w}_p"] is not None and entry[f"{w}_p"] < DRIFT_ALPHA for w in ("coverage", "mean", "rmse")
+        )
+    return {"alpha": DRIFT_ALPHA, "correction": "holm", "tests": len(tests), "training_rows": n_train, "rules": out}
+
+
+def _decided_figures(
+    model: RuleRegression, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None
+) -> dict[str, dict[str, Any]]:
+    """Per deciding rule (its number, or ``default``): rows by weight, the truth's mean and
+    mean square, and the mean squared error, over rows with a truth."""
+    scored = prediction_frame(
+        model, lf.with_columns(truth.alias(TRUTH), _weight(weight)), keep=(TRUTH, WEIGHT), explain=True
+    )
+    w, error = pl.col(WEIGHT).cast(pl.Float64), pl.col(PREDICTION) - pl.col(TRUTH)
+    found = (
+        scored.filter(pl.col(TRUTH).is_not_null())
+        .group_by(RULE)
+        .agg(
+            w.sum().alias("n"),
+            ((w * pl.col(TRUTH)).sum() / w.sum()).alias("mean"),
+            ((w * pl.col(TRUTH) ** 2).sum() / w.sum()).alias("square"),
+            ((w * error**2).sum() / w.sum()).alias("mse"),
+        )
+        .collect()
+    )
+    return {row[RULE]: row for row in found.to_dicts()}
+
+
+def _number_entry(
+    rule_id: str, rule: NumberRule, row: dict[str, Any] | None, n_train: int, n_rows: float
+) -> tuple[dict[str, Any], dict[str, float | None]]:
+    """A rule's figures in training and here, and the p-value of each change (unadjusted)."""
+    stats = rule.stats
+    assert stats is not None
+    n = float(row["n"]) if row else 0.0
+    mean = float(row["mean"]) if row else None
+    rmse = math.sqrt(float(row["mse"])) if row else None
+    spread = math.sqrt(max(float(row["square"]) - mean * mean, 0.0)) if row and mean is not None else None
+    entry: dict[str, Any] = {
+        "rule": rule_id,
+        "conditions": render_conditions(rule.conditions) if rule.conditions else "ELSE",
+        "prediction": render_formula(rule.formula),
+        "train_coverage": stats.covered / n_train if n_train else 0.0,
+        "coverage": n / n_rows if n_rows else 0.0,
+        "covered": tally(n),
+        "train_covered": stats.covered,
+        "train_mean": stats.mean,
+        "mean": mean,
+        "train_rmse": stats.rmse,
+        "rmse": rmse,
+    }
+    measured = {
+        "coverage": _two_proportions(round(stats.covered), n_train, round(n), round(n_rows)),
+        "mean": _welch(stats.mean, stats.sd, float(stats.covered), mean, spread, n),
+        "rmse": _log_ratio(stats.rmse, float(stats.covered), rmse, n),
+    }
+    return entry, measured
+
+
+def _welch(
+    mean_a: float, sd_a: float, n_a: float, mean_b: float | None, sd_b: float | None, n_b: float
+) -> float | None:
+    """Two-sided p-value of Welch's z-test of two means (None where a side has under 2 rows)."""
+    if mean_b is None or sd_b is None or n_a < 2 or n_b < 2:
+        return None
+    spread = sd_a * sd_a / n_a + sd_b * sd_b / n_b
+    if spread <= 0:
+        return 1.0 if mean_a == mean_b else 0.0
+    return math.erfc(abs(mean_b - mean_a) / math.sqrt(2 * spread))
+
+
+def _log_ratio(rmse_a: float, n_a: float, rmse_b: float | None, n_b: float) -> float | None:
+    """Two-sided p-value of a z-test of log(rmse_b² / rmse_a²), each with variance 2 / n."""
+    if rmse_b is None or n_a < 2 or n_b < 2 or rmse_a <= 0 or rmse_b <= 0:
+        return None
+    z = 2 * math.log(rmse_b / rmse_a) / math.sqrt(2 / n_a + 2 / n_b)
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
 def drift_failures(
     drift: dict[str, Any], max_drift: float | None, min_coverage: float | None, max_ratio: float | None = None
 ) -> list[str]:
     """One message per rule whose change is significant and beyond a bound: an accuracy
-    drop or a coverage change larger than ``max_drift``, coverage below ``min_coverage``
+    drop or a coverage change larger than ``max_drift`` (for a rule with a formula, see
+    :func:`_number_failures`), coverage below ``min_coverage``
     times its training share (a rule that no longer fires has none), or coverage grown or
     shrunk by more than the factor ``max_ratio`` (a bound that means the same for a rule of
     2 % of the rows as for one of 60 %)."""
@@ -511,16 +618,20 @@ def drift_failures(
             if entry["rule"] == DEFAULT_RULE
             else f"rule {entry['rule']} (IF {entry['conditions']} THEN {entry['prediction']})"
         )
-        acc_p, cov_p = entry["accuracy_p"], entry["coverage_p"]
-        significant_acc = acc_p is not None and acc_p < drift["alpha"]
+        cov_p = entry["coverage_p"]
         significant_cov = cov_p is not None and cov_p < drift["alpha"]
-        if max_drift is not None:
+        if "rmse" in entry:  # a rule with a formula: its error and its rows' mean, not its accuracy
+            failures += _number_failures(entry, label, drift["alpha"], max_drift)
+        elif max_drift is not None:
+            acc_p = entry["accuracy_p"]
+            significant_acc = acc_p is not None and acc_p < drift["alpha"]
             before, now = entry["train_accuracy"], entry["accuracy"]
             if significant_acc and before is not None and now is not None and before - now > max_drift:
                 failures.append(
                     f"rule drift gate failed: {label}: accuracy {before:.4f} -> {now:.4f}, a drop of "
                     f"{before - now:.4f} > {max_drift:.4f} (`max_rule_drift`; adjusted p = {acc_p:.2g})"
                 )
+        if max_drift is not None:
             change = entry["coverage"] - entry["train_coverage"]
             if significant_cov and abs(change) > max_drift:
                 failures.append(
@@ -543,6 +654,29 @@ def drift_failures(
                 f"{entry['train_coverage']:.4f} (`min_rule_coverage`; adjusted p = {cov_p:.2g})"
             )
     return failures
+
+
+def _number_failures(entry: dict[str, Any], label: str, alpha: float, max_drift: float | None) -> list[str]:
+    """A rule with a formula fails ``max_drift`` where its RMSE rose by more than that share
+    of its training RMSE, or its rows' mean moved by more than that many training RMSEs,
+    each change beyond chance."""
+    out: list[str] = []
+    if max_drift is None:
+        return out
+    before, now, p = entry["train_rmse"], entry["rmse"], entry["rmse_p"]
+    if p is not None and p < alpha and now is not None and before > 0 and now / before - 1 > max_drift:
+        out.append(
+            f"rule drift gate failed: {label}: rmse {before:.4g} -> {now:.4g}, {now / before - 1:.1%} above its "
+            f"training rmse > {max_drift:.1%} (`max_rule_drift`; adjusted p = {p:.2g})"
+        )
+    before, now, p = entry["train_mean"], entry["mean"], entry["mean_p"]
+    scale = entry["train_rmse"]
+    if p is not None and p < alpha and now is not None and scale > 0 and abs(now - before) / scale > max_drift:
+        out.append(
+            f"rule drift gate failed: {label}: mean {before:.4g} -> {now:.4g}, {abs(now - before) / scale:.2f} "
+            f"training rmses away > {max_drift:g} (`max_rule_drift`; adjusted p = {p:.2g})"
+        )
+    return out
 
 
 UNCLASSIFIED = "unclassified"  # a cost table's column for rows no rule decides

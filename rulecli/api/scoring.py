@@ -28,6 +28,7 @@ from rulecli.metrics import (
     expected_cost,
     gate_failures,
     leaf_reports,
+    number_rule_drift,
     rule_drift,
     rule_reports,
     violations,
@@ -39,7 +40,7 @@ from rulecli.model.compile import (
     prediction_frame,
     read_dtypes_for,
 )
-from rulecli.model.core import DecisionList, RuleSet
+from rulecli.model.core import DecisionList, RuleRegression, RuleSet
 from rulecli.model.tree import Forest, Tree, predicts_number
 from rulecli.schema import is_numeric_dtype
 
@@ -150,7 +151,8 @@ def evaluate(
     has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
     drift_gates = (max_rule_drift, min_rule_coverage, max_coverage_ratio)
     baseline = baseline or any(bound is not None for bound in drift_gates)
-    _check_evaluation(model, gates, gate_on, drift_gates, baseline and not has_rules, max_psi, reference)
+    without = baseline and not (has_rules or isinstance(model, RuleRegression))  # formulas: mean and error
+    _check_evaluation(model, gates, gate_on, drift_gates, without, max_psi, reference)
     _check_costs(costs, max_cost, regression)
     matrix = None if costs is None else read_costs(costs, model.classes)  # a bad table is refused before any pass
     gates = [*gates, Gate("expected_cost", max_cost, "`max_cost`", upper=True)] if max_cost is not None else gates
@@ -164,7 +166,7 @@ def evaluate(
     )
     failures = gate_failures(metrics, list(gates), gate_on) if gates else []
     if baseline:
-        payload["baseline"] = rule_drift(model, rules, metrics["rows"])
+        payload["baseline"] = _baseline(model, lf, truth, weight, rules, metrics["rows"])
         failures += drift_failures(payload["baseline"], *drift_gates)
     if reference is not None:
         payload["feature_drift"] = feature_drift(model, scan_for(model, reference, **read)[0], lf)
@@ -172,6 +174,15 @@ def evaluate(
     if gates or max_psi is not None or any(bound is not None for bound in drift_gates):  # max_cost is a gate
         payload["gates"] = {"passed": not failures, "failures": failures}
     return payload
+
+
+def _baseline(
+    model: Predictor, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None, rules: list[Any], rows: float
+) -> dict[str, Any]:
+    """Each rule against its training statistics: its accuracy, or its mean and error."""
+    if isinstance(model, RuleRegression):
+        return number_rule_drift(model, lf, truth, weight)
+    return rule_drift(model, rules, rows)
 
 
 def _measured(

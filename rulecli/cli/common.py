@@ -83,14 +83,15 @@ def tell_of_data(ds: Any, note: str | None, *, quiet: bool) -> None:
         console.info(note, quiet=quiet)
 
 
-def emit_model(model: Predictor, *, output: str | None, as_json: bool, quiet: bool) -> None:
+def emit_model(model: Predictor, *, output: str | None, as_json: bool, quiet: bool, shown: bool = True) -> None:
     """Save the model to -o (atomically) and show it on stdout (JSON, table or text). With no
-    -o the model on stdout is what the command was asked for: --quiet keeps it."""
+    -o the model on stdout is what the command was asked for: --quiet keeps it. ``shown``
+    false: stdout holds something else the command was asked for (reduct's --print)."""
     if output is not None:
         api.save(model, output)
     if as_json:
         io.write_text(io.STDIO, dumps(model))
-    elif quiet and output is not None:
+    elif not shown or (quiet and output is not None):
         return
     elif console.stdout_is_tty():
         console.show_model(model)

@@ -268,6 +268,8 @@ def _feature_drift(drift: dict[str, Any]) -> console.DataTable:
 
 
 def _rule_drift(drift: dict[str, Any]) -> console.DataTable:
+    if drift["rules"] and "rmse" in drift["rules"][0]:
+        return _number_drift(drift)
     rows = (
         (
             r["rule"],
@@ -283,6 +285,32 @@ def _rule_drift(drift: dict[str, Any]) -> console.DataTable:
         f"rules against training ({drift['training_rows']} rows): two-proportion tests, "
         f"p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}",
         ("rule", "coverage: train -> here", "p", "accuracy: train -> here", "p", "drifted"),
+        ("coverage: train -> here",),
+        rows,
+    )
+
+
+def _number_drift(drift: dict[str, Any]) -> console.DataTable:
+    def change(before: float, now: float | None) -> str:
+        return f"{before:.4g} -> {'—' if now is None else f'{now:.4g}'}"
+
+    rows = (
+        (
+            r["rule"],
+            f"{r['train_coverage']:.3f} -> {r['coverage']:.3f}",
+            _p(r["coverage_p"]),
+            change(r["train_mean"], r["mean"]),
+            _p(r["mean_p"]),
+            change(r["train_rmse"], r["rmse"]),
+            _p(r["rmse_p"]),
+            "yes" if r["drifted"] else "",
+        )
+        for r in drift["rules"]
+    )
+    return _table(
+        f"rules against training ({drift['training_rows']} rows): coverage two-proportion, mean Welch, rmse "
+        f"log-ratio tests, p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}",
+        ("rule", "coverage: train -> here", "p", "mean: train -> here", "p", "rmse: train -> here", "p", "drifted"),
         ("coverage: train -> here",),
         rows,
     )

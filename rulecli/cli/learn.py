@@ -118,7 +118,7 @@ def _learn(
                 console.warn(message)
         model = learned.model
         common.emit_model(
-            model, output=run.output, as_json=run.json_out, quiet=run.quiet or not extra.shows_model(params)
+            model, output=run.output, as_json=run.json_out, quiet=run.quiet, shown=extra.shows_model(params)
         )
         if run.metrics_out is not None:  # only once the model is saved: no metrics of a lost model
             common.write_json(run.metrics_out, learned.metrics)

@@ -181,3 +181,26 @@ def test_pattern_like_column_names_are_read_literally(tmp_path: Path):
     assert run_cli("m5rules", "p.parquet", "-y", "col(y)", "-o", "m.json", "-q", cwd=tmp_path).code == 0
     scored = run_cli("evaluate", "m.json", "p.parquet", "--json", cwd=tmp_path)
     assert scored.code == 0 and json.loads(scored.stdout)["r2"] > 0.9
+
+
+def test_the_baseline_tests_each_rule_s_mean_and_error_and_gates_on_them(tmp_path: Path):
+    _kinked(2000, 8).write_csv(tmp_path / "train.csv")
+    fresh = _kinked(2000, 9)
+    fresh.write_csv(tmp_path / "same.csv")
+    # the target moved by 3 where a > 5: the rules there err more and their rows' mean moved
+    fresh.with_columns(y=pl.col("y") + pl.when(pl.col("a") > 5).then(3.0).otherwise(0.0)).write_csv(
+        tmp_path / "moved.csv"
+    )
+    assert run_cli("m5rules", "train.csv", "-y", "y", "-o", "m.json", "-q", cwd=tmp_path).code == 0
+    same = run_cli("evaluate", "m.json", "same.csv", "--max-rule-drift", "0.5", "--json", cwd=tmp_path)
+    assert same.code == 0, same.stdout
+    rules = json.loads(same.stdout)["baseline"]["rules"]
+    assert rules[-1]["rule"] == "default" and {"mean_p", "rmse_p", "coverage_p"} <= set(rules[0])
+    moved = run_cli("evaluate", "m.json", "moved.csv", "--max-rule-drift", "0.5", "--json", cwd=tmp_path)
+    assert moved.code == 1
+    drifted = [r for r in json.loads(moved.stdout)["baseline"]["rules"] if r["drifted"]]
+    assert drifted and all(r["rmse"] > r["train_rmse"] for r in drifted)
+    failures = json.loads(moved.stdout)["gates"]["failures"]
+    assert any("above its training rmse" in f for f in failures) and any("training rmses away" in f for f in failures)
+    page = run_cli("report", "m.json", "moved.csv", "--baseline", "-o", "r.html", cwd=tmp_path)
+    assert page.code == 0 and "rmse: training" in (tmp_path / "r.html").read_text()
