@@ -463,9 +463,9 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
         raise ParamError(
             "`baseline` needs the training statistics of every rule (covers, correct) and the training rows"
         )
-    rows = []
-    tests: list[tuple[int, str, float]] = []
-    for k, (rule, report) in enumerate(zip(rules, reports, strict=True)):
+    rows: list[dict[str, Any]] = []
+    measured: list[dict[str, float | None]] = []
+    for rule, report in zip(rules, reports, strict=True):
         stats = rule.stats
         assert stats is not None
         entry: dict[str, Any] = {
@@ -479,20 +479,26 @@ def rule_drift(model: Predictor, reports: list[RuleReport], n_rows: int) -> dict
             "covered": report.n_covered,
             "train_covered": stats.covered,
         }
-        for what, p in (
-            ("coverage", _two_proportions(stats.covered, n_train, report.n_covered, n_rows)),
-            ("accuracy", _two_proportions(stats.correct, stats.covered, report.n_correct, report.n_covered)),
-        ):
-            entry[f"{what}_p"] = None
-            if p is not None:
-                tests.append((k, what, p))
         rows.append(entry)
+        measured.append(
+            {
+                "coverage": _two_proportions(stats.covered, n_train, report.n_covered, n_rows),
+                "accuracy": _two_proportions(stats.correct, stats.covered, report.n_correct, report.n_covered),
+            }
+        )
+    return _tested(rows, measured, n_train)
+
+
+def _tested(rows: list[dict[str, Any]], measured: list[dict[str, float | None]], n_train: int) -> dict[str, Any]:
+    """The rules' rows with each test's p-value (``<what>_p``) Holm-adjusted over all the
+    tests made (None where one could not be), and whether each rule drifted."""
+    tests = [(k, what, p) for k, found in enumerate(measured) for what, p in found.items() if p is not None]
+    for entry, found in zip(rows, measured, strict=True):
+        entry.update({f"{what}_p": None for what in found})
     for (k, what, _), adjusted in zip(tests, holm([p for _, _, p in tests]), strict=True):
         rows[k][f"{what}_p"] = adjusted
-    for entry in rows:
-        entry["drifted"] = any(
-            entry[f"{w}_p"] is not None and entry[f"{w}_p"] < DRIFT_ALPHA for w in ("coverage", "accuracy")
-        )
+    for entry, found in zip(rows, measured, strict=True):
+        entry["drifted"] = any(entry[f"{w}_p"] is not None and entry[f"{w}_p"] < DRIFT_ALPHA for w in found)
     return {"alpha": DRIFT_ALPHA, "correction": "holm", "tests": len(tests), "training_rows": n_train, "rules": rows}
 
 
@@ -510,22 +516,9 @@ def number_rule_drift(
         raise ParamError("`baseline` needs the training statistics of every rule (covers, mean, rmse) and the rows")
     here = _decided_figures(model, lf, truth, weight)
     n_rows = float(sum(row["n"] for row in here.values()))
-    out, tests = [], []
     ids = [*(str(i) for i in range(1, len(model.rules) + 1)), DEFAULT_RULE]
-    for k, (rule_id, rule) in enumerate(zip(ids, rules, strict=True)):
-        entry, measured = _number_entry(rule_id, rule, here.get(rule_id), n_train, n_rows)
-        for what, p in measured.items():
-            entry[f"{what}_p"] = None
-            if p is not None:
-                tests.append((k, what, p))
-        out.append(entry)
-    for (k, what, _), adjusted in zip(tests, holm([p for _, _, p in tests]), strict=True):
-        out[k][f"{what}_p"] = adjusted
-    for entry in out:
-        entry["drifted"] = any(
-            entry[f"{w}_p"] is not None and entry[f"{w}_p"] < DRIFT_ALPHA for w in ("coverage", "mean", "rmse")
-        )
-    return {"alpha": DRIFT_ALPHA, "correction": "holm", "tests": len(tests), "training_rows": n_train, "rules": out}
+    figures = [_number_entry(i, rule, here.get(i), n_train, n_rows) for i, rule in zip(ids, rules, strict=True)]
+    return _tested([entry for entry, _ in figures], [found for _, found in figures], n_train)
 
 
 def _decided_figures(

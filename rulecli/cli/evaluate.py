@@ -188,10 +188,9 @@ def _show(payload: dict[str, Any], label: str) -> None:
     # 200 columns), so a CI log or `> metrics.txt` holds them; --json is for machines
     out = console.out
     out.print(console.metrics_table(f"{label}", payload))
-    if "rmse" in payload:
-        return
-    out.print(_per_class(payload["per_class"]))
-    out.print(_confusion(payload["confusion"]))
+    if "rmse" not in payload:  # a model of numbers has no classes, nor per-rule accuracies
+        out.print(_per_class(payload["per_class"]))
+        out.print(_confusion(payload["confusion"]))
     if payload.get("rules"):
         out.print(_per_rule(payload["rules"]))
     if payload.get("feature_drift"):
@@ -268,49 +267,31 @@ def _feature_drift(drift: dict[str, Any]) -> console.DataTable:
 
 
 def _rule_drift(drift: dict[str, Any]) -> console.DataTable:
-    if drift["rules"] and "rmse" in drift["rules"][0]:
-        return _number_drift(drift)
+    # a rule with a formula is held to its rows' mean and its error, one of classes to its accuracy
+    numbers = bool(drift["rules"]) and "rmse" in drift["rules"][0]
+    figures = ("mean", "rmse") if numbers else ("accuracy",)
+    shown = _figure if numbers else _share
+    tests = "coverage two-proportion, mean Welch, rmse log-ratio tests" if numbers else "two-proportion tests"
     rows = (
         (
             r["rule"],
             f"{r['train_coverage']:.3f} -> {r['coverage']:.3f}",
             _p(r["coverage_p"]),
-            f"{_share(r['train_accuracy'])} -> {_share(r['accuracy'])}",
-            _p(r["accuracy_p"]),
+            *(x for f in figures for x in (f"{shown(r[f'train_{f}'])} -> {shown(r[f])}", _p(r[f"{f}_p"]))),
             "yes" if r["drifted"] else "",
         )
         for r in drift["rules"]
     )
     return _table(
-        f"rules against training ({drift['training_rows']} rows): two-proportion tests, "
+        f"rules against training ({drift['training_rows']} rows): {tests}, "
         f"p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}",
-        ("rule", "coverage: train -> here", "p", "accuracy: train -> here", "p", "drifted"),
-        ("coverage: train -> here",),
-        rows,
-    )
-
-
-def _number_drift(drift: dict[str, Any]) -> console.DataTable:
-    def change(before: float, now: float | None) -> str:
-        return f"{before:.4g} -> {'—' if now is None else f'{now:.4g}'}"
-
-    rows = (
         (
-            r["rule"],
-            f"{r['train_coverage']:.3f} -> {r['coverage']:.3f}",
-            _p(r["coverage_p"]),
-            change(r["train_mean"], r["mean"]),
-            _p(r["mean_p"]),
-            change(r["train_rmse"], r["rmse"]),
-            _p(r["rmse_p"]),
-            "yes" if r["drifted"] else "",
-        )
-        for r in drift["rules"]
-    )
-    return _table(
-        f"rules against training ({drift['training_rows']} rows): coverage two-proportion, mean Welch, rmse "
-        f"log-ratio tests, p Holm-adjusted over {drift['tests']}, drifted at p < {drift['alpha']}",
-        ("rule", "coverage: train -> here", "p", "mean: train -> here", "p", "rmse: train -> here", "p", "drifted"),
+            "rule",
+            "coverage: train -> here",
+            "p",
+            *(x for f in figures for x in (f"{f}: train -> here", "p")),
+            "drifted",
+        ),
         ("coverage: train -> here",),
         rows,
     )
@@ -326,3 +307,7 @@ def _p(value: float | None) -> str:
 
 def _share(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"

@@ -202,5 +202,7 @@ def test_the_baseline_tests_each_rule_s_mean_and_error_and_gates_on_them(tmp_pat
     assert drifted and all(r["rmse"] > r["train_rmse"] for r in drifted)
     failures = json.loads(moved.stdout)["gates"]["failures"]
     assert any("above its training rmse" in f for f in failures) and any("training rmses away" in f for f in failures)
+    shown = run_cli("evaluate", "m.json", "moved.csv", "--baseline", cwd=tmp_path)
+    assert "mean: train -> here" in shown.stdout and "rmse: train -> here" in shown.stdout
     page = run_cli("report", "m.json", "moved.csv", "--baseline", "-o", "r.html", cwd=tmp_path)
     assert page.code == 0 and "rmse: training" in (tmp_path / "r.html").read_text()
