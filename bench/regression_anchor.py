@@ -8,7 +8,8 @@ TOOL: ``sk-tree-cv`` (scikit-learn's tree, its ``ccp_alpha`` chosen by 5-fold CV
 full tree's pruning path), ``sk-forest`` (100 trees, a third of the features per split),
 ``cubist`` (Cubist's defaults: one committee, no neighbours), ``figs`` (imodels' FIGS, at
 most 12 rules, as the issue that asked for it set), ``weka-m5rules`` or ``weka-m5p``
-(Weka's, with their defaults; Debian's ``weka`` package). Output: r2, rmse, size
+(Weka's, with their defaults; Debian's ``weka`` package) or ``rulekit`` (RuleKit 2's
+regression rules with their defaults; PyPI ``rulekit`` carries its Java jar). Output: r2, rmse, size
 (leaves, or rules), fit seconds.
 """
 
@@ -111,7 +112,18 @@ def main() -> None:
     if tool.startswith("weka-"):
         print(json.dumps(weka(tool.removeprefix("weka-"), train, test, target, y_test)))
         return
-    if tool == "cubist":
+    if tool == "rulekit":
+        from rulekit.main import RuleKit
+        from rulekit.regression import RuleRegressor
+
+        RuleKit.init()
+        plain = {c: f"x{k}" for k, c in enumerate(c for c in train.columns if c != target)}  # 'c' broke its table
+        model = RuleRegressor()
+        model.fit(train.drop(target).rename(plain).to_pandas(), y_train)
+        elapsed = time.perf_counter() - started
+        predicted = np.asarray(model.predict(test.drop(target).rename(plain).to_pandas()), dtype=float)
+        size = len(model.model.rules)
+    elif tool == "cubist":
         from cubist import Cubist
 
         def frame(df, levels=None):
