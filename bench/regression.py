@@ -84,7 +84,9 @@ def anchor(tool: str, train: Path, test: Path, target: str) -> dict | None:
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=TIMEOUTS.get(tool, 600))
     except (subprocess.TimeoutExpired, subprocess.CalledProcessError) as error:
-        print(f"{tool} failed: {getattr(error, 'stderr', '')[-300:]}", file=sys.stderr)
+        said = getattr(error, "stderr", None) or ""  # a time-out's is None, or bytes
+        said = said.decode(errors="replace") if isinstance(said, bytes) else said
+        print(f"{tool} failed: {said[-300:]}", file=sys.stderr)
         return None
     return json.loads(out.stdout.strip().splitlines()[-1])
 
