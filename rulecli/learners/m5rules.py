@@ -71,13 +71,14 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
         min_samples_split=2 * params.min_rows,
     )
     units = schema_units(ds.schema)
+    codes_of = level_index(ds.schema, ds.schema.feature_names)  # the same levels for every tree
     left = np.arange(ds.n_rows)
     rules: list[NumberRule] = []
     default = None
     while default is None:
         part = ds.subset(left)
         nodes = grow_tree(Binned.from_dataset(part, params.max_bins), part, grow, part.weights)
-        reached = leaves_of(node_walker(nodes, level_index(ds.schema, ds.schema.feature_names)), dataset_columns(part))
+        reached = leaves_of(node_walker(nodes, codes_of), dataset_columns(part))
         models = fit_and_prune(nodes, node_grams(nodes, reached, left, z, ds.weights), design.columns_of)
         # the pruned tree's leaf of each row: the leaf above its grown leaf
         owner = _pruned_owner(nodes, models.leaf)

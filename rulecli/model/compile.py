@@ -549,10 +549,9 @@ def column_kinds(model: Predictor) -> dict[str, bool]:
     """Each column the model reads, with True where it is compared as a number."""
     if isinstance(model, Tree | Forest):
         return feature_kinds(model)
-    kinds = ops.column_kinds(c for rule in model.rules for c in rule.conditions)
-    if isinstance(model, RuleRegression):  # a formula's columns are numbers
-        kinds |= {t.column: t.levels is None for rule in (*model.rules, model.default) for t in rule.formula.terms}
-    return kinds
+    if isinstance(model, RuleRegression):
+        return ops.rule_kinds(model)
+    return ops.column_kinds(c for rule in model.rules for c in rule.conditions)
 
 
 def read_dtypes_for(model: Predictor) -> dict[str, pl.DataType]:

@@ -29,6 +29,7 @@ from rulecli.model.ops import (
     column_kinds,
     dated_kinds,
     ends,
+    rule_kinds,
     rule_support,
     tie_keys,
     tie_order,
@@ -115,11 +116,7 @@ def to_sql(model: Predictor, dialect: str = "duckdb", table: str | None = None) 
 
 def formula_kinds(model: RuleRegression) -> Kinds:
     """Each column the rules read: compared as numbers (or dates), or as text."""
-    kinds = dated_kinds(column_kinds(c for r in model.rules for c in r.conditions), model)
-    for rule in (*model.rules, model.default):
-        for term in rule.formula.terms:
-            kinds.setdefault(term.column, term.levels is None)
-    return kinds
+    return dated_kinds(rule_kinds(model), model)
 
 
 def _sql_formula(sql: SqlText, formula: Formula, kinds: Kinds) -> str:
@@ -419,7 +416,11 @@ def _python_numbers(model: RuleRegression, name: str) -> str:
         parts = [repr(f.intercept)]
         for term in f.terms:
             x = var[term.column]
-            value = f"1.0 if {x} in {set(term.levels)!r} else 0.0" if term.levels is not None else x
+            if term.levels is None:
+                value = x
+            else:  # a set literal in the levels' order: a set's repr follows string hashes, which
+                # differ from process to process, and an export must not
+                value = f"1.0 if {x} in {{{', '.join(map(repr, term.levels))},}} else 0.0"
             parts.append(f"{term.coefficient!r} * ({term.fill!r} if {x} is None else {value})")
         total = " + ".join(parts)
         return total if f.bounds is None else f"min(max({total}, {f.bounds[0]!r}), {f.bounds[1]!r})"

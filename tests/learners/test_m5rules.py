@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -206,3 +209,21 @@ def test_the_baseline_tests_each_rule_s_mean_and_error_and_gates_on_them(tmp_pat
     assert "mean: train -> here" in shown.stdout and "rmse: train -> here" in shown.stdout
     page = run_cli("report", "m.json", "moved.csv", "--baseline", "-o", "r.html", cwd=tmp_path)
     assert page.code == 0 and "rmse: training" in (tmp_path / "r.html").read_text()
+
+
+def test_the_python_export_is_the_same_text_in_every_process(tmp_path: Path):
+    # a level set written as a Python set's repr followed string hashes, which differ per process
+    _kinked(300, 10).write_csv(tmp_path / "k.csv")
+    assert run_cli("m5rules", "k.csv", "-y", "y", "-o", "m.json", "-q", cwd=tmp_path).code == 0
+    texts = {
+        subprocess.run(
+            [sys.executable, "-m", "rulecli", "export", "m.json", "--to", "python"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in (1, 2, 3)
+    }
+    assert len(texts) == 1 and "in {" in texts.pop()
