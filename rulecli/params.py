@@ -223,6 +223,14 @@ def max_rule_length_param(default: int | None = None) -> Any:
     return param(default, "At most this many conditions per rule.", ge=1)
 
 
+def average_param() -> Any:
+    return param(
+        "mean",
+        "A numeric target: each rule predicts the mean or the median of the training rows it decides.",
+        choices=("mean", "median"),
+    )
+
+
 def seed_param() -> Any:
     return param(0, "Random seed, recorded in the model.")
 

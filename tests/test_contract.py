@@ -26,12 +26,16 @@ PENGUINS = str(SAMPLE / "penguins.csv")
 # keep the slow learners quick; every other parameter stays at its default
 QUICK: dict[str, dict[str, object]] = {"forest": {"trees": 5}, "brl": {"iterations": 400}}
 NAMES = learners.names()
+# every learner on each kind of target it takes: the penguins' species, their body mass
+SUBJECTS = [(n, "species") for n in learners.names(takes="classes")] + [
+    (n, "body_mass_g") for n in learners.names(takes="numbers")
+]
 
 
-@pytest.fixture(scope="module", params=NAMES)
-def fitted(request: pytest.FixtureRequest) -> tuple[str, object]:
-    name = request.param
-    return name, rulecli.fit(name, PENGUINS, target=_target(name), **_options(name))
+@pytest.fixture(scope="module", params=SUBJECTS, ids=lambda s: f"{s[0]}-{s[1]}")
+def fitted(request: pytest.FixtureRequest) -> tuple[str, str, object]:
+    name, target = request.param
+    return name, target, rulecli.fit(name, PENGUINS, target=target, **_options(name))
 
 
 def _target(name: str) -> str:
@@ -120,9 +124,9 @@ def test_a_bad_value_on_the_command_line_names_the_flag(name: str):
     )
 
 
-def test_fit_is_deterministic_and_round_trips(fitted: tuple[str, object], tmp_path: Path):
-    name, model = fitted
-    again = rulecli.fit(name, PENGUINS, target=_target(name), **_options(name))
+def test_fit_is_deterministic_and_round_trips(fitted: tuple[str, str, object], tmp_path: Path):
+    name, target, model = fitted
+    again = rulecli.fit(name, PENGUINS, target=target, **_options(name))
     assert api.model_text(again, "m.json") == api.model_text(model, "m.json")
     numbers = predicts_number(model)
     expected = rulecli.predict(model, PENGUINS, proba=not numbers)
@@ -134,17 +138,17 @@ def test_fit_is_deterministic_and_round_trips(fitted: tuple[str, object], tmp_pa
         assert rulecli.predict(text_model, PENGUINS)["prediction"].equals(expected["prediction"])
 
 
-def test_the_command_and_the_api_make_the_same_model(fitted: tuple[str, object], tmp_path: Path):
-    name, model = fitted
+def test_the_command_and_the_api_make_the_same_model(fitted: tuple[str, str, object], tmp_path: Path):
+    name, target, model = fitted
     args = [f"--{k.replace('_', '-')}={v}" for k, v in QUICK.get(name, {}).items()]
     out = tmp_path / "m.json"
-    result = run_cli(name, PENGUINS, "-y", _target(name), "--seed", "3", *args, "-o", str(out), "-q")
+    result = run_cli(name, PENGUINS, "-y", target, "--seed", "3", *args, "-o", str(out), "-q")
     assert result.code == 0, result.stderr
     assert out.read_text() == api.model_text(model, out)
 
 
-def test_every_model_exports_to_python_that_predicts_the_same(fitted: tuple[str, object]):
-    _, model = fitted
+def test_every_model_exports_to_python_that_predicts_the_same(fitted: tuple[str, str, object]):
+    _, _, model = fitted
     namespace: dict[str, object] = {}
     exec(rulecli.export(model, "python"), namespace)
     frame = rulecli.read_table(PENGUINS)
@@ -153,12 +157,12 @@ def test_every_model_exports_to_python_that_predicts_the_same(fitted: tuple[str,
     assert got == expected
 
 
-def test_evaluate_and_cross_validation_through_the_api(fitted: tuple[str, object]):
-    name, model = fitted
+def test_evaluate_and_cross_validation_through_the_api(fitted: tuple[str, str, object]):
+    name, target, model = fitted
     metrics = rulecli.evaluate(model, PENGUINS)
     assert 0.4 < metrics["r2" if predicts_number(model) else "accuracy"] <= 1.0
     assert metrics["rows"] == (342 if predicts_number(model) else 344)  # two penguins were not weighed
-    ds = api.prepare(PENGUINS, target=_target(name), numeric_target=learners.get(name).numeric_target)
+    ds = api.prepare(PENGUINS, target=target, numeric_target=learners.get(name).numeric_target)
     params = api.make_params(name, **QUICK.get(name, {}))
     training = api.train(name, ds, params, cv=3, cv_seed=1)
     assert len(training.metrics["cv"]["folds"]) == 3

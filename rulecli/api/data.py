@@ -57,8 +57,9 @@ def prepare(
     :class:`~rulecli.engines.EngineOptions` beside ``engine`` (``memory_limit`` …).
 
     ``target_type`` forces ``"classification"`` or ``"regression"``; by default a float
-    target, or integers with more than 50 distinct values, is a number (for the learners
-    that predict numbers: tree, forest) and any other target holds classes. ``weights``
+    target, or integers read as a number (many values, spread wide, or counts; see
+    :func:`rulecli.dataset.target_reading`), is a number (for the learners that predict
+    numbers: ripper, cn2, tree, forest, m5rules) and any other target holds classes. ``weights``
     names a column of row weights (a weight k counts the row k times, 0 leaves it out);
     ``class_weight`` multiplies them per class: ``"balanced"`` or ``"a=2,b=1"``. Columns
     that identify rows (text differing on nearly every row, whole numbers counting the rows)

@@ -52,9 +52,16 @@ class Encoded:
     level_codes: tuple[dict[str, int], ...] = ()  # per feature: level -> code (categorical only)
     # each row's weight, or None (every row counts once): every count below is weighted by it
     w: np.ndarray | None = None
+    # the least value of each numeric slot where features are binned (``distinct`` then holds
+    # each bin's greatest value); None: each slot is one value
+    lows: np.ndarray | None = None
 
     @classmethod
-    def from_dataset(cls, ds: Dataset) -> Encoded:
+    def from_dataset(cls, ds: Dataset, max_values: int | None = None) -> Encoded:
+        """``ds`` encoded; a numeric feature with more than ``max_values`` distinct values
+        (if given) is cut into that many bins of about equal rows, each a slot: its rules'
+        thresholds are then the bins' greatest values (``x <= v``) and least (``x >= v``),
+        still values of the data, and a count costs a slot per bin, not per value."""
         features = ds.schema.features
         numeric_features, slot_features = slot_layout(features)
         # each feature's slots are written as soon as they are known (a table's worth of
@@ -62,6 +69,7 @@ class Encoded:
         # narrowed once every feature's count of slots is known
         slots = np.empty((len(slot_features), ds.n_rows), dtype=np.uint64 if ds.n_rows >= 1 << 32 else np.uint32)
         distinct: list[np.ndarray | None] = [None] * len(features)
+        lows: list[np.ndarray] = []
         sizes = []
         for row, j in enumerate(slot_features):
             feature = features[j]
@@ -69,9 +77,13 @@ class Encoded:
                 x = ds.numeric(feature.name, keep=False)
                 missing = np.isnan(x)
                 values, inverse = distinct_values(x[~missing])
+                low = values
+                if max_values is not None and values.size > max_values:
+                    values, low, inverse = _binned(values, inverse, max_values)
                 slots[row, missing] = values.size
                 slots[row, ~missing] = inverse
                 distinct[j] = values
+                lows.append(np.append(low, np.nan))
                 sizes.append(values.size + 1)
             else:
                 slots[row] = ds.codes(feature.name, keep=False)
@@ -93,6 +105,7 @@ class Encoded:
             y=ds.y,
             classes=ds.classes,
             w=ds.weights,
+            lows=np.concatenate(lows) if max_values is not None and lows else None,
         )
 
     @property
@@ -164,9 +177,10 @@ class Encoded:
 
     @property
     def slot_lows(self) -> np.ndarray:
-        """The least value of each numeric slot: its value, where a slot is one value (an
-        engine's slot may be a range of values, ``slot_values`` then holding the greatest)."""
-        return self.slot_values
+        """The least value of each numeric slot: its value, where a slot is one value (a
+        bin's or an engine's slot may be a range of values, ``slot_values`` then holding the
+        greatest)."""
+        return self.slot_values if self.lows is None else self.lows
 
     def count_labels(self, rows: np.ndarray, row_labels: np.ndarray, n_labels: int) -> np.ndarray:
         """:func:`label_counts` of these arrays (an engine counts where its rows are)."""
@@ -261,6 +275,16 @@ class Encoded:
         for cond in conditions:
             mask &= self.condition_mask(cond, rows)
         return mask
+
+
+def _binned(values: np.ndarray, inverse: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct ``values`` (each row's position among them: ``inverse``) cut into at
+    most ``bins`` runs of about equal rows: each bin's greatest and least value, and each
+    row's bin."""
+    below = np.cumsum(np.bincount(inverse, minlength=values.size))
+    ends = np.unique(np.searchsorted(below, below[-1] * np.arange(1, bins + 1) / bins - 1e-9))
+    starts = np.r_[0, ends[:-1] + 1]
+    return values[ends], values[starts], np.searchsorted(ends, np.arange(values.size))[inverse]
 
 
 def slot_layout(features: Sequence[Feature]) -> tuple[tuple[int, ...], tuple[int, ...]]:

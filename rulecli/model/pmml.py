@@ -65,11 +65,6 @@ _COMPARE = {
 
 def to_pmml(model: Predictor) -> str:
     """The model as one PMML 4.4 document."""
-    if isinstance(model, RuleRegression) and not model.ordered:
-        raise ParamError(
-            "PMML selects one segment's model or averages all: rules whose matches are averaged, with a "
-            "default for rows none matches, have no PMML form (export them to SQL, Python or Polars)"
-        )
     root = ET.Element("PMML", {"xmlns": NAMESPACE, "version": "4.4"})
     header = ET.SubElement(root, "Header", {"description": f"rulecli model of '{model.target}'"})
     ET.SubElement(header, "Application", {"name": "rulecli", "version": __version__})
@@ -429,15 +424,34 @@ def _node_score(node: ET.Element, nodes: TreeNodes, shares: np.ndarray, index: i
 def _formula_rules(root: ET.Element, model: RuleRegression, fields: dict[str, bool]) -> None:
     """Rules with formulas as a mining model that selects the first segment whose predicate
     holds, each segment a regression model: its terms as derived fields (a missing value
-    as the term's fill, a level set as 1 or 0), its bounds as the target's min and max."""
+    as the term's fill, a level set as 1 or 0), its bounds as the target's min and max.
+    Unordered rules: a first segment where any rule matches, holding a mining model that
+    averages the segments (rules) whose predicates hold; then the default's."""
     element = ET.SubElement(root, "MiningModel", {"functionName": "regression", "algorithmName": model.info.algorithm})
     _mining_schema(element, model, fields)
     _output(element, model, probabilities=False)
     segmentation = ET.SubElement(element, "Segmentation", {"multipleModelMethod": "selectFirst"})
-    for i, rule in enumerate((*model.rules, model.default), 1):
-        segment = ET.SubElement(segmentation, "Segment", {"id": str(i)})
+    if model.ordered or not model.rules:
+        for i, rule in enumerate((*model.rules, model.default), 1):
+            segment = ET.SubElement(segmentation, "Segment", {"id": str(i)})
+            _predicate(segment, rule.conditions, fields)
+            _regression_model(segment, model.target, rule.formula, fields)
+        return
+    matched = ET.SubElement(segmentation, "Segment", {"id": "matched"})
+    either = ET.SubElement(matched, "CompoundPredicate", {"booleanOperator": "or"}) if len(model.rules) > 1 else matched
+    for rule in model.rules:
+        _predicate(either, rule.conditions, fields)
+    averaged = ET.SubElement(matched, "MiningModel", {"functionName": "regression"})
+    _mining_schema(averaged, model, fields)
+    _output(averaged, model, probabilities=False)  # PMML4S returns the selected segment's outputs
+    rules = ET.SubElement(averaged, "Segmentation", {"multipleModelMethod": "average"})
+    for i, rule in enumerate(model.rules, 1):
+        segment = ET.SubElement(rules, "Segment", {"id": str(i)})
         _predicate(segment, rule.conditions, fields)
         _regression_model(segment, model.target, rule.formula, fields)
+    default = ET.SubElement(segmentation, "Segment", {"id": "default"})
+    ET.SubElement(default, "True")
+    _regression_model(default, model.target, model.default.formula, fields)
 
 
 def _regression_model(parent: ET.Element, target: str, formula: Formula, fields: dict[str, bool]) -> None:

@@ -216,3 +216,24 @@ def test_date_columns_are_pmml_day_counts(tmp: Path, learner: str):
     # PMML4S (1.5.8) reads a date field of any PMML form as missing: JPMML alone scores them
     _check(model, data, tmp, engines=("jpmml",))
     assert "dateDaysSince[1970]" in (tmp / f"dated-{learner}.pmml").read_text()
+
+
+@pytest.mark.parametrize(
+    "options", [("ripper",), ("cn2",), ("cn2", "--unordered"), ("cn2", "--unordered", "--average", "median")]
+)
+def test_rules_with_constants(tmp: Path, options: tuple[str, ...]):
+    # a list's first match, or the mean of a set's matching rules with the default for rows
+    # none matches; rows with a missing and an unseen level
+    rng = np.random.default_rng(6)
+    n = 400
+    # x to 3 decimals: the thresholds are data values, and pypmml hands PMML4S a 17-digit
+    # value that lies on one a digit off (JPMML matched every row either way)
+    x, c = rng.uniform(0, 10, n).round(3), rng.choice(["a", "b", "c"], n)
+    y = np.where(x < 5, 2 * x, 20 - 2 * x) + np.select([c == "a", c == "b"], [0.0, 3.0], -2.0) + rng.normal(0, 0.3, n)
+    frame = pl.DataFrame({"x": x, "c": c, "y": y})
+    odd = pl.DataFrame({"x": [None, 3.0, 2.0], "c": ["b", None, "zzz"], "y": [0.0] * 3}, schema=frame.schema)
+    data = tmp / "constants.csv"
+    pl.concat([frame, odd]).write_csv(data)
+    model = tmp / f"constants-{'-'.join(options)}.json"
+    assert run_cli(*options[:1], str(data), "-y", "y", "-o", str(model), "-q", *options[1:]).code == 0
+    _check(model, data, tmp)

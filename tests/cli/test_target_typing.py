@@ -86,14 +86,14 @@ def test_regression_and_classification_force_the_type(tmp_path: Path):
 
 def test_rule_learners_refuse_a_number_naming_the_ways_out(tmp_path: Path):
     floats = _table(tmp_path, [0.5] * 10 + [1.5] * 10)
-    refused = run_cli("ripper", floats)
+    refused = run_cli("oner", floats)
     assert refused.code == 2 and refused.stderr.count("\n") == 1
     assert (
         "holds floats" in refused.stderr
         and "--target-bins K" in refused.stderr
         and "--classification" in refused.stderr
     )
-    forced = run_cli("ripper", floats, "--regression")
+    forced = run_cli("aq", floats, "--regression")
     assert forced.code == 2 and "this learner predicts classes" in forced.stderr
     codes = _table(tmp_path, [0] * 10 + [1] * 10, "codes.csv")
-    assert run_cli("ripper", codes).code == 0
+    assert run_cli("oner", codes).code == 0

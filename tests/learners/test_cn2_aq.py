@@ -218,13 +218,13 @@ def test_a_sample_to_learn_from_is_not_the_tuning_sample_again():
 
 
 def test_cn2_tries_a_long_features_thresholds_at_its_rows_quantiles():
-    from rulecli.learners.cn2 import MAX_THRESHOLDS, QUANTILES, _spread
+    from rulecli.search.selectors import MAX_THRESHOLDS, QUANTILES, spread
 
-    short = np.cumsum(np.ones((MAX_THRESHOLDS, 2)), axis=0)
-    assert _spread(short) == slice(None)  # every value, as before
+    short = np.cumsum(np.ones(MAX_THRESHOLDS))
+    assert spread(short) == slice(None)  # every value, as before
     rows = np.random.default_rng(0).integers(1, 20, size=(10 * MAX_THRESHOLDS, 2))
     below = np.cumsum(rows.sum(axis=1))
-    picks = _spread(np.cumsum(rows, axis=0))
+    picks = spread(below)
     assert isinstance(picks, np.ndarray) and picks.size == QUANTILES and picks[-1] == below.size - 1
     assert np.all(np.diff(picks) > 0)
     # each threshold tried is the first at or past its share of the rows
