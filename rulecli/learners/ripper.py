@@ -714,12 +714,12 @@ def fit_ripper(
     >>> [r.conditions[0].op.value for r in model.rules], model.default.prediction
     (['<='], 'b')
     """
-    if ds.regression:
-        return _fit_numbers(ds, params, progress)
     if getattr(ds, "weights", None) is not None and is_whole(ds.weights):
         # the grow/prune splits are drawn from the copies whole weights stand for;
         # fractional weights weigh every count, rows split whole (an engine's rows weigh 1)
         ds = ds.as_copies("ripper")
+    if ds.regression:
+        return _fit_numbers(ds, params, progress)
     enc = counting.covering_counts(ds)
     rng = np.random.default_rng(params.seed)
     info = ModelInfo(algorithm="ripper", params=params.record(), schema=ds.schema)
