@@ -45,7 +45,7 @@ DOC = (
     "visits, sales; 234 to 53,940 rows; numeric and text columns, missing values; `bench/regression_tables.py`), "
     "each split once 70/30 (seed 1). Cells: test R² and size — leaves of a tree, rules of m5rules besides its "
     "default formula, rules of Cubist, leaves of all 100 trees of a forest. `tree`: rulecli's defaults (pruning "
-    "chosen by 3-fold cross-validation); `tree-full`: `--ccp-alpha 0`; `m5rules`: its defaults; `sk-tree-cv`: scikit-learn's tree with `ccp_alpha` chosen by 5-fold CV among its pruning "
+    "chosen by 3-fold cross-validation); `tree-full`: `--ccp-alpha 0`; `m5rules`: its defaults; `ripper`, `cn2`: their rule lists of constants with their defaults, `cn2-unordered`: `cn2 --unordered` (a set averaging its matching rules' values); size: rules besides the default; `sk-tree-cv`: scikit-learn's tree with `ccp_alpha` chosen by 5-fold CV among its pruning "
     "path; `cubist`: Cubist's defaults (one committee, no neighbours); `weka-m5rules`, `weka-m5p`: Weka 3.6's "
     "M5Rules and M5P with their defaults (size: their rules); `rulekit`: RuleKit 2's regression rules with their "
     "defaults (constant consequents; — where it took more than 120 s); `figs`: imodels' FIGS with at most 12 rules "

@@ -528,7 +528,11 @@ def main() -> None:
             "category, with noise; `bench/regression.py --curve`), test R² on the 30 % held out; size: leaves or "
             "rules (the default not counted).",
             "",
-            *bench_curve([int(n) for n in args.curve_sizes.split(",")], ["tree", "m5rules"], args.curve_limit * 4),
+            *bench_curve(
+                [int(n) for n in args.curve_sizes.split(",")],
+                ["tree", "m5rules", "ripper", "cn2"],
+                args.curve_limit * 4,
+            ),
             "",
         ]
     output = Path(args.output)
