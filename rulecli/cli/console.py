@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.spinner import Spinner
@@ -51,6 +51,33 @@ class DataTable(Table):
 
     def add_row(self, *cells: str | None, **options: Any) -> None:  # type: ignore[override]
         super().add_row(*(Text(visible(c)) if isinstance(c, str) else c for c in cells), **options)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """At a terminal, the Rich table; into a pipe, a log or a file, plain aligned text:
+        no box characters, no padding past the last column, no colour (clig.dev)."""
+        if console.is_terminal:
+            yield from super().__rich_console__(console, options)
+            return
+        yield Text("\n".join(self.plain_lines()), no_wrap=True, end="\n")
+
+    def plain_lines(self) -> list[str]:
+        """The title, the headers and the rows as lines of columns two spaces apart, each
+        column as wide as its widest cell (numbers right-aligned, as at a terminal)."""
+        columns = [[_plain_text(c.header), *(_plain_text(cell) for cell in c._cells)] for c in self.columns]
+        widths = [max(map(len, cells), default=0) for cells in columns]
+        lines = [_plain_text(self.title)] if self.title else []
+        for i in range(max((len(c) for c in columns), default=0)):
+            cells = [
+                (col[i].rjust(w) if c.justify == "right" else col[i].ljust(w))
+                for col, c, w in zip(columns, self.columns, widths, strict=True)
+            ]
+            lines.append("  ".join(cells).rstrip())
+        return lines
+
+
+def _plain_text(cell: object) -> str:
+    """A cell's text: a Text's characters (data, already made visible), or its str."""
+    return cell.plain if isinstance(cell, Text) else "" if cell is None else str(cell)
 
 
 def stdout_is_tty() -> bool:

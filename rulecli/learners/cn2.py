@@ -316,7 +316,7 @@ def _learn_unordered(enc: Encoded, params: CN2Params, on_rule: Progress | None) 
 
 ROWS_PER_COVERED = 5_000
 # a numeric target's rules are searched for on at most this many rows (see _fit_numbers)
-NUMBER_ROWS = 100_000
+NUMBER_ROWS = 200_000
 
 
 def min_covered_for(rows: float) -> int:
@@ -370,7 +370,8 @@ def _fit_numbers(ds: Dataset | EngineTable, params: CN2Params, progress: Progres
     the rows no rule covers yet (:func:`rulecli.search.number_rules.beam_rule`), on at most
     ``NUMBER_ROWS`` of them. Every rule costs passes over the rows left, and the rules a
     table of numbers supports grow with its rows: at 100,000 rows of the synthetic table of
-    BENCHMARKS.md 438 rules took 18.5 s, a million would take several minutes."""
+    BENCHMARKS.md 438 rules took 18.5 s, a million would take several minutes; on a million
+    rows a sample of 100,000 scored test R² 0.943 in 15 s, of 200,000 0.954 in 35 s."""
     if params.quality is not None:
         raise ParamError(
             "measures rules for classes; a numeric target's rules are measured by their variance", param="quality"

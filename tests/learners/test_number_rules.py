@@ -80,6 +80,10 @@ def _only(model: RuleRegression, rule: object) -> RuleRegression:
     return dataclasses.replace(model, rules=(rule,), ordered=True)
 
 
+def _noise(rng: np.random.Generator) -> pl.DataFrame:
+    return pl.DataFrame({"a": rng.normal(size=500), "b": rng.choice(["x", "y"], 500), "y": rng.normal(size=500)})
+
+
 def test_pure_noise_gives_the_mean_and_next_to_no_rule():
     # cn2's tests keep (next to) no rule; ripper's held-out gains and test keep a few chance
     # rules on some tables (docs/reference.md), never many, and never far below the mean
@@ -87,12 +91,7 @@ def test_pure_noise_gives_the_mean_and_next_to_no_rule():
     for seed in range(6):
         rng = np.random.default_rng(seed)
 
-        def noise() -> pl.DataFrame:
-            return pl.DataFrame(
-                {"a": rng.normal(size=500), "b": rng.choice(["x", "y"], 500), "y": rng.normal(size=500)}
-            )
-
-        frame, fresh = noise(), noise()
+        frame, fresh = _noise(rng), _noise(rng)
         for name in r2:
             model = rulecli.fit(name, frame, target="y")
             assert len(model.rules) <= (8 if name == "ripper" else 2), (name, seed, model.rules)
