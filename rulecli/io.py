@@ -251,7 +251,7 @@ def _scan_text(
     if not read.utf8:
         # Polars reads UTF-8 only: other encodings are decoded here, the whole file at once
         raw, gzipped = _recode(raw if raw is not None else _read_bytes(path, gzipped), read.encoding, label), False
-    lf = _scan_csv(path, raw, gzipped, options, label)
+    lf = _scan_csv(path, raw, gzipped, options, label, sniff=read.delimiter is None)
     if read.no_header:  # column_1, column_2, … as csvkit and spreadsheets number them
         lf = lf.rename({name: f"column_{i + 1}" for i, name in enumerate(lf.collect_schema())})
     return lf
@@ -337,13 +337,19 @@ def _sniff(raw: bytes) -> str:
     return "csv"
 
 
-def _scan_csv(path: str, raw: bytes | None, gzipped: bool, options: dict[str, Any], label: str) -> pl.LazyFrame:
+def _scan_csv(
+    path: str, raw: bytes | None, gzipped: bool, options: dict[str, Any], label: str, *, sniff: bool = False
+) -> pl.LazyFrame:
     """CSV/TSV: scanned lazily from a plain file, read eagerly from stdin or gzip. Columns
-    typed as text by the overrides' rule (``_text_overrides``) are read again as text."""
+    typed as text by the overrides' rule (``_text_overrides``) are read again as text. With
+    ``sniff`` (no delimiter given), a header without the format's separator but with ``;``,
+    a tab or ``|`` names the separator (:func:`_sniffed`)."""
     overrides = options["schema_overrides"] or {}
     skip = options["skip_rows"]
     if raw is not None or gzipped:
         source: bytes | str = raw if raw is not None else _read_bytes(path, gzipped)
+        if sniff:
+            options = options | _sniffed(b"\n".join(source[:SNIFF_BYTES].split(b"\n")[skip:]), options)
         if options["has_header"]:
             _check_header(b"\n".join(source.split(b"\n", skip + 1)[skip : skip + 1]), options["separator"], label)
         df = pl.read_csv(source, **options)
@@ -351,6 +357,9 @@ def _scan_csv(path: str, raw: bytes | None, gzipped: bool, options: dict[str, An
         if extra:
             df = pl.read_csv(source, **(options | {"schema_overrides": overrides | extra}))
         return df.lazy()
+    if sniff:
+        with Path(path).open("rb") as handle:
+            options = options | _sniffed(b"\n".join(handle.read(SNIFF_BYTES).split(b"\n")[skip:]), options)
     if options["has_header"]:
         with Path(path).open("rb") as handle:
             for _ in range(skip):
@@ -384,6 +393,32 @@ def _scan_binary(path: str, raw: bytes | None, fmt: str) -> pl.LazyFrame:
 
 
 HEADER_BYTES = 1 << 20
+SNIFF_BYTES = 1 << 16  # the start of a CSV file its separator and decimal mark are told from
+SEPARATORS = (";", "\t", "|")
+_DECIMAL_COMMA = re.compile(r"^\s*-?\d+,\d+\s*$")
+_DECIMAL_POINT = re.compile(r"^\s*-?\d*\.\d+\s*$")
+
+
+def _sniffed(head: bytes, options: dict[str, Any]) -> dict[str, Any]:
+    """The separator and decimal mark of a CSV file from its first lines (``head``), where
+    no delimiter was given: a first line without the format's separator but with ``;``, a
+    tab or ``|`` (in that order) names it, as spreadsheets in much of Europe write ``;``
+    (csvkit and DuckDB's read_csv sniff it too); with ``;``, numbers such as ``1,5`` and
+    none such as ``1.5`` mean a decimal comma. Otherwise nothing changes."""
+    lines = head.decode("utf-8", errors="replace").splitlines()
+    first = lines[0] if lines else ""
+    separator = options["separator"]
+    if separator in first:
+        return {}
+    found = next((c for c in SEPARATORS if c != separator and c in first), None)
+    if found is None:
+        return {}
+    sniffed: dict[str, Any] = {"separator": found}
+    if found == ";":
+        fields = [f for line in lines[1:-1] for f in line.split(";")]
+        if any(_DECIMAL_COMMA.match(f) for f in fields) and not any(_DECIMAL_POINT.match(f) for f in fields):
+            sniffed["decimal_comma"] = True
+    return sniffed
 
 
 def _check_header(head: bytes | str, separator: str, label: str) -> None:

@@ -416,3 +416,14 @@ def test_schema_drift_is_never_silent(tmp_path):
     assert run_cli("evaluate", str(typo), house, "--strict").code == 2
     clean = run_cli("evaluate", str(model), house, "--strict", "--no-per-rule")
     assert clean.code == 0 and "Warning" not in clean.stderr
+
+
+def test_a_semicolon_csv_learns_what_its_comma_twin_does(tmp_path: Path):
+    # a spreadsheet's CSV in much of Europe: ';' between fields and decimal commas
+    frame = pl.read_csv(SAMPLE / "penguins.csv")
+    semi = tmp_path / "semi.csv"
+    text = frame.write_csv(separator=";")
+    semi.write_text(re.sub(r"(\d)\.(\d)", r"\1,\2", text))
+    ours = run_cli("tree", str(semi), "-y", "species", "-q")
+    theirs = run_cli("tree", str(SAMPLE / "penguins.csv"), "-y", "species", "-q")
+    assert ours.code == 0 and ours.stdout == theirs.stdout

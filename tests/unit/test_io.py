@@ -154,3 +154,26 @@ def test_parquet_copy_types_columns_from_every_row(tmp_path: Path):
     assert copied.schema == expected.schema
     assert copied.equals(expected)
     assert expected.schema["float_late"] == pl.Float64 and expected.schema["values_late"] == pl.Int64
+
+
+def test_a_semicolon_csv_is_sniffed_with_its_decimal_commas(tmp_path: Path):
+    # as spreadsheets write CSV in much of Europe: ';' between fields, ',' in numbers
+    semi = tmp_path / "semi.csv"
+    semi.write_text("size;width;note\n1,5;2;a,b\n-2,25;3;c\n")
+    frame = io.scan_table(str(semi)).collect()
+    assert frame.columns == ["size", "width", "note"]
+    assert frame["size"].to_list() == [1.5, -2.25] and frame["note"].to_list() == ["a,b", "c"]
+    points = tmp_path / "points.csv"
+    points.write_text("size;width\n1.5;2\n2,5;3\n")  # a decimal point anywhere: commas are text
+    assert io.scan_table(str(points)).collect()["size"].to_list() == ["1.5", "2,5"]
+    piped = tmp_path / "piped.csv"
+    piped.write_text("a|b\n1|x\n")
+    assert io.scan_table(str(piped)).collect().columns == ["a", "b"]
+    # a delimiter given is used as given; a header with the format's separator is not sniffed
+    assert io.scan_table(str(semi), io.ReadOptions(delimiter=";")).collect()["size"].to_list() == ["1,5", "-2,25"]
+    plain = tmp_path / "plain.csv"
+    plain.write_text("a,b;c\n1,x;y\n")
+    assert io.scan_table(str(plain)).collect().columns == ["a", "b;c"]
+    gz = tmp_path / "semi.csv.gz"
+    gz.write_bytes(gzip.compress(semi.read_bytes()))
+    assert io.scan_table(str(gz)).collect()["size"].to_list() == [1.5, -2.25]
