@@ -675,14 +675,22 @@ def _number_failures(entry: dict[str, Any], label: str, alpha: float, max_drift:
 UNCLASSIFIED = "unclassified"  # a cost table's column for rows no rule decides
 
 
+COST_FORMS = (
+    "a cost table has the true class in its first column and a column per predicted class, or three "
+    "columns (true class, predicted class, cost) with a row per pair"
+)
+
+
 def cost_matrix(table: pl.DataFrame, classes: Sequence[str], label: str) -> dict[str, dict[str, float]]:
     """The costs of a table with the true class in its first column and one column per
     predicted class (and optionally ``unclassified``): true class -> predicted class -> cost.
-    Every class the model knows must have a row and a column."""
+    Every class the model knows must have a row and a column. The long form — three columns,
+    true class, predicted class and cost, a row per pair, as most cost tables are kept — is
+    read too (:func:`_widened`)."""
     if table.width < 2 or table.height == 0:
-        raise InputError(
-            f"{label}: a cost table has the true class in its first column and a column per predicted class"
-        )
+        raise InputError(f"{label}: {COST_FORMS}")
+    if table.width == 3 and not set(classes) & set(table.columns[1:]):
+        table = _widened(table, classes, label)
     truth = [str(v) for v in table.get_column(table.columns[0]).to_list()]
     missing_rows = [c for c in classes if c not in truth]
     missing_columns = [c for c in classes if c not in table.columns[1:]]
@@ -703,6 +711,28 @@ def cost_matrix(table: pl.DataFrame, classes: Sequence[str], label: str) -> dict
             row[name] = cost
         out[cls] = row
     return out
+
+
+def _widened(table: pl.DataFrame, classes: Sequence[str], label: str) -> pl.DataFrame:
+    """A long cost table (true, predicted, cost rows) as the wide one: a missing pair of a
+    class with itself costs 0 (a right prediction), any other missing pair is an error."""
+    cells: dict[tuple[str, str], object] = {}
+    for true, predicted, cost in table.rows():
+        pair = (str(true), str(predicted))
+        if pair in cells:
+            raise InputError(f"{label}: the cost table gives (true '{pair[0]}', predicted '{pair[1]}') twice")
+        cells[pair] = cost
+    columns = [*classes, *([UNCLASSIFIED] if any(p == UNCLASSIFIED for _, p in cells) else [])]
+    wide: dict[str, list[object]] = {"true": list(classes)}
+    for predicted in columns:
+        wide[predicted] = []
+        for true in classes:
+            if (true, predicted) not in cells and true != predicted:
+                raise InputError(
+                    f"{label}: the cost table has no row for (true '{true}', predicted '{predicted}'); {COST_FORMS}"
+                )
+            wide[predicted].append(cells.get((true, predicted), 0.0))
+    return pl.DataFrame({k: [None if v is None else str(v) for v in vs] for k, vs in wide.items()})
 
 
 def expected_cost(confusion: dict[str, Any], costs: dict[str, dict[str, float]]) -> float:

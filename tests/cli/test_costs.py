@@ -11,6 +11,11 @@ from tests.conftest import SAMPLE, run_cli
 
 PENGUINS = str(SAMPLE / "penguins.csv")
 COSTS = "truth,Adelie,Chinstrap,Gentoo\nAdelie,0,1,1\nChinstrap,10,0,10\nGentoo,1,1,0\n"
+# the same costs in the long form most cost tables are kept in (a right prediction costs 0)
+LONG = (
+    "true,predicted,cost\nAdelie,Chinstrap,1\nAdelie,Gentoo,1\nChinstrap,Adelie,10\nChinstrap,Gentoo,10\n"
+    "Gentoo,Adelie,1\nGentoo,Chinstrap,1\n"
+)
 
 
 @pytest.fixture
@@ -47,6 +52,8 @@ def test_max_cost_is_a_gate(oner: Path, tmp_path: Path):
         ("truth,Adelie,Gentoo\nAdelie,0,1\nGentoo,1,0\n", [], "the cost table has no row for 'Chinstrap'"),
         (COSTS.replace("10,0,10", "ten,0,10"), [], "the cost of predicting 'Adelie' for 'Chinstrap' is not a number"),
         (None, ["--max-cost", "1"], "--max-cost holds the mean cost per row against a bound: give the costs"),
+        (LONG.replace("Gentoo,Chinstrap,1\n", ""), [], "no row for (true 'Gentoo', predicted 'Chinstrap')"),
+        (LONG + "Gentoo,Chinstrap,2\n", [], "gives (true 'Gentoo', predicted 'Chinstrap') twice"),
     ],
 )
 def test_a_cost_table_that_does_not_fit_is_refused(oner: Path, tmp_path: Path, table, args, message):
@@ -116,3 +123,16 @@ def test_costs_need_classes(tmp_path: Path):
     costs.write_text(COSTS)
     result = run_cli("tree", PENGUINS, "-y", "body_mass_g", "--costs", str(costs))
     assert result.code == 2 and "Error: --costs needs classes; this target is a number" in result.stderr
+
+
+def test_a_long_cost_table_is_the_wide_one(oner: Path, tmp_path: Path):
+    wide, long = tmp_path / "wide.csv", tmp_path / "long.csv"
+    wide.write_text(COSTS)
+    long.write_text(LONG)
+    costs = [
+        json.loads(run_cli("evaluate", str(oner), PENGUINS, "--costs", str(t), "--json").stdout)["expected_cost"]
+        for t in (wide, long)
+    ]
+    assert costs[0] == costs[1] > 1
+    learned = [run_cli("tree", PENGUINS, "-y", "species", "--costs", str(t), "-q").stdout for t in (wide, long)]
+    assert learned[0] == learned[1] and learned[0]
