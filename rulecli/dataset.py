@@ -33,6 +33,7 @@ from rulecli.schema import (
     infer_kind,
     is_numeric_dtype,
     numeric_expr,
+    plain_column,
     temporal_expr,
     temporal_unit,
 )
@@ -199,7 +200,7 @@ class Dataset(TargetView):
         compact form of its own) unless it is held already."""
         # no copy where the column is already float64 without nulls: a view of the frame's buffer
         return self._array(
-            "numeric", name, lambda: np.asarray(self.frame.get_column(name).to_numpy(), np.float64), keep
+            "numeric", name, lambda: np.asarray(plain_column(self.frame, name).to_numpy(), np.float64), keep
         )
 
     def codes(self, name: str, *, keep: bool = True) -> np.ndarray:
@@ -208,7 +209,7 @@ class Dataset(TargetView):
 
         def encode() -> np.ndarray:
             levels = self.schema.feature(name).levels
-            codes = self.frame.get_column(name).cast(pl.Enum(list(levels))).to_physical()
+            codes = plain_column(self.frame, name).cast(pl.Enum(list(levels))).to_physical()
             return codes.fill_null(len(levels)).to_numpy().astype(np.int64)
 
         return self._array("codes", name, encode, keep)
@@ -297,7 +298,7 @@ def target_reading(column: pl.Series, spec: DataSpec) -> tuple[bool, str | None]
 def _prepare_target(
     df: pl.DataFrame, name: str, spec: DataSpec, source: str, weights: np.ndarray | None = None
 ) -> tuple[pl.Series, Target]:
-    column = df.get_column(name)
+    column = plain_column(df, name)
     if spec.target_type == "regression" and not spec.numeric_target:
         raise ParamError(
             "`target_type=regression`: this learner predicts classes (ripper, cn2, tree, forest and m5rules "
@@ -519,7 +520,7 @@ def _drop_missing_target(
 ) -> tuple[pl.DataFrame, np.ndarray | None]:
     """Rows without a target value cannot be learned from: left out, with a warning (and
     the rows kept, or None when all are)."""
-    target_column = df.get_column(target_name)
+    target_column = plain_column(df, target_name)
     missing_target = target_column.is_null()
     if target_column.dtype.is_float():
         missing_target = missing_target | target_column.is_nan().fill_null(False)
@@ -564,7 +565,7 @@ def _prepare_feature(
     when it is of no use. ``counted``: the column's (distinct values, values present) on
     the whole table, where ``df`` holds only some of its values."""
     kind = infer_kind(df.schema[name])
-    unit = None if name in spec.categorical else temporal_unit(df.get_column(name))
+    unit = None if name in spec.categorical else temporal_unit(plain_column(df, name))
     if name in spec.categorical:
         kind = Kind.CATEGORICAL
     elif name in spec.numeric or unit is not None:
@@ -577,7 +578,7 @@ def _prepare_feature(
         series = _to_numeric(df, name, source).alias(PLAIN)
     else:
         series = df.select(categorical_expr(name)).to_series().alias(PLAIN)
-        levels = _sorted_labels(df.get_column(name))
+        levels = _sorted_labels(plain_column(df, name))
         stray = _stray_text_in_numbers(series, levels)
         if stray is not None:
             notes.append(
@@ -635,7 +636,7 @@ def _left_out(df: pl.DataFrame, name: str, kind: Kind, distinct: int, present: i
         return None
     # (nearly) every value different and spread over no more than twice as many numbers as
     # rows: counted out, as IDs are (a measurement as varied is spread far wider)
-    low, high = df.get_column(name).min(), df.get_column(name).max()
+    low, high = plain_column(df, name).min(), plain_column(df, name).max()
     return "id" if int(high) - int(low) < 2 * present else None  # type: ignore[arg-type]
 
 

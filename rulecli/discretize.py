@@ -26,7 +26,7 @@ import polars as pl
 
 from rulecli.errors import ParamError
 from rulecli.params import DISCRETIZERS
-from rulecli.schema import Cuts, numeric_expr
+from rulecli.schema import Cuts, numeric_expr, plain_column
 from rulecli.stats import distinct_values
 
 METHODS = DISCRETIZERS
@@ -389,10 +389,10 @@ def learn_cuts(
     if method in SUPERVISED:
         if target is None:
             raise ParamError(f"method '{method}' needs a target column (`target`)")
-        labels = df.get_column(target)
+        labels = plain_column(df, target)
         keep = labels.is_not_null()
         df = df.filter(keep)
-        codes = df.get_column(target).cast(pl.String).rank("dense").cast(pl.Int64) - 1
+        codes = plain_column(df, target).cast(pl.String).rank("dense").cast(pl.Int64) - 1
         y, n_classes = codes.to_numpy(), int(codes.max() or 0) + 1
     out = []
     for name in columns:

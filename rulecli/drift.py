@@ -16,10 +16,10 @@ import polars as pl
 
 from rulecli.display import counted
 from rulecli.model.compile import Predictor, column_kinds, model_input, rule_expr
-from rulecli.model.core import DecisionList, Op, RuleSet
+from rulecli.model.core import DecisionList, Op, RuleRegression, RuleSet
 from rulecli.model.text import one_line, render_condition
 from rulecli.model.tree import Tree
-from rulecli.schema import categorical_expr
+from rulecli.schema import PLAIN, categorical_expr, plain_column
 from rulecli.stats import chi2_independence, holm
 
 SAMPLE_ROWS = 100_000
@@ -38,7 +38,7 @@ def drift_warnings(model: Predictor, lf: pl.LazyFrame, label: str, *, truth: str
     if n == 0:
         return []
     where = f"the first {SAMPLE_ROWS:,} rows" if n == SAMPLE_ROWS else "the data"
-    present = {c: set(frame.get_column(c).drop_nulls().to_list()) for c in columns} if frame is not None else {}
+    present = {c: set(plain_column(frame, c).drop_nulls().to_list()) for c in columns} if frame is not None else {}
     out = [f"{label}: {m}" for m in _unseen_levels(model, frame, categorical, n, where)]
     if isinstance(model, DecisionList | RuleSet):
         out += [f"{label}: {m}" for m in _absent_values(model, present, kinds, where)]
@@ -64,7 +64,7 @@ def _unseen_levels(
     for name in categorical:
         if name not in known:
             continue
-        values = frame.get_column(name)
+        values = plain_column(frame, name)
         unseen = values.filter(values.is_not_null() & ~values.is_in(list(known[name])))
         if unseen.len() <= UNSEEN_SHARE * n:
             continue
@@ -127,7 +127,7 @@ def model_cuts(model: Predictor) -> dict[str, list[float]]:
     """Each numeric column's cut points as the model's own rules or splits place them (a
     column cut in more than ``PSI_BINS - 1`` places gets none here: deciles stand in)."""
     found: dict[str, set[float]] = {}
-    if isinstance(model, DecisionList | RuleSet):
+    if isinstance(model, DecisionList | RuleSet | RuleRegression):
         for rule in model.rules:
             for cond in rule.conditions:
                 values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
@@ -170,15 +170,15 @@ def feature_drift(model: Predictor, reference: pl.LazyFrame, current: pl.LazyFra
         numeric = kinds[name]
         cuts, levels = own.get(name), []
         if numeric and cuts is None:
-            present = ref.get_column(name).cast(pl.Float64).fill_nan(None).drop_nulls()
+            present = plain_column(ref, name).cast(pl.Float64).fill_nan(None).drop_nulls()
             qs = np.linspace(0, 1, PSI_BINS + 1)[1:-1]
             cuts = sorted(set(np.quantile(present.to_numpy(), qs).tolist())) if present.len() else []
         if not numeric:
-            counts = ref.get_column(name).cast(pl.String).drop_nulls().value_counts(sort=True)
-            levels = sorted(counts.get_column(name).head(PSI_BINS * 2).to_list())
+            counts = plain_column(ref, name).cast(pl.String).drop_nulls().value_counts(sort=True)
+            levels = sorted(counts.get_column(PLAIN).head(PSI_BINS * 2).to_list())
         width = (len(cuts or []) + 2) if numeric else len(levels) + 2
-        a = np.bincount(_bins(ref.get_column(name), numeric, cuts, levels), minlength=width).astype(np.float64)
-        b = np.bincount(_bins(cur.get_column(name), numeric, cuts, levels), minlength=width).astype(np.float64)
+        a = np.bincount(_bins(plain_column(ref, name), numeric, cuts, levels), minlength=width).astype(np.float64)
+        b = np.bincount(_bins(plain_column(cur, name), numeric, cuts, levels), minlength=width).astype(np.float64)
         p_ref = np.maximum(a / max(a.sum(), 1.0), PSI_FLOOR)
         p_cur = np.maximum(b / max(b.sum(), 1.0), PSI_FLOOR)
         psi = float(((p_cur - p_ref) * np.log(p_cur / p_ref)).sum())

@@ -30,7 +30,7 @@ import polars as pl
 from rulecli.display import unseen_characters, visible, visible_lines
 from rulecli.errors import InputError, ParamError
 from rulecli.params import DATA_PANEL, Params, param
-from rulecli.schema import col
+from rulecli.schema import col, plain_column
 
 FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
 
@@ -529,10 +529,10 @@ def read_arff(raw: bytes, label: str, null_values: Sequence[str] = ()) -> pl.Dat
         )
     columns = []
     for name, dtype in zip(names, dtypes, strict=True):
-        column = frame.get_column(name).str.strip_chars().str.strip_chars("'\"")
+        column = plain_column(frame, name).str.strip_chars().str.strip_chars("'\"")
         column = column.replace("?", None)
         try:
-            columns.append(column.cast(dtype))
+            columns.append(column.cast(dtype).alias(name))
         except pl.exceptions.PolarsError:
             bad = column.filter(column.cast(dtype, strict=False).is_null() & column.is_not_null())
             raise InputError(f"{label}: column '{name}' holds {bad[0]!r}, not a declared value") from None

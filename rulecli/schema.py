@@ -112,6 +112,13 @@ def is_pattern(column: str) -> bool:
 PLAIN = "value"
 
 
+def plain_column(frame: pl.DataFrame, column: str) -> pl.Series:
+    """The column named ``column`` of ``frame`` as a Series named ``PLAIN``: the one way to
+    take a column out of a frame to work on, so that no Series method reads its name as a
+    pattern (``^a.*$``, ``*``)."""
+    return frame.get_column(column).alias(PLAIN)
+
+
 def col(column: str) -> pl.Expr:
     """The column named ``column``, literally, whatever characters the name holds."""
     return cs.by_name(column).as_expr() if is_pattern(column) else pl.col(column)
@@ -206,7 +213,8 @@ def temporal_unit(series: pl.Series) -> Unit | None:
         return Unit.DATETIME
     if series.dtype != pl.String:
         return None
-    present = series.drop_nulls()
+    # a Series method runs as an expression on the Series' name: '^a.*$' would be a pattern
+    present = series.alias(PLAIN).drop_nulls()
 
     def dated(text: pl.Series) -> bool:  # years 1000 to 2999: a quick refusal of most text columns
         return bool(text.str.strip_chars().str.contains(r"^[12]\d{3}[-/]\d").all())

@@ -30,6 +30,7 @@ from sklearn.utils.validation import (
 
 from rulecli import api, learners
 from rulecli.errors import RuleCliError
+from rulecli.schema import plain_column
 
 WEIGHT = "__rulecli_weight__"
 
@@ -158,7 +159,7 @@ class _Classifier(ClassifierMixin, _Estimator):
         columns = [f"proba_{text}" for text in self._texts]
         shares = np.column_stack(
             [
-                table.get_column(c).fill_null(0.0).to_numpy() if c in table.columns else np.zeros(table.height)
+                plain_column(table, c).fill_null(0.0).to_numpy() if c in table.columns else np.zeros(table.height)
                 for c in columns
             ]
         )

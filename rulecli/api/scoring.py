@@ -42,7 +42,7 @@ from rulecli.model.compile import (
 )
 from rulecli.model.core import DecisionList, RuleRegression, RuleSet
 from rulecli.model.tree import Forest, Tree, predicts_number
-from rulecli.schema import is_numeric_dtype
+from rulecli.schema import is_numeric_dtype, plain_column
 
 
 def scan_for(
@@ -373,7 +373,7 @@ def _curve(model: Forest, frame: pl.DataFrame, feature: str) -> Curve | None:
     if kind is not None and kind.levels:
         grid: list[float | str] = list(kind.levels[:CURVE_POINTS])
     else:
-        present = sample.get_column(feature).cast(pl.Float64, strict=False).drop_nulls().drop_nans()
+        present = plain_column(sample, feature).cast(pl.Float64, strict=False).drop_nulls().drop_nans()
         if present.is_empty():
             return None
         grid = sorted({float(present.quantile(q / (CURVE_POINTS - 1))) for q in range(CURVE_POINTS)})
@@ -383,7 +383,7 @@ def _curve(model: Forest, frame: pl.DataFrame, feature: str) -> Curve | None:
     scored = predict(model, stacked, proba=not model.regression)
 
     def means(column: str) -> list[float]:
-        values = scored.get_column(column).cast(pl.Float64).to_numpy().reshape(len(grid), sample.height)
+        values = plain_column(scored, column).cast(pl.Float64).to_numpy().reshape(len(grid), sample.height)
         return [float(v) for v in values.mean(axis=1)]
 
     if model.regression:

@@ -35,7 +35,7 @@ from rulecli.learners import Learner, Progress
 from rulecli.model.compile import predict_expr
 from rulecli.model.core import DecisionList, ModelInfo, Rule, RuleStats
 from rulecli.params import Params, bins_param, discretize_param, min_bucket_param, param, seed_param
-from rulecli.schema import Feature, Schema
+from rulecli.schema import Feature, Schema, plain_column
 from rulecli.search.workers import cores
 from rulecli.stats import chi2_independence, is_whole, tally
 
@@ -120,13 +120,13 @@ def _score_features(ds: Dataset | EngineTable, params: OneRParams, counted: dict
     if held_rows.size == 0 or train_rows.size == 0:
         raise ParamError("leaves no rows to learn from or to validate on", param="validation_fraction")
     train, held = ds.subset(train_rows), ds.subset(held_rows)
-    truth = held.frame.get_column(ds.target)
+    truth = plain_column(held.frame, ds.target)
     weight = pl.Series("w", np.ones(held.n_rows) if held.weights is None else held.weights)
     scores = {}
     for name in names:
         rules = _rules_for(train, _cells(train, name, params))
         # rules that all predict one class compile to that class alone: a column of it per row
-        predicted = held.frame.with_columns(predict_expr(_list(train, rules)).alias(ds.target)).get_column(ds.target)
+        predicted = plain_column(held.frame.with_columns(predict_expr(_list(train, rules)).alias(ds.target)), ds.target)
         errors = tally(float(weight.filter(predicted != truth).sum()))
         # predicted x true class, by weight (in class order, whatever the classes are called)
         codes = predicted.cast(pl.Enum(list(ds.classes))).to_physical().to_numpy().astype(np.int64)

@@ -27,6 +27,7 @@ from rulecli.dataset import Dataset, stratified_folds
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import PREDICTION, fires_frame, predict_expr, prediction_frame
 from rulecli.model.core import Rule, RuleSet
+from rulecli.schema import plain_column
 from rulecli.search.rule_stats import engine_default_rule, set_default_rule
 from rulecli.stats import hash_sampled
 
@@ -86,7 +87,7 @@ def held_out_right(model: RuleSet, test: Dataset, fires: pl.DataFrame, column: d
         predicted = fires.select(predict_expr(model, fires=tests)).get_column(PREDICTION)
     else:  # the default rule's literal, a row each
         predicted = prediction_frame(model, test.frame.lazy()).collect().get_column(PREDICTION)
-    hits = (predicted == test.frame.get_column(test.target).cast(pl.String)).fill_null(False).to_numpy()
+    hits = (predicted == plain_column(test.frame, test.target).cast(pl.String)).fill_null(False).to_numpy()
     return float(hits.sum() if test.weights is None else test.weights[hits].sum())
 
 

@@ -33,6 +33,19 @@ def patterns(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     frame.write_parquet(root / "rx.parquet")
     frame.write_csv(root / "rx.csv")
+    # the same names on a text column and a column of dates, typed on paths written since
+    # (the date typing read '^a.*$' as a pattern: IndexError in every learner)
+    days = pl.date_range(pl.date(2020, 1, 1), pl.date(2020, 1, 1) + pl.duration(days=n - 1), eager=True)
+    typed = pl.DataFrame(
+        {
+            NAMES[0]: rng.choice(["u", "v"], n),
+            "^d.*$": days.cast(pl.String),
+            NAMES[1]: x,
+            "y": np.where(x > 0.1, "p", "q"),
+        }
+    )
+    typed.write_parquet(root / "typed.parquet")
+    typed.write_csv(root / "typed.csv")
     return root
 
 
@@ -45,6 +58,19 @@ def test_every_learner_reads_pattern_like_names_literally(patterns: Path, learne
     scored = run_cli("evaluate", f"{learner}.json", "rx.parquet", "--json", "--min-accuracy", "0.8", cwd=patterns)
     assert scored.code == 0, scored.stdout + scored.stderr
     assert run_cli("predict", f"{learner}.json", "rx.csv", cwd=patterns).code == 0
+
+
+@pytest.mark.parametrize("learner", learners.names())
+@pytest.mark.parametrize("table", ["typed.csv", "typed.parquet"])
+def test_text_and_date_columns_with_pattern_like_names(patterns: Path, learner: str, table: str):
+    # a number to predict for the learners of numbers: the column '*' (x itself)
+    target = "y" if learners.get(learner).class_target else NAMES[1]
+    learned = run_cli(
+        learner, table, "-y", target, "-q", "-o", f"t-{learner}.json", *QUICK.get(learner, []), cwd=patterns
+    )
+    assert learned.code == 0, learned.stderr
+    scored = run_cli("predict", f"t-{learner}.json", table, cwd=patterns)
+    assert scored.code == 0, scored.stderr
 
 
 @pytest.mark.parametrize("learner", ["oner", "tree", "ripper"])
@@ -65,3 +91,16 @@ def test_exports_name_pattern_like_columns_literally(patterns: Path, target: str
         got = pl.read_parquet(patterns / "rx.parquet").select(expr).to_series().to_list()
         predicted = run_cli("predict", "t.json", "rx.parquet", cwd=patterns).stdout.splitlines()[1:]
         assert [str(v) for v in got] == predicted
+
+
+@pytest.mark.parametrize("learner", ["tree", "oner", "m5rules"])
+def test_drift_the_report_and_exports_on_text_and_date_columns_with_pattern_like_names(patterns: Path, learner: str):
+    target = "y" if learners.get(learner).class_target else NAMES[1]
+    model = f"d-{learner}.json"
+    assert run_cli(learner, "typed.parquet", "-y", target, "-q", "-o", model, cwd=patterns).code == 0
+    drift = run_cli("evaluate", model, "typed.csv", "--reference", "typed.parquet", "--json", cwd=patterns)
+    assert drift.code == 0, drift.stderr
+    assert run_cli("report", model, "typed.csv", "-q", "-o", f"{learner}.html", cwd=patterns).code == 0
+    for form in ("sql", "python", "polars"):
+        exported = run_cli("export", model, "--to", form, cwd=patterns)
+        assert exported.code == 0, (form, exported.stderr)

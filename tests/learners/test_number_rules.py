@@ -180,6 +180,10 @@ def test_through_the_commands(tmp_path: Path):
     explained = run_cli("predict", str(model), str(data), "--explain")
     assert explained.code == 0 and explained.stdout.splitlines()[0] == "prediction,rule,rule_text"
     assert run_cli("evaluate", str(model), str(data), "--min-r2", "0.9").code == 0
+    # drift against the training table (every column) and the rules' training statistics
+    drift = run_cli("evaluate", str(model), str(data), "--reference", str(data), "--baseline", "--json")
+    assert drift.code == 0, drift.stderr
+    assert {"feature_drift", "baseline"} <= set(json.loads(drift.stdout))
     assert run_cli("evaluate", str(model), str(data), "--min-r2", "0.999").code == 1
     unordered = tmp_path / "u.json"
     assert run_cli("cn2", str(data), "-y", "y", "--unordered", "-o", str(unordered), "-q").code == 0
