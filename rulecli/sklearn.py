@@ -44,6 +44,10 @@ class _Estimator(BaseEstimator):
     def _params(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(learners.get(self._learner).params)}
 
+    # a weak learner by design (OneR's one column): scikit-learn's checks then do not hold
+    # it to their accuracy on blobs, as for its own DummyClassifier
+    _poor_score = False
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # a missing value is a value rules test (is missing)
@@ -126,6 +130,11 @@ def _column(values: np.ndarray) -> pl.Series:
 
 
 class _Classifier(ClassifierMixin, _Estimator):
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # the classifier's tags are set by ClassifierMixin
+        tags.classifier_tags.poor_score = self._poor_score
+        return tags
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> _Classifier:
         """Learn from ``X`` and the labels ``y`` (any labels: they come back as given)."""
         labels = column_or_1d(check_array(_required(self, y), ensure_2d=False, dtype=None), warn=True)
@@ -183,7 +192,7 @@ class _Regressor(RegressorMixin, _Estimator):
         return self._predicted(X).cast(pl.Float64).to_numpy()
 
 
-def _estimator(name: str, base: type, learner: str) -> type:
+def _estimator(name: str, base: type, learner: str, *, poor_score: bool = False) -> type:
     """``base`` for ``learner``: an ``__init__`` that takes exactly the learner's parameters,
     with their defaults, as scikit-learn reads them from its signature."""
     fields = dataclasses.fields(learners.get(learner).params)
@@ -202,10 +211,11 @@ def _estimator(name: str, base: type, learner: str) -> type:
         + [inspect.Parameter(f.name, keyword, default=f.default) for f in fields]
     )
     doc = f"rulecli's ``{learner}`` learner as a scikit-learn estimator ({learners.REGISTRY[learner][1]})"
-    return type(name, (base,), {"__init__": __init__, "_learner": learner, "__doc__": doc, "__module__": __name__})
+    namespace = {"__init__": __init__, "_learner": learner, "__doc__": doc, "__module__": __name__}
+    return type(name, (base,), {**namespace, "_poor_score": poor_score})
 
 
-OneRClassifier = _estimator("OneRClassifier", _Classifier, "oner")
+OneRClassifier = _estimator("OneRClassifier", _Classifier, "oner", poor_score=True)
 RipperClassifier = _estimator("RipperClassifier", _Classifier, "ripper")
 RipperRegressor = _estimator("RipperRegressor", _Regressor, "ripper")
 CN2Classifier = _estimator("CN2Classifier", _Classifier, "cn2")

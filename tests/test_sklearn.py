@@ -36,9 +36,6 @@ VOTES = (
 )
 BOOTSTRAP = "trees grow on bootstrap samples: a weight of 2 and a repeated row are drawn differently"
 EXPECTED = {
-    "OneRClassifier": {
-        "check_classifiers_train": "one feature's rules stay under the check's accuracy on its blobs, which need two"
-    },
     "AQClassifier": {
         "check_classifiers_train": VOTES,
         # a weight of 2 stands for copies beside the row, a repeated row where it was added
