@@ -334,3 +334,31 @@ def test_sql_predicts_alike_on_a_table_duckdb_types_itself(tmp_path: Path):
         assert query.code == 0, query.stderr
         predicted = pl.read_csv(run_cli("predict", str(model), str(data)).stdout.encode())["prediction"]
         assert duckdb.sql(query.stdout).pl()["prediction"].to_list() == predicted.to_list(), model.name
+
+
+@pytest.mark.parametrize("learner", ["cn2", "ripper", "oner", "tree"])
+def test_rows_sitting_on_every_threshold_export_alike(learner: str):
+    # thresholds are data values (cn2's at quantiles of 3,000 distinct values): every row
+    # whose value is one sits exactly on it, written to 17 digits; each form decides it as
+    # predict does (a threshold's repr reads back as the same double everywhere)
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=3000)
+    frame = pl.DataFrame(
+        {"x": x, "z": rng.normal(size=3000), "y": np.where(x + rng.normal(0, 0.3, 3000) > 0, "p", "q")}
+    )
+    model = {
+        "cn2": lambda ds: fit_cn2(ds, CN2Params()),
+        "ripper": lambda ds: fit_ripper(ds, RipperParams()),
+        "oner": lambda ds: fit_oner(ds, OneRParams()),
+        "tree": lambda ds: fit_tree(ds, TreeParams(max_depth=4)),
+    }[learner](prepare_dataset(frame, DataSpec(target="y")))
+    thresholds = {c.value for r in getattr(model, "rules", ()) for c in r.conditions if isinstance(c.value, float)}
+    assert learner in ("tree", "oner") or thresholds & set(x.tolist())  # cn2, ripper: data values
+    expected = _ours(model, frame)
+    con = duckdb.connect()
+    con.register("data", frame.to_arrow())
+    assert [row[0] for row in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()] == expected
+    namespace: dict = {}
+    exec(to_python(model), namespace)
+    assert [namespace["predict"](row) for row in frame.to_dicts()] == expected
+    assert frame.select(eval(to_polars(model), {"pl": pl})).to_series().to_list() == expected

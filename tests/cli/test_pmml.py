@@ -63,7 +63,10 @@ def _engines(document: Path, data: Path) -> dict[str, pd.DataFrame]:
     # every column as text or number the way rulecli read it: pandas would make '1' a float
     frame = pd.read_csv(data, keep_default_na=True)
     evaluator = jpmml_evaluator.make_evaluator(str(document)).verify()
-    return {"jpmml": evaluator.evaluateAll(frame), "pmml4s": pypmml.Model.fromFile(str(document)).predict(frame)}
+    # pypmml hands PMML4S a pandas frame's floats rounded (a row sitting on a threshold that is
+    # a 16-digit data value fell on the other side); as their repr text they arrive exact
+    exact = frame.map(lambda v: repr(v) if isinstance(v, float) and v == v else v)
+    return {"jpmml": evaluator.evaluateAll(frame), "pmml4s": pypmml.Model.fromFile(str(document)).predict(exact)}
 
 
 def _same(ours: list, theirs: list) -> list[int]:
@@ -226,9 +229,8 @@ def test_rules_with_constants(tmp: Path, options: tuple[str, ...]):
     # none matches; rows with a missing and an unseen level
     rng = np.random.default_rng(6)
     n = 400
-    # x to 3 decimals: the thresholds are data values, and pypmml hands PMML4S a 17-digit
-    # value that lies on one a digit off (JPMML matched every row either way)
-    x, c = rng.uniform(0, 10, n).round(3), rng.choice(["a", "b", "c"], n)
+    # full-precision x: the thresholds are data values, and rows sit exactly on each one
+    x, c = rng.uniform(0, 10, n), rng.choice(["a", "b", "c"], n)
     y = np.where(x < 5, 2 * x, 20 - 2 * x) + np.select([c == "a", c == "b"], [0.0, 3.0], -2.0) + rng.normal(0, 0.3, n)
     frame = pl.DataFrame({"x": x, "c": c, "y": y})
     odd = pl.DataFrame({"x": [None, 3.0, 2.0], "c": ["b", None, "zzz"], "y": [0.0] * 3}, schema=frame.schema)
@@ -236,4 +238,17 @@ def test_rules_with_constants(tmp: Path, options: tuple[str, ...]):
     pl.concat([frame, odd]).write_csv(data)
     model = tmp / f"constants-{'-'.join(options)}.json"
     assert run_cli(*options[:1], str(data), "-y", "y", "-o", str(model), "-q", *options[1:]).code == 0
+    _check(model, data, tmp)
+
+
+@pytest.mark.parametrize("learner", ["cn2", "ripper"])
+def test_rows_sitting_on_data_value_thresholds(tmp: Path, learner: str):
+    # cn2's and ripper's thresholds are data values: rows sit exactly on them, in 17 digits
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=3000)
+    frame = pl.DataFrame({"x": x, "y": np.where(x + rng.normal(0, 0.3, 3000) > 0, "p", "q")})
+    data = tmp / "on-thresholds.csv"
+    frame.write_csv(data)
+    model = tmp / f"on-thresholds-{learner}.json"
+    assert run_cli(learner, str(data), "-y", "y", "-o", str(model), "-q").code == 0
     _check(model, data, tmp)
