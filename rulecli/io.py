@@ -451,8 +451,10 @@ _CHUNK = 1 << 24
 
 def available_memory() -> int:
     """Bytes of memory this process may still take: the system's available memory, or its
-    control group's limit less its use where that is lower."""
-    found = []
+    control group's limit less its use, or its own address-space or data limit (``ulimit
+    -v``, ``prlimit --as``, as CI runners set them) less what it holds, whichever is lowest.
+    An allocation past such a limit is a native abort, not an error one can report."""
+    found = _process_room()
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
@@ -467,6 +469,36 @@ def available_memory() -> int:
     except OSError:
         pass
     return max(0, min(found))
+
+
+def _process_room() -> list[int]:
+    """Per limit set on this process (address space, data segment): the bytes left under it."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return []
+    room = []
+    status = _status()
+    for which, field in ((resource.RLIMIT_AS, "VmSize"), (resource.RLIMIT_DATA, "VmData")):
+        soft, _ = resource.getrlimit(which)
+        if soft != resource.RLIM_INFINITY and field in status:
+            room.append(soft - status[field])
+    return room
+
+
+def _status() -> dict[str, int]:
+    """This process's memory figures from /proc/self/status, in bytes (empty elsewhere)."""
+    try:
+        lines = Path("/proc/self/status").read_text().splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        parts = value.split()
+        if len(parts) == 2 and parts[1] == "kB" and parts[0].isdigit():
+            out[name] = int(parts[0]) * 1024
+    return out
 
 
 def _decompress(data: bytes, label: str) -> bytes:

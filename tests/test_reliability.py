@@ -570,6 +570,25 @@ def test_a_gzip_file_expanding_past_a_quarter_of_memory_is_refused_in_one_line(
     assert run_cli("oner", "small.csv.gz", "-y", "y", "-q", cwd=tmp_path).code == 0
 
 
+def test_the_memory_a_process_may_take_counts_its_own_limits():
+    # under `ulimit -v` / `prlimit --as` (as CI runners set them) a gzip bomb ended in a native
+    # abort or a bare MemoryError: the bound read the system's and the cgroup's memory only
+    import resource
+    import subprocess
+    import sys
+
+    probe = "from rulecli import io; print(io.available_memory())"
+    free = int(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout)
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
+
+    under = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, preexec_fn=limited
+    )
+    assert int(under.stdout) < min(free, 3 << 30)
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
