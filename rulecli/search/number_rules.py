@@ -33,7 +33,8 @@ directly (Gaussian log-likelihood is minus the log of the variance, up to consta
   (Bonferroni over the families tried, as for classes).
 - :func:`number_model`: the rules as a :class:`~rulecli.model.core.RuleRegression` with
   their consequents and training statistics: a list's rule counts the rows it decides, a
-  set's every row it matches, and a set predicts the mean of its matching rules' values.
+  set's every row it matches, and a set predicts the mean of its matching rules' values,
+  fitted together (:func:`_jointly_fitted`).
 """
 
 from __future__ import annotations
@@ -426,4 +427,46 @@ def number_model(
         left &= ~match
     rest = np.flatnonzero(left) if left.any() else np.arange(enc.n_rows)
     default = _rule((), y[rest], None if w is None else w[rest], average)
+    if not ordered and rules and average == "mean":
+        rules = _jointly_fitted(enc, y, rules)
     return RuleRegression(target, tuple(rules), default, ordered, info)
+
+
+# a set's values are pulled toward their rows' means as if by this many rows each (ridge)
+SET_PRIOR_ROWS = 1.0
+# rows whose (rules x rows) matches are held at once while a set's values are fitted
+FIT_CELLS = 1 << 23
+
+
+def _jointly_fitted(enc: Encoded, y: np.ndarray, rules: list[NumberRule]) -> list[NumberRule]:
+    """A set's rule values fitted together: the least-squares values for which the mean of a
+    row's matching rules' values best predicts it, each pulled toward its own rows' mean by
+    ``SET_PRIOR_ROWS`` (a ridge). Each rule's own mean, the value a list would give it, is
+    blurred in a set by the rules it overlaps: on the 25 public tables of BENCHMARKS.md
+    cn2 --unordered scored a mean test R² of 0.264 with them, 0.363 fitted (the ordered
+    list 0.369); on the synthetic table at 100,000 rows 0.684 against 0.942. The rows are
+    counted a chunk at a time: a million rows of 500 rules would be 4 GB at once."""
+    count = len(rules)
+    gram, moment = np.zeros((count, count)), np.zeros(count)
+    step = max(1024, FIT_CELLS // count)
+    for start in range(0, enc.n_rows, step):
+        rows = np.arange(start, min(enc.n_rows, start + step))
+        matches = np.stack([enc.rule_mask(r.conditions, rows) for r in rules]).astype(np.float64)
+        matching = matches.sum(axis=0)
+        on = matching > 0
+        shares = matches[:, on] / matching[on]  # a row's prediction: shares @ values
+        weighed = shares if enc.w is None else shares * enc.w[rows[on]]
+        gram += weighed @ shares.T
+        moment += weighed @ y[rows[on]]
+    means = np.array([r.formula.intercept for r in rules])
+    values = np.linalg.solve(gram + SET_PRIOR_ROWS * np.eye(count), moment + SET_PRIOR_ROWS * means)
+    return [_valued(r, v) for r, v in zip(rules, values.tolist(), strict=True)]
+
+
+def _valued(rule: NumberRule, value: float) -> NumberRule:
+    """``rule`` predicting ``value``, its error on its rows with it: the spread and the bias
+    (mean squared error about a value is the variance plus the squared distance to the mean)."""
+    stats = rule.stats
+    assert stats is not None
+    rmse = math.sqrt(stats.sd**2 + (stats.mean - value) ** 2)
+    return dataclasses.replace(rule, formula=Formula(value), stats=dataclasses.replace(stats, rmse=rmse))

@@ -194,3 +194,16 @@ def test_through_the_commands(tmp_path: Path):
         assert exported.code == 0 and exported.stdout, (form, exported.stderr)
     text = run_cli("ripper", str(data), "-y", "y", "-o", str(tmp_path / "m.txt"), "-q")
     assert text.code == 2 and "saved as .json" in text.stderr and not (tmp_path / "m.txt").exists()
+
+
+def test_a_sets_values_are_fitted_together_and_beat_its_rules_own_means():
+    # each rule's own mean is blurred in a set by the rules it overlaps; the values are
+    # fitted so that the mean of a row's matching rules' values fits the rows best
+    frame, fresh = _steps(1500, 12), _steps(2000, 13)
+    fitted = rulecli.fit("cn2", frame, target="y", ordered=False)
+    medians = rulecli.fit("cn2", frame, target="y", ordered=False, average="median")  # not fitted
+    assert [r.conditions for r in fitted.rules] == [r.conditions for r in medians.rules]
+    assert any(abs(r.formula.intercept - r.stats.mean) > 0.5 for r in fitted.rules)
+    for r in fitted.rules:  # its error on its rows with the fitted value
+        assert r.stats.rmse == pytest.approx((r.stats.sd**2 + (r.stats.mean - r.formula.intercept) ** 2) ** 0.5)
+    assert _r2(fitted, fresh) > _r2(medians, fresh) + 0.005
