@@ -408,7 +408,8 @@ LEARNER = Learner(
     params=CN2Params,
     fit=fit_cn2,
     summary=rules_summary("cn2"),
-    help="Learn CN2 rules (Clark & Niblett 1989; Clark & Boswell 1991) by beam search.",
+    help="Learn CN2 rules (Clark & Niblett 1989; Clark & Boswell 1991) by beam search; for a number, "
+    "rules of constants.",
     examples=(
         "rulecli cn2 sample_data/penguins.csv -y species --unordered -o penguins.cn2.json",
         "rulecli cn2 sample_data/labor.csv --beam-width 5 --alpha 1 --cv 5",

@@ -820,7 +820,8 @@ LEARNER = Learner(
     params=RipperParams,
     fit=fit_ripper,
     summary=rules_summary("ripper"),
-    help="Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first.",
+    help="Learn RIPPER rules (Cohen 1995) as Weka's JRip does: an ordered rule list, rarest class first; for a "
+    "number, a list of rules of constants.",
     numeric_target=True,
     engines=("memory", "duckdb", "spark"),
     examples=(
