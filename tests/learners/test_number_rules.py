@@ -32,13 +32,14 @@ def _r2(model: object, frame: pl.DataFrame) -> float:
     return 1 - float(((truth - predicted) ** 2).mean() / truth.var())
 
 
-LEARNERS = [("ripper", {}), ("cn2", {}), ("cn2", {"ordered": False})]
+LEARNERS = [("ripper", {}), ("ripper", {"unordered": True}), ("cn2", {}), ("cn2", {"ordered": False})]
 
 
 @pytest.mark.parametrize(("name", "options"), LEARNERS)
 def test_three_steps_are_found_and_predicted(name: str, options: dict):
     model = rulecli.fit(name, _steps(1200, 1), target="y", **options)
-    assert isinstance(model, RuleRegression) and model.ordered == options.get("ordered", True)
+    assert isinstance(model, RuleRegression)
+    assert model.ordered == (options.get("ordered", True) and not options.get("unordered", False))
     assert 2 <= len(model.rules) <= 12, model.rules
     assert _r2(model, _steps(2000, 2)) > (0.9 if model.ordered else 0.75)
     assert "z" not in {c.column for r in model.rules for c in r.conditions}  # noise is never a condition
