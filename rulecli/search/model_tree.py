@@ -129,17 +129,41 @@ def estimated_error(g: np.ndarray, beta: np.ndarray, parameters: int) -> float:
     return float(np.sqrt(squared_error(g, beta) / n) * penalty(n, parameters))
 
 
+def _fits_without_each(g: np.ndarray, terms: list[int]) -> list[np.ndarray]:
+    """:func:`fit` on ``terms`` less each one in turn, the systems solved as one batch (the
+    same LAPACK solve of each, so the same coefficients; a model's term dropping fitted a
+    model per term and step, 21,794 fits on the 2,000-row example); any singular system
+    falls back to the fits one by one."""
+    d = g.shape[0] - 2
+    if len(terms) < 2:
+        return [fit(g, [u for u in terms if u != t]) for t in terms]
+    chosen = np.array([[0, *(u + 1 for u in terms if u != t)] for t in terms])  # (k, k)
+    a = g[chosen[:, :, None], chosen[:, None, :]]
+    b = g[chosen, d + 1]
+    ridge = RIDGE * np.maximum(np.trace(a, axis1=1, axis2=2), 1.0)
+    diagonal = np.array([0.0, *([1.0] * (len(terms) - 1))])
+    a = a + ridge[:, None, None] * np.diag(diagonal)[None, :, :]
+    try:
+        solved = np.linalg.solve(a, b[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        return [fit(g, [u for u in terms if u != t]) for t in terms]
+    out = []
+    for row, values in zip(chosen, solved, strict=True):
+        beta = np.zeros(d + 1)
+        beta[row] = values
+        out.append(beta)
+    return out
+
+
 def simplified(g: np.ndarray, terms: list[int]) -> tuple[np.ndarray, list[int], float]:
     """The model on ``terms`` with terms dropped, one at a time, while the estimated error
     does not rise (the term whose loss helps most first); its coefficients, terms and error."""
     beta = fit(g, terms)
     error = estimated_error(g, beta, len(terms) + 1)
     while terms:
-        trials = []
-        for t in terms:
-            rest = [u for u in terms if u != t]
-            b = fit(g, rest)
-            trials.append((estimated_error(g, b, len(rest) + 1), t, b))
+        trials = [
+            (estimated_error(g, b, len(terms)), t, b) for t, b in zip(terms, _fits_without_each(g, terms), strict=True)
+        ]
         best_error, dropped, best_beta = min(trials, key=lambda trial: (trial[0], trial[1]))
         if best_error > error:
             break
