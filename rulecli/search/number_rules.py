@@ -240,7 +240,7 @@ def irep_list(
     w = np.ones(z.size) if search.enc.w is None else search.enc.w
     left = np.arange(z.size)
     rules: list[tuple[Condition, ...]] = []
-    failed = 0
+    failed = helped = 0
     while left.size and (max_rules is None or len(rules) < max_rules) and not stop(len(rules)):
         if moments.total(left)[0] < 2 * search.min_covered:
             break
@@ -270,10 +270,12 @@ def irep_list(
             break
         conditions = best[1]
         rules.append(conditions)
+        if not failed:
+            helped = len(rules)
         if on_rule is not None:
             on_rule(len(rules))
         left = left[~search.enc.rule_mask(conditions, left)]
-    return rules[: len(rules) - failed]
+    return rules[:helped]  # the rules that did not help after the last that did are dropped
 
 
 def _differs(search: RuleSearch, conditions: tuple[Condition, ...], left: np.ndarray) -> bool:

@@ -95,7 +95,7 @@ def test_pure_noise_gives_the_mean_and_next_to_no_rule():
         frame, fresh = _noise(rng), _noise(rng)
         for name in r2:
             model = rulecli.fit(name, frame, target="y")
-            assert len(model.rules) <= (8 if name == "ripper" else 2), (name, seed, model.rules)
+            assert len(model.rules) <= (12 if name == "ripper" else 2), (name, seed, model.rules)
             r2[name].append(_r2(model, fresh))
     assert min(r2["cn2"]) > -0.07 and np.median(r2["cn2"]) > -0.01
     assert min(r2["ripper"]) > -0.15 and np.median(r2["ripper"]) > -0.02, r2
