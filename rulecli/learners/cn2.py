@@ -64,7 +64,7 @@ from rulecli.params import Params, average_param, beam_width_param, max_rules_pa
 from rulecli.search.monotone import refuse_monotone
 from rulecli.search.number_rules import Moments, RuleSearch, beam_rule, learned_model
 from rulecli.search.rule_stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
-from rulecli.search.selectors import Selectors, ranked, selectors
+from rulecli.search.selectors import Complex, Level, selectors
 from rulecli.stats import chi2_critical
 
 QUALITIES = ("entropy", "laplace", "accuracy")
@@ -113,14 +113,6 @@ class CN2Params(Params):
     @property
     def measure(self) -> str:
         return self.quality or ("entropy" if self.ordered else "laplace")
-
-
-@dataclass(frozen=True)
-class _Complex:
-    conditions: tuple[Condition, ...]
-    rows: np.ndarray  # covered rows of the current training set (indices)
-    quality: float
-    counts: np.ndarray  # class counts of the covered rows
 
 
 def _quality(counts: np.ndarray, measure: str, target: int | None) -> np.ndarray:
@@ -199,8 +191,8 @@ class _Search:
         counts: np.ndarray,
         support: np.ndarray,
         owner: np.ndarray,
-        parents: list[_Complex],
-        cands: list[Selectors],
+        parents: list[Complex],
+        families: int,
     ) -> np.ndarray:
         """The candidates with enough rows that leave some of their parent's out (and, with
         ``alpha`` below 1, that raise their parent's accuracy significantly)."""
@@ -209,18 +201,17 @@ class _Search:
         sizes = across(parent_counts, np.add)[owner]
         keep = np.flatnonzero((support >= params.min_support) & (support < sizes - self.slack))
         if params.alpha < 1.0:
-            families = sum(len(c.blocks) for c in cands)
             keep = keep[self._raises(counts[keep], parent_counts[owner[keep]], families)]
         return keep
 
-    def best_complex(self, rows: np.ndarray, gone: np.ndarray | None = None) -> _Complex | None:
+    def best_complex(self, rows: np.ndarray, gone: np.ndarray | None = None) -> Complex | None:
         """The best significant complex found by the beam search (None if there is none);
         ``gone``: the rows of the last search that ``rows`` no longer holds."""
         enc, params = self.enc, self.params
         prior_counts = enc.class_counts(rows)
         prior = prior_counts / prior_counts.sum()
-        beam = [_Complex((), rows, -np.inf, prior_counts)]
-        best: _Complex | None = None
+        beam = [Complex((), rows, -np.inf, prior_counts)]
+        best: Complex | None = None
         seen: set[frozenset[Condition]] = set()
         for depth in range(params.max_rule_length):
             parents, cands = [], []
@@ -232,38 +223,17 @@ class _Search:
                     cands.append(cand)
             if not cands:
                 break
-            counts = np.vstack([c.counts for c in cands])
-            owner = np.concatenate([np.full(c.counts.shape[0], i) for i, c in enumerate(cands)])
-            local = np.concatenate([np.arange(c.counts.shape[0]) for c in cands])
+            level = Level.of(parents, cands)
+            counts = level.counts
             support = across(counts, np.add)
-            keep = self._kept(counts, support, owner, parents, cands)
+            keep = self._kept(counts, support, level.owner, parents, level.families)
             if keep.size == 0:
                 break
             quality = _quality(counts[keep], params.measure, self.target)
             significant = _lrs(counts[keep], prior) > self.critical
             if self.base_share is not None:
                 significant &= counts[keep, self.target] > self.base_share * support[keep]
-            significant_left = int(np.count_nonzero(significant))
-            beam = []
-            level_best: _Complex | None = None
-            for i in ranked(quality, support[keep], keep, 8 * params.beam_width):
-                if len(beam) >= params.beam_width and (level_best is not None or significant_left == 0):
-                    break
-                significant_left -= int(significant[i])
-                row = keep[i]
-                parent = parents[owner[row]]
-                cond = cands[owner[row]].condition(enc, int(local[row]))
-                conditions = (*parent.conditions, cond)
-                key = frozenset(conditions)
-                if key in seen:
-                    continue
-                seen.add(key)
-                covered = enc.rows_where(cond, parent.rows)
-                cpx = _Complex(conditions, covered, float(quality[i]), counts[row])
-                if len(beam) < params.beam_width:
-                    beam.append(cpx)
-                if level_best is None and significant[i]:
-                    level_best = cpx
+            beam, level_best = level.next_beam(enc, keep, quality, support, significant, params.beam_width, seen)
             if level_best is not None and (
                 best is None
                 or (level_best.quality, float(level_best.counts.sum())) > (best.quality, float(best.counts.sum()))

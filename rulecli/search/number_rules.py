@@ -51,7 +51,7 @@ from rulecli.dataset import Dataset
 from rulecli.model.core import Condition, Formula, ModelInfo, NumberRule, NumberStats, RuleRegression
 from rulecli.model.simplify import simplify_conditions
 from rulecli.search.rule_stats import learning_sample
-from rulecli.search.selectors import Selectors, ranked, selectors
+from rulecli.search.selectors import Complex, Level, Selectors, selectors
 from rulecli.stats import chi2_critical
 
 # the prior's weight in rows: a rule's variance is shrunk toward the variance of the rows it
@@ -292,14 +292,6 @@ def _differs(search: RuleSearch, conditions: tuple[Condition, ...], left: np.nda
 # ------------------------------------------------------------------------------ CN2 (beam)
 
 
-@dataclass(frozen=True)
-class _Complex:
-    conditions: tuple[Condition, ...]
-    rows: np.ndarray
-    quality: float
-    moments: np.ndarray  # (3,)
-
-
 def beam_rule(search: RuleSearch, rows: np.ndarray, beam_width: int) -> tuple[Condition, ...] | None:
     """The best significant complex over ``rows`` by CN2's beam search (None if none is)."""
     enc, moments = search.enc, search.moments
@@ -308,15 +300,13 @@ def beam_rule(search: RuleSearch, rows: np.ndarray, beam_width: int) -> tuple[Co
     if prior <= 0:
         return None
     critical = chi2_critical(search.alpha, 2)
-    beam = [_Complex((), rows, -math.inf, root)]
-    best: _Complex | None = None
+    beam = [Complex((), rows, -math.inf, root)]
+    best: Complex | None = None
     seen: set[frozenset[Condition]] = set()
     while beam and not search.too_long(beam[0].conditions):
-        cands = [search.candidates(p.conditions, p.rows) for p in beam]
-        table = np.vstack([c.counts for c in cands])
-        owner = np.concatenate([np.full(c.counts.shape[0], b) for b, c in enumerate(cands)])
-        local = np.concatenate([np.arange(c.counts.shape[0]) for c in cands])
-        parents = np.array([p.moments for p in beam])
+        level = Level.of(beam, [search.candidates(p.conditions, p.rows) for p in beam])
+        table, owner = level.counts, level.owner
+        parents = np.array([p.counts for p in beam])
         n = table[:, 0]
         keep = np.flatnonzero((n >= search.min_covered) & (n < parents[owner, 0] - 0.5 * _lightest(enc)))
         p_mean, p_var = spread(parents, prior)
@@ -325,35 +315,15 @@ def beam_rule(search: RuleSearch, rows: np.ndarray, beam_width: int) -> tuple[Co
         # each condition must lower the rule's variance, and (alpha < 1) change its rows' normal significantly
         ok = quality > -np.log(p_var[owner[keep]])
         if search.alpha < 1.0:
-            families = sum(len(c.blocks) for c in cands)
             tested = _normal_lrs(table[keep], p_mean[owner[keep]], p_var[owner[keep]], prior)
-            ok &= tested > chi2_critical(search.alpha / max(families, 1), 2)
+            ok &= tested > chi2_critical(search.alpha / max(level.families, 1), 2)
         keep, quality = keep[ok], quality[ok]
         if keep.size == 0:
             break
         significant = _normal_lrs(table[keep], root_mean, prior, prior) > critical
-        significant_left = int(np.count_nonzero(significant))
-        beam_next: list[_Complex] = []
-        level_best: _Complex | None = None
-        for i in ranked(quality, n[keep], keep, 8 * beam_width):
-            if len(beam_next) >= beam_width and (level_best is not None or significant_left == 0):
-                break
-            significant_left -= int(significant[i])
-            row = keep[i]
-            parent = beam[owner[row]]
-            cond = cands[owner[row]].condition(enc, int(local[row]))
-            conditions = (*parent.conditions, cond)
-            key = frozenset(conditions)
-            if key in seen:
-                continue
-            seen.add(key)
-            cpx = _Complex(conditions, enc.rows_where(cond, parent.rows), float(quality[i]), table[row])
-            if len(beam_next) < beam_width:
-                beam_next.append(cpx)
-            if level_best is None and significant[i]:
-                level_best = cpx
+        beam_next, level_best = level.next_beam(enc, keep, quality, n, significant, beam_width, seen)
         if level_best is not None and (
-            best is None or (level_best.quality, level_best.moments[0]) > (best.quality, best.moments[0])
+            best is None or (level_best.quality, level_best.counts[0]) > (best.quality, best.counts[0])
         ):
             best = level_best
         beam = beam_next

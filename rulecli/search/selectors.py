@@ -121,3 +121,77 @@ def ranked(quality: np.ndarray, support: np.ndarray, tiebreak: np.ndarray, top: 
         yield from order[head.size :]
         return
     yield from np.lexsort((tiebreak, -support, -quality))
+
+
+@dataclass(frozen=True)
+class Complex:
+    """A rule under construction: its conditions, the rows it covers, its quality and the
+    counts of those rows (class counts, or a numeric target's moments)."""
+
+    conditions: tuple[Condition, ...]
+    rows: np.ndarray  # covered rows of the current training set (indices)
+    quality: float
+    counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class Level:
+    """Every one-selector specialisation of a beam's complexes, side by side: candidate i
+    specialises ``parents[owner[i]]`` by selector ``local[i]`` of ``cands[owner[i]]``."""
+
+    parents: list[Complex]
+    cands: list[Selectors]
+    counts: np.ndarray  # (m, K)
+    owner: np.ndarray
+    local: np.ndarray
+
+    @classmethod
+    def of(cls, parents: list[Complex], cands: list[Selectors]) -> Level:
+        return cls(
+            parents,
+            cands,
+            np.vstack([c.counts for c in cands]),
+            np.concatenate([np.full(c.counts.shape[0], i) for i, c in enumerate(cands)]),
+            np.concatenate([np.arange(c.counts.shape[0]) for c in cands]),
+        )
+
+    @property
+    def families(self) -> int:
+        """The (feature, operator) families tried at this level (for a Bonferroni bound)."""
+        return sum(len(c.blocks) for c in self.cands)
+
+    def next_beam(
+        self,
+        enc: Encoded,
+        keep: np.ndarray,
+        quality: np.ndarray,
+        support: np.ndarray,
+        significant: np.ndarray,
+        width: int,
+        seen: set[frozenset[Condition]],
+    ) -> tuple[list[Complex], Complex | None]:
+        """CN2's step: the ``width`` best new complexes among the candidates ``keep`` (by
+        ``quality``, then ``support``), and the best of them that is ``significant`` (None if
+        none is); a complex ``seen`` before is skipped. The candidates are looked at best
+        first, and only until the beam is full and its best significant one found."""
+        beam: list[Complex] = []
+        level_best: Complex | None = None
+        significant_left = int(np.count_nonzero(significant))
+        for i in ranked(quality, support[keep], keep, 8 * width):
+            if len(beam) >= width and (level_best is not None or significant_left == 0):
+                break
+            significant_left -= int(significant[i])
+            row = keep[i]
+            parent = self.parents[self.owner[row]]
+            cond = self.cands[self.owner[row]].condition(enc, int(self.local[row]))
+            conditions = (*parent.conditions, cond)
+            key = frozenset(conditions)
+            if key in seen:
+                continue
+            seen.add(key)
+            cpx = Complex(conditions, enc.rows_where(cond, parent.rows), float(quality[i]), self.counts[row])
+            if len(beam) < width:
+                beam.append(cpx)
+            if level_best is None and significant[i]:
+                level_best = cpx
+        return beam, level_best
