@@ -100,19 +100,37 @@ def squared_error(g: np.ndarray, beta: np.ndarray) -> float:
 def fit(g: np.ndarray, terms: list[int]) -> np.ndarray:
     """Least squares on the intercept and the ``terms`` (feature indices), as a coefficient
     vector over [1, x] (zeros elsewhere)."""
+    return fits(g, [terms])[0]
+
+
+def fits(g: np.ndarray, term_sets: list[list[int]]) -> list[np.ndarray]:
+    """:func:`fit` on each of ``term_sets`` (as many terms each), the systems solved as one
+    batch: the same LAPACK solve of each, so the same coefficients, without a Python call a
+    model (a model's term dropping fits one per term and step: 21,794 on the issue's
+    2,000-row example). Should a system be singular, each is solved alone, by least squares
+    where it must."""
+    if not term_sets:
+        return []
     d = g.shape[0] - 2
-    chosen = [0, *(t + 1 for t in terms)]
-    a = g[np.ix_(chosen, chosen)]
+    chosen = np.array([[0, *(t + 1 for t in terms)] for terms in term_sets])  # (s, k)
+    a = g[chosen[:, :, None], chosen[:, None, :]]
     b = g[chosen, d + 1]
-    ridge = RIDGE * max(float(np.trace(a)), 1.0)
-    a = a + ridge * np.diag([0.0, *([1.0] * len(terms))])
+    ridge = RIDGE * np.maximum(np.trace(a, axis1=1, axis2=2), 1.0)
+    a = a + ridge[:, None, None] * np.diag([0.0, *([1.0] * (chosen.shape[1] - 1))])[None, :, :]
     try:
-        solved = np.linalg.solve(a, b)
+        solved = np.linalg.solve(a, b[:, :, None])[:, :, 0]
     except np.linalg.LinAlgError:
-        solved = np.linalg.lstsq(a, b, rcond=None)[0]
-    beta = np.zeros(d + 1)
-    beta[chosen] = solved
-    return beta
+        solved = np.array([_solved(x, y) for x, y in zip(a, b, strict=True)])
+    betas = np.zeros((len(term_sets), d + 1))
+    betas[np.arange(len(term_sets))[:, None], chosen] = solved
+    return list(betas)
+
+
+def _solved(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(a, b, rcond=None)[0]
 
 
 def penalty(n: float, parameters: float) -> float:
@@ -129,41 +147,14 @@ def estimated_error(g: np.ndarray, beta: np.ndarray, parameters: int) -> float:
     return float(np.sqrt(squared_error(g, beta) / n) * penalty(n, parameters))
 
 
-def _fits_without_each(g: np.ndarray, terms: list[int]) -> list[np.ndarray]:
-    """:func:`fit` on ``terms`` less each one in turn, the systems solved as one batch (the
-    same LAPACK solve of each, so the same coefficients; a model's term dropping fitted a
-    model per term and step, 21,794 fits on the 2,000-row example); any singular system
-    falls back to the fits one by one."""
-    d = g.shape[0] - 2
-    if len(terms) < 2:
-        return [fit(g, [u for u in terms if u != t]) for t in terms]
-    chosen = np.array([[0, *(u + 1 for u in terms if u != t)] for t in terms])  # (k, k)
-    a = g[chosen[:, :, None], chosen[:, None, :]]
-    b = g[chosen, d + 1]
-    ridge = RIDGE * np.maximum(np.trace(a, axis1=1, axis2=2), 1.0)
-    diagonal = np.array([0.0, *([1.0] * (len(terms) - 1))])
-    a = a + ridge[:, None, None] * np.diag(diagonal)[None, :, :]
-    try:
-        solved = np.linalg.solve(a, b[:, :, None])[:, :, 0]
-    except np.linalg.LinAlgError:
-        return [fit(g, [u for u in terms if u != t]) for t in terms]
-    out = []
-    for row, values in zip(chosen, solved, strict=True):
-        beta = np.zeros(d + 1)
-        beta[row] = values
-        out.append(beta)
-    return out
-
-
 def simplified(g: np.ndarray, terms: list[int]) -> tuple[np.ndarray, list[int], float]:
     """The model on ``terms`` with terms dropped, one at a time, while the estimated error
     does not rise (the term whose loss helps most first); its coefficients, terms and error."""
     beta = fit(g, terms)
     error = estimated_error(g, beta, len(terms) + 1)
     while terms:
-        trials = [
-            (estimated_error(g, b, len(terms)), t, b) for t, b in zip(terms, _fits_without_each(g, terms), strict=True)
-        ]
+        fewer = fits(g, [[u for u in terms if u != t] for t in terms])
+        trials = [(estimated_error(g, b, len(terms)), t, b) for t, b in zip(terms, fewer, strict=True)]
         best_error, dropped, best_beta = min(trials, key=lambda trial: (trial[0], trial[1]))
         if best_error > error:
             break

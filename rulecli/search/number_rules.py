@@ -219,10 +219,6 @@ def _lightest(enc: Encoded) -> float:
     return 1.0 if enc.w is None else float(enc.w.min())
 
 
-def _held_out(search: RuleSearch, conditions: tuple[Condition, ...], rows: np.ndarray) -> np.ndarray:
-    return rows[search.enc.rule_mask(conditions, rows)]
-
-
 def irep_list(
     search: RuleSearch,
     rng: np.random.Generator,
@@ -253,9 +249,10 @@ def irep_list(
         if not prefixes or prune.size == 0:
             break
         best: tuple[float, tuple[Condition, ...], float] | None = None
+        on = prune
         for conditions, covered in prefixes:
             mean, _ = _mean_variance(moments.total(covered))
-            on = _held_out(search, conditions, prune)
+            on = search.enc.rows_where(conditions[-1], on)  # the shorter prefix's rows this keeps
             # the held-out squared error per row, shrunk as the variances are; and what the
             # rule's held-out rows gain from its mean over the mean of the rows left
             sse = float(w[on] @ (z[on] - mean) ** 2)
@@ -265,7 +262,8 @@ def irep_list(
                 best = (score, conditions, gain)
         if best is None:
             break
-        failed = failed + 1 if best[2] <= 0 or not _differs(search, best[1], left) else 0
+        matched = search.enc.rule_mask(best[1], left)
+        failed = failed + 1 if best[2] <= 0 or not _differs(moments, left, left[matched]) else 0
         if failed > PATIENCE:
             break
         conditions = best[1]
@@ -274,19 +272,18 @@ def irep_list(
             helped = len(rules)
         if on_rule is not None:
             on_rule(len(rules))
-        left = left[~search.enc.rule_mask(conditions, left)]
+        left = left[~matched]
     return rules[:helped]  # the rules that did not help after the last that did are dropped
 
 
-def _differs(search: RuleSearch, conditions: tuple[Condition, ...], left: np.ndarray) -> bool:
-    """Whether the rows left that ``conditions`` cover differ from the rows left (the normal
-    likelihood-ratio test at ``LIST_ALPHA``)."""
-    moments = search.moments
+def _differs(moments: Moments, left: np.ndarray, covered: np.ndarray) -> bool:
+    """Whether the rows left that a rule covers (``covered``) differ from the rows left (the
+    normal likelihood-ratio test at ``LIST_ALPHA``)."""
     mean, variance = _mean_variance(moments.total(left))
     if variance <= 0:
         return False
-    covered = moments.total(_held_out(search, conditions, left))[None, :]
-    return bool(_normal_lrs(covered, mean, variance, variance)[0] > chi2_critical(LIST_ALPHA, 2))
+    counted = moments.total(covered)[None, :]
+    return bool(_normal_lrs(counted, mean, variance, variance)[0] > chi2_critical(LIST_ALPHA, 2))
 
 
 # ------------------------------------------------------------------------------ CN2 (beam)

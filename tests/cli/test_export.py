@@ -61,7 +61,11 @@ def _ours(model, frame: pl.DataFrame) -> list:
 def test_every_form_predicts_like_rulecli(learner: str, dataset: str):
     frame = _data(dataset)
     ds = prepare_dataset(frame.head(frame.height - 2), DataSpec(target=DATASETS[dataset]))
-    model = LEARNERS[learner](ds)
+    _every_form_predicts_like_rulecli(LEARNERS[learner](ds), frame)
+
+
+def _every_form_predicts_like_rulecli(model, frame: pl.DataFrame) -> None:
+    """SQL in DuckDB, the Python function and the Polars expression, row for row."""
     expected = _ours(model, frame)
     con = duckdb.connect()
     con.register("data", frame.to_arrow())
@@ -346,19 +350,7 @@ def test_rows_sitting_on_every_threshold_export_alike(learner: str):
     frame = pl.DataFrame(
         {"x": x, "z": rng.normal(size=3000), "y": np.where(x + rng.normal(0, 0.3, 3000) > 0, "p", "q")}
     )
-    model = {
-        "cn2": lambda ds: fit_cn2(ds, CN2Params()),
-        "ripper": lambda ds: fit_ripper(ds, RipperParams()),
-        "oner": lambda ds: fit_oner(ds, OneRParams()),
-        "tree": lambda ds: fit_tree(ds, TreeParams(max_depth=4)),
-    }[learner](prepare_dataset(frame, DataSpec(target="y")))
+    model = LEARNERS[learner](prepare_dataset(frame, DataSpec(target="y")))
     thresholds = {c.value for r in getattr(model, "rules", ()) for c in r.conditions if isinstance(c.value, float)}
     assert learner in ("tree", "oner") or thresholds & set(x.tolist())  # cn2, ripper: data values
-    expected = _ours(model, frame)
-    con = duckdb.connect()
-    con.register("data", frame.to_arrow())
-    assert [row[0] for row in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()] == expected
-    namespace: dict = {}
-    exec(to_python(model), namespace)
-    assert [namespace["predict"](row) for row in frame.to_dicts()] == expected
-    assert frame.select(eval(to_polars(model), {"pl": pl})).to_series().to_list() == expected
+    _every_form_predicts_like_rulecli(model, frame)
