@@ -27,7 +27,7 @@ import polars as pl
 from rulecli.errors import ParamError
 from rulecli.params import DISCRETIZERS
 from rulecli.schema import Cuts, numeric_expr, plain_column
-from rulecli.stats import distinct_values
+from rulecli.stats import distinct_values, weighted_quantile
 
 METHODS = DISCRETIZERS
 SUPERVISED = frozenset({"mdlp", "min-bucket"})
@@ -176,23 +176,10 @@ def compute_cuts(
         elif w is None:
             quantiles = np.quantile(x, levels)
         else:
-            quantiles = np.array([_weighted_quantile(x, w, q) for q in levels])
+            quantiles = np.array([weighted_quantile(x, w, q) for q in levels])
         edges = tuple(float(q) for q in np.unique(quantiles) if low <= q < high)
     edges = tuple(sorted(set(_readable_positions(tuple(float(e) for e in edges), x))))
     return Cuts(column, edges, True, low, high, method)
-
-
-def _weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> float:
-    """NumPy's linear quantile of the table with each value written out ``w`` times (and its
-    continuation to fractional weights): the copies at positions floor(q (N - 1)) and the
-    next, interpolated by NumPy itself on those two values so the rounding is NumPy's."""
-    order = np.argsort(x, kind="stable")
-    xs, cumulative = x[order], np.cumsum(w[order])
-    position = q * (cumulative[-1] - 1.0)
-    below = math.floor(position)
-    at = np.searchsorted(cumulative, [below, below + 1.0], side="right")
-    a, b = xs[min(int(at[0]), xs.size - 1)], xs[min(int(at[1]), xs.size - 1)]
-    return float(np.quantile(np.array([a, b]), position - below))
 
 
 def _class_entropy(counts: np.ndarray) -> np.ndarray:

@@ -319,3 +319,16 @@ def class_counts_by_value(
     for k, (distinct, count) in enumerate(per_class):
         counts[np.searchsorted(values, distinct), k] = count
     return values, counts, missing
+
+
+def weighted_quantile(x: np.ndarray, w: np.ndarray, q: float) -> float:
+    """NumPy's linear quantile of the table with each value written out ``w`` times (and its
+    continuation to fractional weights): the copies at positions floor(q (N - 1)) and the
+    next, interpolated by NumPy itself on those two values so the rounding is NumPy's."""
+    order = np.argsort(x, kind="stable")
+    xs, cumulative = x[order], np.cumsum(w[order])
+    position = q * (cumulative[-1] - 1.0)
+    below = math.floor(position)
+    at = np.searchsorted(cumulative, [below, below + 1.0], side="right")
+    a, b = xs[min(int(at[0]), xs.size - 1)], xs[min(int(at[1]), xs.size - 1)]
+    return float(np.quantile(np.array([a, b]), position - below))

@@ -52,7 +52,7 @@ from rulecli.model.core import Condition, Formula, ModelInfo, NumberRule, Number
 from rulecli.model.simplify import simplify_conditions
 from rulecli.search.rule_stats import learning_sample
 from rulecli.search.selectors import Complex, Level, Selectors, selectors
-from rulecli.stats import chi2_critical
+from rulecli.stats import chi2_critical, weighted_quantile
 
 # the prior's weight in rows: a rule's variance is shrunk toward the variance of the rows it
 # is learned from as if it held this many more rows of it
@@ -330,19 +330,13 @@ def beam_rule(search: RuleSearch, rows: np.ndarray, beam_width: int) -> tuple[Co
 # ------------------------------------------------------------------------------ the model
 
 
-def _weighted_median(y: np.ndarray, w: np.ndarray) -> float:
-    order = np.argsort(y, kind="stable")
-    cum = np.cumsum(w[order])
-    return float(y[order][np.searchsorted(cum, 0.5 * cum[-1])])
-
-
 def _rule(conditions: tuple[Condition, ...], y: np.ndarray, w: np.ndarray | None, average: str) -> NumberRule:
     weights = np.ones(y.size) if w is None else w
     total = float(weights.sum())
     if total <= 0:
         return NumberRule(conditions, Formula(0.0), NumberStats(0, 0.0, 0.0, 0.0))
     mean = float(weights @ y / total)
-    value = _weighted_median(y, weights) if average == "median" else mean
+    value = weighted_quantile(y, weights, 0.5) if average == "median" else mean
     sd = math.sqrt(float(weights @ (y - mean) ** 2 / total))
     rmse = math.sqrt(float(weights @ (y - value) ** 2 / total))
     covered: int | float = round(total) if w is None else total
