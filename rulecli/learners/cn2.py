@@ -340,8 +340,9 @@ def _fit_numbers(ds: Dataset | EngineTable, params: CN2Params, progress: Progres
     the rows no rule covers yet (:func:`rulecli.search.number_rules.beam_rule`), on at most
     ``NUMBER_ROWS`` of them. Every rule costs passes over the rows left, and the rules a
     table of numbers supports grow with its rows: at 100,000 rows of the synthetic table of
-    BENCHMARKS.md 438 rules took 18.5 s, a million would take several minutes; on a million
-    rows a sample of 100,000 scored test R² 0.943 in 15 s, of 200,000 0.954 in 35 s."""
+    BENCHMARKS.md 438 rules took 15.9 s (the whole process), a million would take several
+    minutes; on a million rows a sample of 100,000 scored test R² 0.943 in 17.9 s, of 200,000
+    0.954 in 31.7 s (whole processes)."""
     if params.quality is not None:
         raise ParamError(
             "measures rules for classes; a numeric target's rules are measured by their variance", param="quality"
