@@ -727,9 +727,13 @@ def dataset_with_schema(
 ) -> Dataset:
     """Rows of a table already typed once (an engine's sample or grouped counts) as a
     Dataset under that ``schema``: features read as training reads them, the target as its
-    class codes, the levels and classes those of the whole table."""
+    class codes (or its numbers), the levels and classes those of the whole table."""
     columns = [df.select(feature_expr(f)).to_series() for f in schema.features]
-    labels = df.select(categorical_expr(schema.target.name)).to_series()
-    codes = labels.cast(pl.Enum(list(schema.target.classes))).to_physical().to_numpy().astype(np.int64)
+    if schema.target.regression:
+        labels = df.select(numeric_expr(schema.target.name)).to_series()
+        y = labels.to_numpy().astype(np.float64)
+    else:
+        labels = df.select(categorical_expr(schema.target.name)).to_series()
+        y = labels.cast(pl.Enum(list(schema.target.classes))).to_physical().to_numpy().astype(np.int64)
     frame = pl.DataFrame([*columns, labels])
-    return Dataset(frame, schema, codes, source, (), row_weights, None, None, None, row_ids)
+    return Dataset(frame, schema, y, source, (), row_weights, None, None, None, row_ids)

@@ -239,6 +239,93 @@ def test_ripper_bins_a_feature_of_many_values_at_data_values(tmp_path: Path):
     assert [r["covered"] for r in recount["rules"]] == [r["stats"]["covered"] for r in listed]
 
 
+def _number_table(n: int, seed: int = 0) -> pl.DataFrame:
+    """A numeric target piecewise in pre-binned features (the engines bin them alike), with
+    missing values as NaN and null, hostile levels and rows without a target (NaN and null)."""
+    rng = np.random.default_rng(seed)
+    x0 = rng.integers(0, 20, n).astype(float)
+    x1 = rng.integers(0, 12, n).astype(float)
+    x1[rng.random(n) < 0.08] = np.nan
+    x2 = pl.Series("x2", rng.integers(0, 6, n)).scatter(np.flatnonzero(rng.random(n) < 0.05), None)
+    level = rng.choice(HOSTILE, n)
+    y = np.where(x0 > 9, 3.0 * np.nan_to_num(x1, nan=5.0) + 2.0, 10.0 - x0) + 4.0 * (level == "plain")
+    y = y + rng.normal(0.0, 1.0, n)
+    y[rng.random(n) < 0.03] = np.nan
+    target = pl.Series("y", y).scatter(np.flatnonzero(rng.random(n) < 0.03), None)
+    return pl.DataFrame({"x0": x0, NAME: x1, "x2": x2, "level": level, "y": target})
+
+
+def _same_but_roundings(memory: bytes, engine: bytes) -> None:
+    """The same model file but for the last bits of sums an engine adds in its own order
+    (relative differences under 1e-9), and the engine's record of a sample."""
+    differences: list[str] = []
+
+    def walk(a: object, b: object, path: str) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                differences.append(f"{path}: keys {sorted(a.keys() ^ b.keys())}")
+            for k in a.keys() & b.keys():
+                walk(a[k], b[k], f"{path}/{k}")
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                walk(x, y, f"{path}[{i}]")
+        elif isinstance(a, float) and isinstance(b, float | int) and not isinstance(b, bool):
+            if abs(a - b) > 1e-9 * max(abs(a), abs(b)):
+                differences.append(f"{path}: {a} != {b}")
+        elif a != b:
+            differences.append(f"{path}: {a!r} != {b!r}")
+
+    ours, theirs = json.loads(memory), json.loads(engine)
+    sample = theirs["training"].pop("sample", None)
+    assert sample is None or sample["statistics"] == "recounted on every row"
+    walk(ours, theirs, "")
+    assert not differences, differences[:10]
+
+
+@pytest.fixture(scope="module")
+def number_tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("numbers")
+    df = _number_table(2600)
+    df.write_parquet(root / "whole.parquet")
+    df[:1000].write_parquet(root / "part-1.parquet", row_group_size=300)
+    df[1000:].write_parquet(root / "part-2.parquet", row_group_size=300)
+    return root
+
+
+NUMBER_LEARNERS = [
+    ["tree", "--max-depth", "6", "--ccp-alpha", "0"],
+    ["tree", "--max-leaf-nodes", "8"],
+    pytest.param(["tree"], marks=pytest.mark.engines),  # pruning chosen by CV on the engine's sample
+    ["forest", "--trees", "4", "--max-depth", "5"],
+    # learned from the engine's sample (here every row), the rules' statistics recounted
+    ["ripper"],
+    ["cn2", "--unordered"],
+    ["m5rules"],
+]
+
+
+@pytest.mark.parametrize("learner", NUMBER_LEARNERS, ids=" ".join)
+def test_duckdb_learns_the_in_memory_model_of_a_number(number_tables: Path, learner: list[str]):
+    memory = _model([*learner, "whole.parquet"], number_tables, "memory.json")
+    _same_but_roundings(memory, _model([*learner, "part-*.parquet", "--engine", "duckdb"], number_tables, "duck.json"))
+
+
+def test_an_engine_reads_an_integer_target_as_memory_does(tmp_path: Path):
+    # the target's reading weighs its values' counts (0 the most frequent: counts), which
+    # the engine's profile has only as counts of values
+    rng = np.random.default_rng(4)
+    visits = rng.poisson(0.8, 1200)
+    df = pl.DataFrame({"x": rng.integers(0, 5, 1200), "visits": visits})
+    df.write_parquet(tmp_path / "v.parquet")
+    for target, reading in (("visits", "counts"), ("x", None)):
+        args = ["tree", "v.parquet", "-y", target, "--max-depth", "2", "-q", "-o"]
+        assert run_cli(*args, "m.json", cwd=tmp_path).code == 0
+        assert run_cli(*args, "e.json", "--engine", "duckdb", cwd=tmp_path).code == 0
+        memory, engine = (json.loads((tmp_path / f).read_text())["schema"]["target"] for f in ("m.json", "e.json"))
+        assert engine == memory
+        assert (reading or "integer codes") in str(memory)
+
+
 SPARK = ["--engine", "spark", "--spark-master", "local[2]"]
 
 
@@ -303,6 +390,23 @@ def test_spark_connect_learns_the_in_memory_model(tables: Path, connect_url: str
     result = subprocess.run([sys.executable, "-m", "rulecli", *command], capture_output=True, text=True, cwd=tables)
     assert result.returncode == 0, result.stderr
     assert out.read_bytes() == memory
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "learner",
+    [
+        ["tree", "--max-depth", "6", "--ccp-alpha", "0"],
+        ["forest", "--trees", "3", "--max-depth", "5"],
+        ["cn2", "--unordered"],
+        ["m5rules"],
+    ],
+    ids=" ".join,
+)
+def test_spark_learns_the_in_memory_model_of_a_number(number_tables: Path, learner: list[str]):
+    pytest.importorskip("pyspark")
+    memory = _model([*learner, "whole.parquet"], number_tables, "memory.json")
+    _same_but_roundings(memory, _model([*learner, "part-*.parquet", *SPARK], number_tables, "spark.json"))
 
 
 @pytest.mark.spark

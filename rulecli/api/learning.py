@@ -23,7 +23,7 @@ from rulecli.held_out import cross_validate
 from rulecli.model.compile import (
     Predictor,
 )
-from rulecli.model.core import DecisionList, RuleSet, dated_rule, schema_units
+from rulecli.model.core import DecisionList, RuleRegression, RuleSet, dated_rule, schema_units
 from rulecli.model.costs import cheapest
 from rulecli.model.tree import Forest, Tree
 from rulecli.params import Params
@@ -61,19 +61,20 @@ def fit_model(
     engine draws, and the engine recounts its rules' statistics on every row
     (``training.sample`` says so)."""
     spec = _resolved(learner)
-    if not is_engine_table(ds) or (ds.engine in spec.engines and ds.sample_rows is None):
+    if not is_engine_table(ds) or (spec.counts_on(ds.engine, ds.regression) and ds.sample_rows is None):
         return with_data_record(spec.fit(ds, params, progress=progress), ds)
     seed = getattr(params, "seed", 0)
     rows = engines.SAMPLE_ROWS if ds.sample_rows is None else ds.sample_rows
     sample = ds.sample(sample_seed(seed), min(1.0, rows / ds.n_rows))
     if sample.n_rows < 2 or len(set(sample.y.tolist())) < 2:
-        raise InputError(f"{ds.source}: the engine's sample holds a single class; pass a larger `sample_rows`")
+        single = "value" if ds.regression else "class"
+        raise InputError(f"{ds.source}: the engine's sample holds a single {single}; pass a larger `sample_rows`")
     model = spec.fit(sample, params, progress=progress)
     note = {"rows": sample.n_rows, "of_rows": ds.n_rows, "drawn_by": "a hash of the row numbers", "seed": seed}
     learned_from = model.info.training.get("sample")
     if isinstance(learned_from, dict):  # the learner took a smaller sample of the engine's
         note["rows"] = learned_from["rows"]
-    if isinstance(model, DecisionList | RuleSet):
+    if isinstance(model, DecisionList | RuleSet | RuleRegression):
         model = recounted(model, ds)
         note["statistics"] = "recounted on every row"
     training = {**model.info.training, "sample": note}

@@ -10,14 +10,15 @@ equivalents). The questions come in families, each a small protocol a consumer n
   the discretisers' class counts per value); ``cell_table``, the distinct rows of
   discretised features with their counts (reduct's decision table);
 - :class:`TreeHistograms`: ``histograms``, per node of a partial tree, the (bin, class)
-  counts of every feature (tree growth, one pass per level), or a bootstrap's draws of
-  them (a forest's trees, ``bag_class_counts`` at the root and ``out_of_bag`` for the
-  forest's OOB error);
+  counts of every feature, or for a numeric target each (bin)'s rows, sum and sum of
+  squares (tree growth, one pass per level), or a bootstrap's draws of them (a forest's
+  trees, ``root_sums`` at the root and ``out_of_bag`` for the forest's OOB error);
 - :class:`CoveringCounts`: for the covering learners, which keep their row sets in memory
   as bits, ``code_counts`` (the (bin, label) counts of every feature over such row sets),
   ``row_bits`` (the rows a test of bin codes keeps), ``row_classes`` and ``value_summary``;
 - :class:`TableBase`, what all of them share: the schema and class counts, ``bins``,
-  ``rule_counts`` (each rule's rows by class: a model's statistics) and ``sample`` (the
+  ``rule_counts`` (each rule's rows by class: a model's statistics; ``number_rule_stats``
+  for rules that predict a number) and ``sample`` (the
   rows of a hashed sample, in memory: settings chosen by cross-validation, learners
   without an engine form).
 
@@ -173,6 +174,8 @@ class TableBase(Protocol):
 
     def rule_counts(self, tests: list[str], ordered: bool) -> np.ndarray: ...
 
+    def number_rule_stats(self, tests: list[str], formulas: list[str], default: str, ordered: bool) -> np.ndarray: ...
+
     def sample(self, seed: int, rate: float) -> Dataset: ...
 
     def close(self) -> None: ...
@@ -194,9 +197,13 @@ class TreeHistograms(TableBase, Protocol):
         or their draws in the bootstrap ``bag``)."""
         ...
 
-    def bag_class_counts(self, bins: Bins, bag: tuple[int, int]) -> np.ndarray: ...
+    centre: float  # a numeric target's mean, which the cells' sums are taken about
 
-    def out_of_bag(self, bins: Bins, trees: list[tuple[tuple[int, int], Frontier, np.ndarray]]) -> tuple[int, int]: ...
+    def root_sums(self, bins: Bins, bag: tuple[int, int] | None = None) -> np.ndarray: ...
+
+    def out_of_bag(
+        self, bins: Bins, trees: list[tuple[tuple[int, int], Frontier, np.ndarray]]
+    ) -> tuple[int, int | float]: ...
 
 
 class CoveringCounts(TableBase, Protocol):
@@ -221,7 +228,8 @@ class EngineTable(GroupedCounts, TreeHistograms, CoveringCounts, Protocol):
 
 @dataclass(frozen=True)
 class Histogram:
-    """One feature's cells: parallel arrays of slot, bin code, class code and rows."""
+    """One feature's cells: parallel arrays of slot, bin code, class code and rows (for a
+    numeric target: channel 0, 1, 2 and the cell's rows, Σy, Σy²)."""
 
     slot: np.ndarray
     code: np.ndarray

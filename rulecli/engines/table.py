@@ -100,6 +100,9 @@ class SqlTable(TargetView):
     known_values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     # whether ``_rulecli_id`` numbers the rows with a target 0, 1, 2, ... (no gaps)
     dense_ids: bool = field(default=False, repr=False)
+    # a numeric target's mean: the binned copy holds each row's target less it, so that the
+    # sums of squares a tree's cells add stay small against their squared sums
+    centre: float = 0.0
     weights: None = None
     weighting: None = None
     weight_column: None = None
@@ -210,8 +213,7 @@ class SqlTable(TargetView):
             f"CAST({sql.bin_code(self.dialect, f, j, bins)} AS {self.backend.code_type(bins.n_bins[j])}) AS b{j}"
             for j, f in enumerate(self.schema.features)
         ]
-        y = sql.class_code(self.dialect, self.target, self.classes)
-        codes.append(f"CAST({y} AS {self.backend.code_type(len(self.classes))}) AS y")
+        codes.append(f"{self._target_sql()} AS y")
         if numbered:
             # numbering every row afresh sorts the table: only where rows without a target
             # (or a database table's row ids) leave gaps
@@ -224,27 +226,51 @@ class SqlTable(TargetView):
         self.binned[key] = (bins, relation)
         return relation
 
+    def _target_sql(self) -> str:
+        """Each row's class code, or its number less the mean (:attr:`centre`)."""
+        if self.regression:
+            q = sql_text(self.dialect)
+            return f"CAST({q.ident(self.target)} AS DOUBLE) - {q.literal(self.centre)}"
+        y = sql.class_code(self.dialect, self.target, self.classes)
+        return f"CAST({y} AS {self.backend.code_type(len(self.classes))})"
+
+    def _channels(self, bag: bool) -> list[str]:
+        """What a cell sums: its rows (or draws) by class, grouped on ``y``; for a number its
+        rows, their sum and their sum of squares (less the mean), as channels 0, 1, 2."""
+        w = "w" if bag else "1"
+        if not self.regression:
+            return [f"sum({w})" if bag else "count(*)"]
+        return [f"sum({w})" if bag else "count(*)", f"sum({w} * y)", f"sum({w} * y * y)"]
+
     def histograms(self, bins: Bins, frontier: Frontier, bag: tuple[int, int] | None = None) -> list[Histogram]:
         """Per feature, the non-empty (slot, bin, class) cells of the frontier's slots: rows,
-        or with ``bag`` the rows' draws in that bootstrap (``rulecli.stats.poisson_draws``)."""
+        or with ``bag`` the rows' draws in that bootstrap (``rulecli.stats.poisson_draws``).
+        For a numeric target a cell's "classes" are its channels: rows, Σy and Σy²."""
         d = len(self.schema.features)
         codes = [f"b{j}" for j in range(d)]
         slot = sql.frontier_slot(frontier, codes, bins.n_bins)
-        sets = ", ".join(f"(s, y, b{j})" for j in range(d))
-        if bag is None:
-            rows, weight, kept = self._binned_table(bins), "count(*)", "s >= 0"
-        else:
-            rows, weight, kept = self._bagged(bins, bag), "sum(w)", "s >= 0 AND w > 0"
+        label = () if self.regression else ("y",)
+        sets = ", ".join(f"({', '.join(('s', *label, f'b{j}'))})" for j in range(d))
+        rows, kept = (
+            (self._binned_table(bins), "s >= 0") if bag is None else (self._bagged(bins, bag), "s >= 0 AND w > 0")
+        )
+        sums = ", ".join(f"{c} AS n{i}" for i, c in enumerate(self._channels(bag is not None)))
         query = (
-            f"SELECT s, y, {', '.join(codes)}, {weight} AS n FROM "
+            f"SELECT {', '.join(('s', *label, *codes))}, {sums} FROM "
             f"(SELECT {slot} AS s, * FROM {rows}) AS rulecli_slots WHERE {kept} GROUP BY GROUPING SETS ({sets})"
         )
         frame = self._run(f"count {counted(frontier.n_slots, 'node')}", query)
         out = []
         for j in range(d):  # each grouping set's rows are those where its feature's code is set
             part = frame.filter(pl.col(f"b{j}").is_not_null())
-            arrays = [part.get_column(c).to_numpy().astype(np.int64) for c in ("s", f"b{j}", "y", "n")]
-            out.append(Histogram(*arrays))
+            slots, code = (part.get_column(c).to_numpy().astype(np.int64) for c in ("s", f"b{j}"))
+            if not self.regression:
+                y, n = (part.get_column(c).to_numpy().astype(np.int64) for c in ("y", "n0"))
+                out.append(Histogram(slots, code, y, n))
+                continue
+            channel = np.repeat(np.arange(3), slots.size)
+            sums = np.concatenate([part.get_column(f"n{c}").cast(pl.Float64).to_numpy() for c in range(3)])
+            out.append(Histogram(np.tile(slots, 3), np.tile(code, 3), channel, sums))
         return out
 
     def _bagged(self, bins: Bins, bag: tuple[int, int]) -> str:
@@ -253,17 +279,27 @@ class SqlTable(TargetView):
         hashed = f"(SELECT *, {sql.bag_hash('id', bag)} AS h FROM {relation}) AS rulecli_hashed"
         return f"(SELECT *, {sql.poisson_draws('h')} AS w FROM {hashed}) AS rulecli_bagged"
 
-    def bag_class_counts(self, bins: Bins, bag: tuple[int, int]) -> np.ndarray:
-        """The draws of each class in the bootstrap ``bag``."""
-        query = f"SELECT y, sum(w) AS n FROM {self._bagged(bins, bag)} GROUP BY y"
-        frame = self._run("count a bootstrap's classes", query)
+    def root_sums(self, bins: Bins, bag: tuple[int, int] | None = None) -> np.ndarray:
+        """A tree's root: the rows (or the draws in the bootstrap ``bag``) of each class, or
+        for a number the channels of :meth:`histograms`."""
+        if bag is None and not self.regression:
+            return self.counts
+        rows = self._binned_table(bins) if bag is None else self._bagged(bins, bag)
+        sums = ", ".join(f"{c} AS n{i}" for i, c in enumerate(self._channels(bag is not None)))
+        if self.regression:
+            frame = self._run("sum the target", f"SELECT {sums} FROM {rows}")
+            return np.array([float(frame.item(0, f"n{c}") or 0.0) for c in range(3)])
+        frame = self._run("count a bootstrap's classes", f"SELECT y, {sums} FROM {rows} GROUP BY y")
         out = np.zeros(len(self.classes), dtype=np.int64)
-        out[frame.get_column("y").to_numpy().astype(np.int64)] = frame.get_column("n").to_numpy()
+        out[frame.get_column("y").to_numpy().astype(np.int64)] = frame.get_column("n0").to_numpy()
         return out
 
-    def out_of_bag(self, bins: Bins, trees: list[tuple[tuple[int, int], Frontier, np.ndarray]]) -> tuple[int, int]:
+    def out_of_bag(
+        self, bins: Bins, trees: list[tuple[tuple[int, int], Frontier, np.ndarray]]
+    ) -> tuple[int, int | float]:
         """The rows some tree's bootstrap missed, and how many of them those trees' averaged
-        leaf shares (the class of the largest share, the first of equals) misclassify. Each
+        leaf shares (the class of the largest share, the first of equals) misclassify, or
+        for a number the sum of those rows' squared errors of the trees' mean value. Each
         tree is its bag, its frontier giving each row's leaf as a slot, and its leaf shares
         (leaf by class); shares are summed tree by tree, as in memory, so the sums are the
         same doubles. The trees go into the query in groups of at most ``OOB_NODES`` nodes
@@ -272,7 +308,7 @@ class SqlTable(TargetView):
         relation = self._binned_table(bins, numbered=True)
         if self.workdir is None:
             self.workdir = self.backend.scratch(self.temp_root)
-        d, k = len(self.schema.features), len(self.classes)
+        d, k = len(self.schema.features), trees[0][2].shape[1] if trees else 1
         codes = [f"b{j}" for j in range(d)]
         literal = sql_text(self.dialect).literal
         groups = _tree_groups([shares.shape[0] for _, _, shares in trees])
@@ -308,9 +344,14 @@ class SqlTable(TargetView):
                     what, lambda q=query, p=path, w=what: self.backend.materialise(q, p, self._failure(w))
                 )
                 continue
-            frame = self._run(f"score {counted(len(group), 'tree')} out of bag", _misclassified(query, k))
+            scored = (
+                _squared_errors(query, sql_text(self.dialect).literal(self.centre))
+                if self.regression
+                else _misclassified(query, k)
+            )
+            frame = self._run(f"score {counted(len(group), 'tree')} out of bag", scored)
         has, wrong = frame.row(0)
-        return int(has or 0), int(wrong or 0)
+        return int(has or 0), float(wrong or 0.0) if self.regression else int(wrong or 0)
 
     # -- the covering learners: row sets in memory as bits, features in the engine
 
@@ -456,6 +497,42 @@ class SqlTable(TargetView):
             out[i, classes] = frame.get_column(f"m{i}").to_numpy()
         return out
 
+    def number_rule_stats(self, tests: list[str], formulas: list[str], default: str, ordered: bool) -> np.ndarray:
+        """Per rule (its SQL test and formula), then for the default (its formula): the rows
+        it is credited with (those it decides in a list, every row it matches in a set; the
+        default's: the rows no rule matches, or every row when none is left), their target's
+        mean and population variance and the formula's mean squared error on them, a row
+        each, in one pass."""
+        y = f"CAST({sql_text(self.dialect).ident(self.target)} AS DOUBLE)"
+        any_rule = " OR ".join(f"({t})" for t in tests) if tests else "FALSE"
+        per_row = [f"{y} AS y", f"{default} AS d", f"CASE WHEN {any_rule} THEN NULL ELSE {y} END AS yr"]
+        figures = [_moments("rest", "yr", "yr - d"), _moments("every", "y", "y - d")]
+        if ordered and tests:
+            decided = " ".join(f"WHEN {t} THEN {i}" for i, t in enumerate(tests))
+            value = " ".join(f"WHEN {t} THEN {f}" for t, f in zip(tests, formulas, strict=True))
+            per_row += [f"CASE {decided} ELSE -1 END AS r", f"CASE {value} END AS p"]
+            query = (
+                f"SELECT r, {', '.join([*figures, _moments('r', 'y', 'y - p')])} FROM (SELECT {', '.join(per_row)} "
+                f"FROM {self.relation}) AS rulecli_decided GROUP BY GROUPING SETS ((r), ())"
+            )
+            frame = self._run("count the rules' rows", query)
+            whole = frame.filter(pl.col("r").is_null())  # the grouping set of every row
+            ruled = frame.filter(pl.col("r") >= 0)
+            out = np.zeros((len(tests) + 2, 4))
+            out[ruled.get_column("r").to_numpy().astype(np.int64)] = _figures(ruled, "r")
+            out[-2:] = np.vstack([_figures(whole, "rest"), _figures(whole, "every")])
+        else:
+            for i, (t, f) in enumerate(zip(tests, formulas, strict=True)):
+                per_row += [f"CASE WHEN {t} THEN {y} END AS y{i}", f"CASE WHEN {t} THEN {y} - ({f}) END AS e{i}"]
+                figures.append(_moments(f"m{i}", f"y{i}", f"e{i}"))
+            rows = f"(SELECT {', '.join(per_row)} FROM {self.relation}) AS rulecli_rows"
+            frame = self._run("count the rules' rows", f"SELECT {', '.join(figures)} FROM {rows}")
+            out = np.vstack(
+                [_figures(frame, name) for name in [*(f"m{i}" for i in range(len(tests))), "rest", "every"]]
+            )
+        # the default's rows: those left, or every row when the rules match them all
+        return out[:-1] if out[-2, 0] > 0 else np.vstack([out[:-2], out[-1:]])
+
     def sample(self, seed: int, rate: float) -> Dataset:
         """The rows whose hashed number falls below ``rate``, in the table's order."""
         names = [*self.schema.feature_names, self.target]
@@ -534,7 +611,7 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
 
     view = _viewer(q, columns)
     numeric = {n for n in names if is_numeric_dtype(columns[n])}
-    first, n_all, distinct, present = _counted(run, raw, names, numeric, view, source)
+    first, n_all, distinct, present = _counted(run, raw, names, numeric, view, source, target)
     used = [n for n in names if n in {target, *(spec.features or names)} - set(spec.exclude)]
     kept = {target, *spec.use, *spec.features, *spec.numeric}
     # text of many values is left out unless kept (prepare_dataset says so from the counts
@@ -565,17 +642,16 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
         if n != target
     }
     prepared = prepare_dataset(representative, spec, source=source, profile=profile)
-    if prepared.schema.target.regression:
-        raise ParamError(
-            f"`engine={backend.name}` learns classes; '{target}' is a number (pass `target_type=classification`, or "
-            "use `engine=memory`)"
-        )
     known = {
         n: np.sort(found[n].get_column("v").drop_nulls().cast(pl.Float64).to_numpy())
         for n in found
         if n in numeric and n != target
     }
-    return _sql_table(backend, source, raw, prepared, target, found, n_all, view(target), known)
+    if not prepared.schema.target.regression:
+        return _sql_table(backend, source, raw, prepared, found, n_all, view(target), known)
+    numbers = _sql_table(backend, source, raw, prepared, {}, n_all, view(target), known, rows=present[target])
+    numbers.centre = float(first.item(0, "target_mean"))
+    return numbers
 
 
 def _tree_groups(sizes: list[int]) -> list[list[int]]:
@@ -605,6 +681,32 @@ def _misclassified(sums: str, k: int) -> str:
     )
 
 
+def _moments(name: str, value: str, error: str) -> str:
+    """The aggregates of :meth:`SqlTable.number_rule_stats` for one group of rows: where
+    ``value`` is not NULL, the rows, their mean and variance, and the mean square of ``error``."""
+    return (
+        f"count({value}) AS {name}_n, avg({value}) AS {name}_mean, var_pop({value}) AS {name}_var, "
+        f"avg(({error}) * ({error})) AS {name}_mse"
+    )
+
+
+def _figures(frame: pl.DataFrame, name: str) -> np.ndarray:
+    """(rows, mean, variance, mean squared error) of :func:`_moments` ``name``, a row per
+    row of ``frame``; 0 where no row had a value."""
+    columns = [f"{name}_{k}" for k in ("n", "mean", "var", "mse")]
+    return frame.select(pl.col(c).cast(pl.Float64).fill_null(0.0) for c in columns).to_numpy()
+
+
+def _squared_errors(sums: str, centre: str) -> str:
+    """The rows with a miss count m above 0, and the sum of their squared errors of the mean
+    value s0 / m (``y`` holds the target less ``centre``, a literal), from the relation ``sums``."""
+    error = f"(y + {centre} - s0 / GREATEST(m, 1))"
+    return (
+        f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
+        f"sum(CASE WHEN m > 0 THEN {error} * {error} ELSE 0.0e0 END) AS wrong FROM ({sums}) AS rulecli_sums"
+    )
+
+
 def _viewer(q: SqlText, columns: pl.Schema) -> Callable[[str], str]:
     def view(name: str) -> str:
         # numbers with NaN read as missing, as rulecli reads them
@@ -622,14 +724,17 @@ def _counted(
     numeric: set[str],
     view: Callable[[str], str],
     source: str,
+    target: str,
 ) -> tuple[pl.DataFrame, int, dict[str, int], dict[str, int]]:
     """One pass: the rows, each column's distinct values (approximately) and values present,
-    and the range of each numeric column."""
+    the range of each numeric column and the mean of a numeric target (``target_mean``)."""
     stats = ", ".join(
         f"approx_count_distinct({view(n)}) AS d{i}, count({view(n)}) AS p{i}"
         + (f", min({view(n)}) AS lo{i}, max({view(n)}) AS hi{i}" if n in numeric else "")
         for i, n in enumerate(names)
     )
+    if target in numeric:
+        stats += f", avg(CAST({view(target)} AS DOUBLE)) AS target_mean"
     first = run(f"SELECT count(*) AS n, {stats} FROM {raw}")
     n_all = int(first.item(0, "n"))
     if n_all == 0:
@@ -675,7 +780,9 @@ def _representative(
     values: dict[str, pl.Series] = {}
     for i, n in enumerate(columns):
         dtype = columns[n]
-        if n in found:
+        if n == target and n in found:
+            series = _most_frequent_last(found[n])
+        elif n in found:
             series = found[n].get_column("v")
         elif n in free_text:  # the counts leave it out
             series = pl.Series("v", [None], dtype=dtype)
@@ -691,25 +798,40 @@ def _representative(
     )
 
 
+def _most_frequent_last(counted: pl.DataFrame) -> pl.Series:
+    """A target's values (with their counts ``n``) with the most frequent last, where the
+    representative frame repeats it, and 0 not taken among equals: the target is read as
+    counts (0 the most frequent value) where the whole table's values are."""
+    present = counted.filter(pl.col("v").is_not_null())
+    if present.height == 0:
+        return present.get_column("v")
+    top = present.filter(pl.col("n") == present.get_column("n").max()).get_column("v").to_list()
+    last = next((v for v in top if v != 0), top[0])
+    values = present.get_column("v")
+    return values.filter(values != last).append(pl.Series("v", [last], dtype=values.dtype))
+
+
 def _sql_table(
     backend: Backend,
     source: str,
     raw: str,
     prepared: Dataset,
-    target: str,
     found: dict[str, pl.DataFrame],
     n_all: int,
     view_target: str,
     known: dict[str, np.ndarray],
+    rows: int | None = None,
 ) -> SqlTable:
-    """The engine's table of the rows with a target, with the class counts the profile found."""
+    """The engine's table of the rows with a target, with the class counts the profile found
+    (a numeric target: no classes, and the ``rows`` that hold a value)."""
+    schema = prepared.schema
+    target = schema.target.name
     labels = found[target].filter(pl.col("v").is_not_null()) if target in found else pl.DataFrame({"v": [], "n": []})
     by_class = dict(
         zip(labels.get_column("v").cast(pl.String).to_list(), labels.get_column("n").to_list(), strict=True)
     )
-    schema = prepared.schema
     counts = tallies(np.array([float(by_class.get(c, 0)) for c in schema.target.classes]))
-    n_rows = int(sum(by_class.values()))
+    n_rows = int(sum(by_class.values())) if rows is None else rows
     warnings = list(prepared.warnings)
     if n_rows < n_all:
         warnings.insert(0, missing_target_warning(source, target, n_all - n_rows))

@@ -44,7 +44,8 @@ class Learner:
     total work ``progress`` counts towards (trees, iterations), or ``None`` when it counts
     rules as they grow. ``numeric_target``: a numeric target is predicted as a number
     instead of being refused; ``class_target``: classes are learned (not refused).
-    ``engines``: the engines it learns on (``rulecli.engines``). ``summary(model)``: one
+    ``engines``: the engines it learns classes on (``rulecli.engines``), ``number_engines``
+    those it learns numbers on; elsewhere it learns from the engine's sample. ``summary(model)``: one
     line for a person; ``warnings(model)``: what a person should know about the result.
     ``examples``: command lines for the help.
     """
@@ -60,6 +61,12 @@ class Learner:
     numeric_target: bool = False
     class_target: bool = True  # False: it predicts numbers only, and refuses classes
     engines: tuple[str, ...] = ("memory",)  # where it can count: rulecli.engines
+    number_engines: tuple[str, ...] = ("memory",)
+
+    def counts_on(self, engine: str, regression: bool) -> bool:
+        """Whether it learns a target of this kind from the counts of ``engine``."""
+        return engine in (self.number_engines if regression else self.engines)
+
     warnings: Callable[[Any], list[str]] = field(default=lambda model: [])
 
 

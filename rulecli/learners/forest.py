@@ -363,7 +363,7 @@ def _engine_forest(
             param="importance",
         )
     bins = table.bins(params.max_bins)
-    m = params.features_per_node(len(bins.n_bins), regression=False)
+    m = params.features_per_node(len(bins.n_bins), table.regression)
     grow = params.grow_params(table, max_features=m)
     trees: list[TreeNodes] = []
     scored: list[tuple[tuple[int, int], Frontier, np.ndarray]] = []
@@ -373,7 +373,7 @@ def _engine_forest(
         bag = bag_key(seed)
         grower = EngineGrower(table, bins, grow, np.random.default_rng(seed), bag)
         grown = grower.grow()
-        nodes = tree_nodes(grown, grower.data, False, 0.0, grow.monotone)
+        nodes = tree_nodes(grown, grower.data, table.regression, grower.centre, grow.monotone)
         trees.append(nodes)
         scored.append((bag, grower.leaf_frontier(model_order(grown)), leaf_shares(nodes)))
         if progress is not None:
@@ -465,4 +465,5 @@ LEARNER = Learner(
     unit="trees",
     numeric_target=True,
     engines=("memory", "duckdb", "spark"),
+    number_engines=("memory", "duckdb", "spark"),
 )

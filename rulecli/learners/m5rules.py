@@ -29,7 +29,16 @@ from rulecli.display import counted
 from rulecli.errors import InputError
 from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import dataset_columns, grow_tree, without
-from rulecli.model.core import Formula, ModelInfo, NumberRule, NumberStats, RuleRegression, Term, schema_units
+from rulecli.model.core import (
+    Condition,
+    Formula,
+    ModelInfo,
+    NumberRule,
+    NumberStats,
+    RuleRegression,
+    Term,
+    schema_units,
+)
 from rulecli.model.tree import TreeNodes, leaf_rules, leaves_of, level_index, node_walker
 from rulecli.params import Params, param
 from rulecli.schema import Kind
@@ -88,19 +97,13 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
         out_of_time = budget.ran_out(f"m5rules: {counted(len(rules), 'rule')} learned")
         if last or out_of_time:
             beta = models.beta[0]
-            default = NumberRule((), design.formula(beta, z, left), _stats(z, ds.weights, left, beta))
+            default = design.rule((), beta, z, ds.weights, left)
             break
         best = int(max(leaves.tolist(), key=lambda leaf: (models.rows[leaf], -leaf)))
         beta = smoothed(models, nodes, best) if params.smoothing else models.beta[best]
         covered = np.flatnonzero(mine == best)
         conditions = dict(leaf_rules(_pruned_nodes(nodes, models.leaf, models.removed), ds.schema.feature_names, units))
-        rules.append(
-            NumberRule(
-                conditions[_renumbered(models.removed, best)],
-                design.formula(beta, z, left[covered]),
-                _stats(z, ds.weights, left[covered], beta),
-            )
-        )
+        rules.append(design.rule(conditions[_renumbered(models.removed, best)], beta, z, ds.weights, left[covered]))
         left = np.delete(left, covered)
         if progress is not None:
             progress(len(rules))
@@ -189,19 +192,23 @@ class Design:
             columns_of.append(mine)
         return cls(terms, columns_of), columns
 
+    def rule(
+        self,
+        conditions: tuple[Condition, ...],
+        beta: np.ndarray,
+        z: Standardised,
+        w: np.ndarray | None,
+        rows: np.ndarray,
+    ) -> NumberRule:
+        """The rule of a standardised model for ``rows``: its formula, and that formula's
+        statistics on them."""
+        beta = _folded(beta, z, rows)
+        return NumberRule(conditions, self.formula(beta, z, rows), _stats(z, w, rows, beta))
+
     def formula(self, beta: np.ndarray, z: Standardised, rows: np.ndarray) -> Formula:
         """A standardised model as a formula over the raw columns,
         y = my + sy (b0 + Σ b_j (x_j − m_j) / s_j), bounded by the target on ``rows``."""
         my, sy = z.mean[-1], z.scale[-1]
-        beta = beta.copy()
-        if rows.size:
-            # a term that moves the prediction by under 1 % of the target's spread on the
-            # rule's rows (smoothing brings in its ancestors' terms) is folded into the intercept
-            x = z.x[rows]
-            spread = max(float(z.y[rows].std()), 1e-12)
-            faint = np.flatnonzero((beta[1:] != 0) & (np.abs(beta[1:]) * x.std(axis=0) < FAINT * spread))
-            beta[0] += float(beta[1 + faint] @ x[:, faint].mean(axis=0))
-            beta[1 + faint] = 0.0
         slopes = beta[1:] * sy / z.scale[:-1]
         intercept = my + sy * beta[0] - (float(slopes @ z.mean[:-1]) if slopes.size else 0.0)
         terms = tuple(
@@ -214,15 +221,31 @@ class Design:
         return Formula(float(intercept), terms, bounds)
 
 
+def _folded(beta: np.ndarray, z: Standardised, rows: np.ndarray) -> np.ndarray:
+    """``beta`` with each term that moves the prediction by under 1 % of the target's spread
+    on ``rows`` (smoothing brings in its ancestors' terms) folded into the intercept."""
+    beta = beta.copy()
+    if rows.size:
+        x = z.x[rows]
+        spread = max(float(z.y[rows].std()), 1e-12)
+        faint = np.flatnonzero((beta[1:] != 0) & (np.abs(beta[1:]) * x.std(axis=0) < FAINT * spread))
+        beta[0] += float(beta[1 + faint] @ x[:, faint].mean(axis=0))
+        beta[1 + faint] = 0.0
+    return beta
+
+
 def _stats(z: Standardised, weights: np.ndarray | None, rows: np.ndarray, beta: np.ndarray) -> NumberStats:
-    """The covered rows (by weight), their target's mean and spread, the formula's error."""
+    """The covered rows (by weight), their target's mean and spread, and the error of the
+    formula ``beta`` is written as (bounded by the rows' least and greatest target)."""
     w = np.ones(rows.size) if weights is None else weights[rows]
     y = z.y[rows]
-    predicted = beta[0] + z.x[rows] @ beta[1:]
     total = float(w.sum())
-    mean = float(w @ y / total) if total > 0 else 0.0
-    spread = float(np.sqrt(w @ (y - mean) ** 2 / total)) if total > 0 else 0.0
-    rmse = float(np.sqrt(w @ (y - predicted) ** 2 / total)) if total > 0 else 0.0
+    if total <= 0 or rows.size == 0:
+        return NumberStats(0 if weights is None else total, float(z.mean[-1]), 0.0, 0.0)
+    predicted = np.clip(beta[0] + z.x[rows] @ beta[1:], y.min(), y.max())
+    mean = float(w @ y / total)
+    spread = float(np.sqrt(w @ (y - mean) ** 2 / total))
+    rmse = float(np.sqrt(w @ (y - predicted) ** 2 / total))
     sy, my = z.scale[-1], z.mean[-1]
     covered: int | float = int(total) if weights is None else total
     return NumberStats(covered, float(my + sy * mean), float(sy * spread), float(sy * rmse))

@@ -453,7 +453,7 @@ def _grow(ds: Dataset | EngineTable, params: TreeParams, *, ordered: bool = True
     grow = params.grow_params(ds, budgeted=True)
     if is_engine_table(ds):
         grower = EngineGrower(ds, ds.bins(params.max_bins), grow)
-        return tree_nodes(grower.grow(), grower.data, False, 0.0, grow.monotone if ordered else None)
+        return tree_nodes(grower.grow(), grower.data, ds.regression, grower.centre, grow.monotone if ordered else None)
     data = Binned.from_dataset(ds, params.max_bins)
     return grow_tree(data, ds, grow, ds.weights, ordered=ordered)
 
@@ -573,4 +573,5 @@ LEARNER = Learner(
     ),
     numeric_target=True,
     engines=("memory", "duckdb", "spark"),
+    number_engines=("memory", "duckdb", "spark"),
 )

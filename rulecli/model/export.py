@@ -138,6 +138,13 @@ def _sql_formula(sql: SqlText, formula: Formula, kinds: Kinds) -> str:
     return f"LEAST(GREATEST({total}, {low}), {high})"
 
 
+def rule_formulas(model: RuleRegression, dialect: str) -> tuple[list[str], str]:
+    """Each rule's formula, and the default's, as SQL of ``dialect``: what an engine
+    recounts a model's statistics with."""
+    sql, kinds = SqlText(dialect), formula_kinds(model)
+    return [_sql_formula(sql, r.formula, kinds) for r in model.rules], _sql_formula(sql, model.default.formula, kinds)
+
+
 def _sql_numbers(sql: SqlText, model: RuleRegression) -> str:
     """The first matching rule's formula (ordered), or the mean of the matching rules'."""
     kinds = formula_kinds(model)

@@ -6,18 +6,19 @@ import numpy as np
 
 from rulecli.counting.binned import Binned
 from rulecli.engines import Bins, Frontier, Split, TreeHistograms
-from rulecli.search.grow import PURE, Best, Grower, GrownTree, GrowParams, stats_of
+from rulecli.search.grow import PURE, Best, Grower, GrownTree, GrowParams, node_weight, stats_of
 
 
 class EngineGrower(Grower):
-    """A classification tree grown from an engine's counts instead of rows in memory: each
-    batch of pending nodes is one :meth:`~rulecli.engines.EngineTable.histograms` pass over
-    the table (the partial tree routes every row to its node), and the split choice is
-    :class:`Grower`'s own, on the same cells. Of two siblings only the smaller is counted:
-    the other's cells are its parent's less the sibling's (histogram subtraction, as
-    LightGBM does), so a pass aggregates at most half the rows below the root. A split's
-    children's class counts are sums of the cells that go each way. Given the same bins
-    and whole-number counts the tree equals the one :class:`Grower` grows in memory; with
+    """A tree grown from an engine's counts instead of rows in memory: each batch of pending
+    nodes is one :meth:`~rulecli.engines.EngineTable.histograms` pass over the table (the
+    partial tree routes every row to its node), and the split choice is :class:`Grower`'s
+    own, on the same cells (a number's cells: rows, Σy and Σy²). Of two siblings only the
+    smaller is counted: the other's cells are its parent's less the sibling's (histogram
+    subtraction, as LightGBM does), so a pass aggregates at most half the rows below the
+    root. A split's children's sums are sums of the cells that go each way. Given the same
+    bins and whole-number counts the tree equals the one :class:`Grower` grows in memory (a
+    number's sums, added in the engine's order, may differ in their last bits); with
     ``bag``, rows count as their draws in that bootstrap, as a forest's trees weigh them."""
 
     def __init__(
@@ -28,15 +29,15 @@ class EngineGrower(Grower):
         rng: np.random.Generator | None = None,
         bag: tuple[int, int] | None = None,
     ) -> None:
-        assert not params.regression
         names = table.schema.feature_names
         self.table, self.bins, self.bag = table, bins, bag
         self.data = Binned(names, bins.categorical, bins.levels, (), bins.n_bins, bins.edges)
         self.params = params
-        self.regression = False
+        self.regression = params.regression
         self.rng = rng
-        self.centre = 0.0
-        self.n_channels = len(table.schema.target.classes)
+        # a number's cells sum it less the table's mean, as memory sums it less the rows' mean
+        self.centre = table.centre if self.regression else 0.0
+        self.n_channels = 3 if self.regression else len(table.schema.target.classes)
         self.tree = GrownTree()
         self.fresh = (0, np.zeros((0, 0)))
         self.node_rows = {}
@@ -49,8 +50,8 @@ class EngineGrower(Grower):
         self.split_cells: dict[int, list[np.ndarray]] = {}  # split node -> its cells, until its children have theirs
 
     def _root(self) -> tuple[np.ndarray, np.ndarray]:
-        counts = self.table.class_counts() if self.bag is None else self.table.bag_class_counts(self.bins, self.bag)
-        return np.empty(0, dtype=np.int64), counts.astype(np.float64)[None, :]
+        sums = self.table.root_sums(self.bins, self.bag)
+        return np.empty(0, dtype=np.int64), sums.astype(np.float64)[None, :]
 
     def leaf_frontier(self, order: list[int]) -> Frontier:
         """The grown tree with each leaf's slot its place in ``order`` (the model's node order)."""
@@ -89,7 +90,8 @@ class EngineGrower(Grower):
                 counted.append(n)
                 continue
             left, right = t.left[p], t.right[p]
-            smaller = right if t.stats[right].sum() < t.stats[left].sum() else left
+            weight = node_weight(np.stack([t.stats[left], t.stats[right]]), self.regression)
+            smaller = right if weight[1] < weight[0] else left
             if n == smaller:
                 counted.append(n)
             else:
@@ -116,6 +118,10 @@ class EngineGrower(Grower):
         for n, sibling in derived.items():
             parent = self.split_cells[self.parent[n]]
             cells[n] = [whole - part for whole, part in zip(parent, cells[sibling], strict=True)]
+            if self.regression:
+                # a bin without rows has no sum: a difference of sums leaves a rounding in it
+                for cell in cells[n]:
+                    cell[cell[:, 0] <= 0] = 0.0
         for n in nodes:
             self.split_cells.pop(self.parent.get(n, -1), None)
         for j in range(self.data.n_features):
@@ -127,7 +133,7 @@ class EngineGrower(Grower):
                 dense = np.where(allowed[:, j, None, None], dense, 0.0)
             missing_sums = dense[:, nb, :]
             present = dense[:, :nb, :].reshape(p * nb, k)
-            keys = np.flatnonzero(present.sum(axis=1) > 0)
+            keys = np.flatnonzero(node_weight(present, self.regression) > 0)
             self._cell_splits(j, keys, present[keys], missing_sums, node_stats, node_impurity, best)
         self.batch_cells = {n: cells[n] for n in nodes}
         return best

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset
 from rulecli.engines import TableBase
-from rulecli.model.core import DecisionList, Rule, RuleSet, RuleStats
+from rulecli.model.core import DecisionList, NumberStats, Rule, RuleRegression, RuleSet, RuleStats
+from rulecli.model.export import rule_formulas
 from rulecli.model.languages import rule_tests
 from rulecli.stats import row_hash, sample_seed, tally
+
+M = TypeVar("M", DecisionList, RuleSet, RuleRegression)
 
 
 def stats_of(counts: np.ndarray, classes: Sequence[str], prediction: str) -> RuleStats:
@@ -81,10 +86,12 @@ def engine_default_rule(table: TableBase, model: RuleSet) -> Rule:
     return default_rule_of(uncovered, table.class_counts(), model.classes)
 
 
-def recounted(model: DecisionList | RuleSet, table: TableBase) -> DecisionList | RuleSet:
+def recounted(model: M, table: TableBase) -> M:
     """The rule model with each rule's statistics counted by ``table``'s engine on all its
     rows, as the learners credit them: the rows each rule decides in a decision list, every
-    row it matches in a rule set, the rest for the default."""
+    row it matches in a rule set, the rest for the default. Its predictions stay as learned."""
+    if isinstance(model, RuleRegression):
+        return _recounted_numbers(model, table)
     counts = table.rule_counts(rule_tests(model, table.dialect), isinstance(model, DecisionList))
     rules = tuple(
         dataclasses.replace(r, stats=stats_of(counts[i], model.classes, r.prediction))
@@ -98,6 +105,20 @@ def recounted(model: DecisionList | RuleSet, table: TableBase) -> DecisionList |
         training["class_counts"] = [tally(c) for c in table.class_counts()]
     info = dataclasses.replace(model.info, training=training)
     return dataclasses.replace(model, rules=rules, default=default, info=info)
+
+
+def _recounted_numbers(model: RuleRegression, table: TableBase) -> RuleRegression:
+    formulas, default = rule_formulas(model, table.dialect)
+    figures = table.number_rule_stats(rule_tests(model, table.dialect), formulas, default, model.ordered)
+
+    def stats(i: int) -> NumberStats:
+        rows, mean, variance, mse = figures[i]
+        return NumberStats(int(rows), float(mean), math.sqrt(max(variance, 0.0)), math.sqrt(max(mse, 0.0)))
+
+    rules = tuple(dataclasses.replace(r, stats=stats(i)) for i, r in enumerate(model.rules))
+    fallback = dataclasses.replace(model.default, stats=stats(-1))
+    info = dataclasses.replace(model.info, training=dict(model.info.training) | {"rows": table.n_rows})
+    return dataclasses.replace(model, rules=rules, default=fallback, info=info)
 
 
 def learning_sample(ds: Dataset, rows: int, seed: int) -> tuple[Dataset, Dataset] | None:
