@@ -132,7 +132,7 @@ class DuckDB:
         return path
 
     def quantiles(self, x: str, points: str) -> str:
-        return f"approx_quantile({x}, [{points}])"
+        return f"quantile_disc({x}, [{points}])"
 
     def code_type(self, n: int) -> str:
         return "UTINYINT" if n < 255 else "USMALLINT" if n < 65535 else "UINTEGER"

@@ -94,7 +94,7 @@ class Spark:
         return raw, schema
 
     def quantiles(self, x: str, points: str) -> str:
-        return f"percentile_approx({x}, array({points}))"
+        return f"percentile({x}, array({points}))"
 
     def code_type(self, n: int) -> str:
         return "TINYINT" if n < 127 else "SMALLINT" if n < 32767 else "INT"

@@ -7,6 +7,7 @@ as ``repr`` doubles, so the engine compares exactly the values rulecli's arrays 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,6 +16,15 @@ from rulecli.engines import Bins, Frontier, Split
 from rulecli.model.languages import SqlText, sql_text
 from rulecli.schema import Feature, Kind
 from rulecli.stats import HASH_PRIME, HASH_STEPS, POISSON_CUTS, hash_seed
+
+# A number's deviation from its centre is counted in whole units, the greatest deviation at
+# most 2**FIXED_BITS of them: whole numbers add up exactly in any order, where an engine's
+# sums of doubles change in their last bits with the order its threads add the rows in (a
+# regression tree on a million rows came out different from one run to the next). 29 bits
+# keep a square times a row's draws in a bootstrap (at most 12) within a BIGINT; a unit is
+# under 2e-9 of the target's range.
+FIXED_BITS = 29
+assert len(POISSON_CUTS) * 4.0**FIXED_BITS < 2.0**63
 
 
 def column(dialect: str, feature: Feature) -> str:
@@ -95,13 +105,43 @@ def frontier_slot(frontier: Frontier, codes: Sequence[str], n_bins: Sequence[int
         # missing values and levels the node did not see go left with the left levels
         return f"{b} NOT IN ({', '.join(map(str, node.right_codes))})" if node.right_codes else "TRUE"
 
-    def walk(i: int) -> str:
+    def walk(i: int) -> str | None:
+        """Node ``i``'s slot expression, or None where no slot lies below it: such a subtree
+        is -1 whatever its tests (a deep tree's last passes count a few nodes, and testing
+        every row down thousands of finished splits took 15 s a pass at a million rows)."""
         node = frontier.nodes[i]
         if not isinstance(node, Split):
-            return str(node)
-        return f"CASE WHEN {goes_left(node)} THEN {walk(node.left)} ELSE {walk(node.right)} END"
+            return str(node) if node >= 0 else None
+        left, right = walk(node.left), walk(node.right)
+        if left is None and right is None:
+            return None
+        return f"CASE WHEN {goes_left(node)} THEN {left or '-1'} ELSE {right or '-1'} END"
 
-    return walk(0)
+    return walk(0) or "-1"
+
+
+def unit_scale(deviation: float) -> float:
+    """Units per unit of the target: the power of two (exact to multiply by) that puts a
+    deviation of at most ``deviation`` within ``2**FIXED_BITS`` units."""
+    exponent = math.frexp(deviation)[1] if deviation > 0 else 0  # deviation < 2**exponent
+    return math.ldexp(1.0, FIXED_BITS - exponent)
+
+
+def units(value_sql: str, scale: str) -> str:
+    """A double as the nearest whole number of units (``scale`` a literal: units per unit)."""
+    return f"CAST(ROUND(({value_sql}) * {scale}) AS BIGINT)"
+
+
+def exact_sum(whole_sql: str) -> str:
+    """The sum of a BIGINT expression as a 38-digit decimal: exact, whatever the order."""
+    return f"sum(CAST({whole_sql} AS DECIMAL(38, 0)))"
+
+
+def exact_square_sum(whole_sql: str) -> str:
+    """The sum of the squares of a BIGINT expression, squared as decimals (a square of any
+    BIGINT fits): exact, whatever the order."""
+    x = f"CAST({whole_sql} AS DECIMAL(38, 0))"
+    return f"sum({x} * {x})"
 
 
 def row_hash(id_sql: str, seed: int) -> str:

@@ -38,6 +38,7 @@ from rulecli.model.languages import SqlText, sql_text
 from rulecli.schema import PLAIN, Feature, Kind, Schema, is_numeric_dtype, temporal_unit
 from rulecli.stats import hash_threshold, tallies
 
+QUANTILE_ROWS = 1_000_000  # rows a feature's quantile bins are found on: a hashed sample past it
 EXACT_DISTINCT = 100_000  # columns with at most about this many values are profiled value by value
 MAX_LEVELS = 10_000  # levels a categorical feature may have on an engine
 WHOLE_RANGE = 4096  # values a bin lookup table may list
@@ -61,7 +62,9 @@ class Backend(Protocol):
         """The query's result; an InputError starting with ``failure`` when it fails."""
         ...
 
-    def quantiles(self, x: str, points: str) -> str: ...
+    def quantiles(self, x: str, points: str) -> str:
+        """The exact quantiles of ``x`` at ``points`` (an aggregate: the same for any order of the rows)."""
+        ...
 
     def code_type(self, n: int) -> str: ...
 
@@ -100,9 +103,10 @@ class SqlTable(TargetView):
     known_values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     # whether ``_rulecli_id`` numbers the rows with a target 0, 1, 2, ... (no gaps)
     dense_ids: bool = field(default=False, repr=False)
-    # a numeric target's mean: the binned copy holds each row's target less it, so that the
-    # sums of squares a tree's cells add stay small against their squared sums
+    # a numeric target's midrange, and the units per unit it is counted in about it (see
+    # rulecli.engines.sql.FIXED_BITS): the binned copy holds each row's target so
     centre: float = 0.0
+    scale: float = 1.0
     weights: None = None
     weighting: None = None
     weight_column: None = None
@@ -160,7 +164,7 @@ class SqlTable(TargetView):
 
     def bins(self, max_bins: int) -> Bins:
         """Bins as :class:`~rulecli.counting.binned.Binned` makes them in memory: one per value
-        up to ``max_bins`` values (so the same cuts), else at approximate quantiles."""
+        up to ``max_bins`` values (so the same cuts), else at quantiles (:meth:`_quantiles`)."""
         categorical, levels, n_bins, edges, whole = [], [], [], [], []
         numeric = [f for f in self.schema.features if f.kind == Kind.NUMERIC]
         few = self._few_values(numeric, max_bins)
@@ -196,7 +200,12 @@ class SqlTable(TargetView):
     def _quantiles(self, feature: Feature, max_bins: int) -> np.ndarray:
         x = sql.column(self.dialect, feature)
         points = sql.float_list(np.arange(1, max_bins) / max_bins)
-        query = f"SELECT {self.backend.quantiles(x, points)} AS q FROM {self.relation}"
+        # exact quantiles, of a hashed sample past QUANTILE_ROWS rows: an engine's approximate
+        # ones (t-digests) differ from run to run with the order its threads read the rows in,
+        # and so did the model files
+        rate = min(1.0, QUANTILE_ROWS / max(self.n_rows, 1))
+        sampled = "" if rate >= 1.0 else f" WHERE {sql.row_hash('_rulecli_id', 0)} < {hash_threshold(rate)}"
+        query = f"SELECT {self.backend.quantiles(x, points)} AS q FROM {self.relation}{sampled}"
         frame = self._run(f"find the quantiles of {feature.name}", query)
         return np.unique(np.asarray(frame.get_column("q")[0].to_list(), dtype=np.float64))
 
@@ -227,20 +236,34 @@ class SqlTable(TargetView):
         return relation
 
     def _target_sql(self) -> str:
-        """Each row's class code, or its number less the mean (:attr:`centre`)."""
+        """Each row's class code, or its number's units from the centre (:attr:`scale`)."""
         if self.regression:
-            q = sql_text(self.dialect)
-            return f"CAST({q.ident(self.target)} AS DOUBLE) - {q.literal(self.centre)}"
+            return self._units(f"{self._number()} - {self._literal(self.centre)}")
         y = sql.class_code(self.dialect, self.target, self.classes)
         return f"CAST({y} AS {self.backend.code_type(len(self.classes))})"
 
+    def _number(self) -> str:
+        return f"CAST({sql_text(self.dialect).ident(self.target)} AS DOUBLE)"
+
+    def _literal(self, value: float) -> str:
+        return sql_text(self.dialect).literal(value)
+
+    def _units(self, value_sql: str) -> str:
+        return sql.units(value_sql, self._literal(self.scale))
+
     def _channels(self, bag: bool) -> list[str]:
         """What a cell sums: its rows (or draws) by class, grouped on ``y``; for a number its
-        rows, their sum and their sum of squares (less the mean), as channels 0, 1, 2."""
-        w = "w" if bag else "1"
+        rows, and the sum of their units and of their squares (exact), as channels 0, 1, 2."""
+        rows = "sum(w)" if bag else "count(*)"
         if not self.regression:
-            return [f"sum({w})" if bag else "count(*)"]
-        return [f"sum({w})" if bag else "count(*)", f"sum({w} * y)", f"sum({w} * y * y)"]
+            return [rows]
+        weighted = "w * " if bag else ""
+        return [rows, sql.exact_sum(f"{weighted}y"), sql.exact_sum(f"{weighted}y * y")]
+
+    def _in_target_units(self, sums: np.ndarray) -> np.ndarray:
+        """Channels of :meth:`_channels` (rows, Σ units, Σ units²), a row each, as rows, Σy and
+        Σy² about the centre (a division by a power of two: exact)."""
+        return sums / np.array([1.0, self.scale, self.scale * self.scale])
 
     def histograms(self, bins: Bins, frontier: Frontier, bag: tuple[int, int] | None = None) -> list[Histogram]:
         """Per feature, the non-empty (slot, bin, class) cells of the frontier's slots: rows,
@@ -254,23 +277,37 @@ class SqlTable(TargetView):
         rows, kept = (
             (self._binned_table(bins), "s >= 0") if bag is None else (self._bagged(bins, bag), "s >= 0 AND w > 0")
         )
-        sums = ", ".join(f"{c} AS n{i}" for i, c in enumerate(self._channels(bag is not None)))
-        query = (
+        channels = self._channels(bag is not None)
+        sums = ", ".join(f"{c} AS n{i}" for i, c in enumerate(channels))
+        grouped = (
             f"SELECT {', '.join(('s', *label, *codes))}, {sums} FROM "
             f"(SELECT {slot} AS s, * FROM {rows}) AS rulecli_slots WHERE {kept} GROUP BY GROUPING SETS ({sets})"
         )
+        # a grouping set's rows hold its own feature's code, the others' NULL: one feature
+        # number and one code column instead of a code column per feature (the result of a
+        # level of a deep tree held 7.6 million cells, 1.5 GB with twenty code columns)
+        feature = " ".join(f"WHEN b{j} IS NOT NULL THEN {j}" for j in range(d))
+        listed = ", ".join(("s", *label, f"CASE {feature} END AS j", f"COALESCE({', '.join(codes)}) AS code"))
+        query = f"SELECT {listed}, {', '.join(f'n{i}' for i in range(len(channels)))} FROM ({grouped}) AS rulecli_cells"
         frame = self._run(f"count {counted(frontier.n_slots, 'node')}", query)
+        j = frame.get_column("j").to_numpy().astype(np.int64)
+        order = np.argsort(j, kind="stable")
+        bounds = np.searchsorted(j[order], np.arange(d + 1))
+        slots, code = (frame.get_column(c).to_numpy().astype(np.int64)[order] for c in ("s", "code"))
+        if self.regression:
+            sums = self._in_target_units(frame.select(pl.col(f"n{c}").cast(pl.Float64) for c in range(3)).to_numpy())
+            sums = sums[order]
+        else:
+            y, n = (frame.get_column(c).to_numpy().astype(np.int64)[order] for c in ("y", "n0"))
         out = []
-        for j in range(d):  # each grouping set's rows are those where its feature's code is set
-            part = frame.filter(pl.col(f"b{j}").is_not_null())
-            slots, code = (part.get_column(c).to_numpy().astype(np.int64) for c in ("s", f"b{j}"))
+        for f in range(d):
+            mine = slice(bounds[f], bounds[f + 1])
             if not self.regression:
-                y, n = (part.get_column(c).to_numpy().astype(np.int64) for c in ("y", "n0"))
-                out.append(Histogram(slots, code, y, n))
+                out.append(Histogram(slots[mine], code[mine], y[mine], n[mine]))
                 continue
-            channel = np.repeat(np.arange(3), slots.size)
-            sums = np.concatenate([part.get_column(f"n{c}").cast(pl.Float64).to_numpy() for c in range(3)])
-            out.append(Histogram(np.tile(slots, 3), np.tile(code, 3), channel, sums))
+            size = bounds[f + 1] - bounds[f]
+            channel = np.repeat(np.arange(3), size)
+            out.append(Histogram(np.tile(slots[mine], 3), np.tile(code[mine], 3), channel, sums[mine].T.ravel()))
         return out
 
     def _bagged(self, bins: Bins, bag: tuple[int, int]) -> str:
@@ -288,7 +325,7 @@ class SqlTable(TargetView):
         sums = ", ".join(f"{c} AS n{i}" for i, c in enumerate(self._channels(bag is not None)))
         if self.regression:
             frame = self._run("sum the target", f"SELECT {sums} FROM {rows}")
-            return np.array([float(frame.item(0, f"n{c}") or 0.0) for c in range(3)])
+            return self._in_target_units(frame.select(pl.col(f"n{c}").cast(pl.Float64) for c in range(3)).to_numpy())[0]
         frame = self._run("count a bootstrap's classes", f"SELECT y, {sums} FROM {rows} GROUP BY y")
         out = np.zeros(len(self.classes), dtype=np.int64)
         out[frame.get_column("y").to_numpy().astype(np.int64)] = frame.get_column("n0").to_numpy()
@@ -344,14 +381,23 @@ class SqlTable(TargetView):
                     what, lambda q=query, p=path, w=what: self.backend.materialise(q, p, self._failure(w))
                 )
                 continue
-            scored = (
-                _squared_errors(query, sql_text(self.dialect).literal(self.centre))
-                if self.regression
-                else _misclassified(query, k)
-            )
+            scored = self._squared_errors(query) if self.regression else _misclassified(query, k)
             frame = self._run(f"score {counted(len(group), 'tree')} out of bag", scored)
         has, wrong = frame.row(0)
-        return int(has or 0), float(wrong or 0.0) if self.regression else int(wrong or 0)
+        if self.regression:  # the squares' exact sum in units squared
+            return int(has or 0), int(wrong or 0) / self.scale**2
+        return int(has or 0), int(wrong or 0)
+
+    def _squared_errors(self, sums: str) -> str:
+        """The rows with a miss count m above 0, and the sum of their squared errors (in
+        units) of the trees' mean value s0 / m, from the relation ``sums``."""
+        row = f"CAST(y AS DOUBLE) / {self._literal(self.scale)} + {self._literal(self.centre)}"
+        error = self._units(f"{row} - s0 / GREATEST(m, 1)")
+        return (
+            f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
+            f"{sql.exact_square_sum('CASE WHEN m > 0 THEN e ELSE 0 END')} AS wrong "
+            f"FROM (SELECT m, {error} AS e FROM ({sums}) AS rulecli_sums) AS rulecli_errors"
+        )
 
     # -- the covering learners: row sets in memory as bits, features in the engine
 
@@ -502,36 +548,54 @@ class SqlTable(TargetView):
         it is credited with (those it decides in a list, every row it matches in a set; the
         default's: the rows no rule matches, or every row when none is left), their target's
         mean and population variance and the formula's mean squared error on them, a row
-        each, in one pass."""
-        y = f"CAST({sql_text(self.dialect).ident(self.target)} AS DOUBLE)"
+        each, in one pass (sums of units, exact: see :data:`rulecli.engines.sql.FIXED_BITS`)."""
+        y, centre = self._number(), self._literal(self.centre)
         any_rule = " OR ".join(f"({t})" for t in tests) if tests else "FALSE"
-        per_row = [f"{y} AS y", f"{default} AS d", f"CASE WHEN {any_rule} THEN NULL ELSE {y} END AS yr"]
-        figures = [_moments("rest", "yr", "yr - d"), _moments("every", "y", "y - d")]
+        per_row = [
+            f"{self._units(f'{y} - {centre}')} AS v",
+            f"{self._units(f'{y} - {default}')} AS dv",
+            f"CASE WHEN {any_rule} THEN 0 ELSE 1 END AS left_over",
+        ]
+        rest = ("CASE WHEN left_over = 1 THEN v END", "CASE WHEN left_over = 1 THEN dv END")
+        figures = [_moments("rest", *rest), _moments("every", "v", "dv")]
         if ordered and tests:
             decided = " ".join(f"WHEN {t} THEN {i}" for i, t in enumerate(tests))
             value = " ".join(f"WHEN {t} THEN {f}" for t, f in zip(tests, formulas, strict=True))
-            per_row += [f"CASE {decided} ELSE -1 END AS r", f"CASE {value} END AS p"]
+            per_row += [f"CASE {decided} ELSE -1 END AS r", f"{self._units(f'{y} - (CASE {value} END)')} AS rv"]
             query = (
-                f"SELECT r, {', '.join([*figures, _moments('r', 'y', 'y - p')])} FROM (SELECT {', '.join(per_row)} "
+                f"SELECT r, {', '.join([*figures, _moments('r', 'v', 'rv')])} FROM (SELECT {', '.join(per_row)} "
                 f"FROM {self.relation}) AS rulecli_decided GROUP BY GROUPING SETS ((r), ())"
             )
             frame = self._run("count the rules' rows", query)
             whole = frame.filter(pl.col("r").is_null())  # the grouping set of every row
             ruled = frame.filter(pl.col("r") >= 0)
             out = np.zeros((len(tests) + 2, 4))
-            out[ruled.get_column("r").to_numpy().astype(np.int64)] = _figures(ruled, "r")
-            out[-2:] = np.vstack([_figures(whole, "rest"), _figures(whole, "every")])
+            out[ruled.get_column("r").to_numpy().astype(np.int64)] = self._figures(ruled, "r")
+            out[-2:] = np.vstack([self._figures(whole, "rest"), self._figures(whole, "every")])
         else:
             for i, (t, f) in enumerate(zip(tests, formulas, strict=True)):
-                per_row += [f"CASE WHEN {t} THEN {y} END AS y{i}", f"CASE WHEN {t} THEN {y} - ({f}) END AS e{i}"]
-                figures.append(_moments(f"m{i}", f"y{i}", f"e{i}"))
+                per_row += [f"CASE WHEN {t} THEN 1 ELSE 0 END AS h{i}", f"{self._units(f'{y} - ({f})')} AS e{i}"]
+                figures.append(_moments(f"m{i}", f"CASE WHEN h{i} = 1 THEN v END", f"CASE WHEN h{i} = 1 THEN e{i} END"))
             rows = f"(SELECT {', '.join(per_row)} FROM {self.relation}) AS rulecli_rows"
             frame = self._run("count the rules' rows", f"SELECT {', '.join(figures)} FROM {rows}")
-            out = np.vstack(
-                [_figures(frame, name) for name in [*(f"m{i}" for i in range(len(tests))), "rest", "every"]]
-            )
+            out = np.vstack([self._figures(frame, n) for n in [*(f"m{i}" for i in range(len(tests))), "rest", "every"]])
         # the default's rows: those left, or every row when the rules match them all
         return out[:-1] if out[-2, 0] > 0 else np.vstack([out[:-2], out[-1:]])
+
+    def _figures(self, frame: pl.DataFrame, name: str) -> np.ndarray:
+        """(rows, mean, variance, mean squared error) from the exact sums of :func:`_moments`
+        ``name`` (whole numbers: the figures do not depend on the order the engine added the
+        rows in), a row per row of ``frame``; zeros where no row had a value."""
+        counts, firsts, seconds, errors = (
+            [int(x or 0) for x in frame.get_column(f"{name}_{k}").to_list()] for k in ("n", "s1", "s2", "e2")
+        )
+        out = np.zeros((frame.height, 4))
+        units = self.scale
+        for i, (n, s1, s2, e2) in enumerate(zip(counts, firsts, seconds, errors, strict=True)):
+            if n:
+                variance = (n * s2 - s1 * s1) / (n * n * units * units)
+                out[i] = (n, self.centre + s1 / (n * units), variance, e2 / (n * units * units))
+        return out
 
     def sample(self, seed: int, rate: float) -> Dataset:
         """The rows whose hashed number falls below ``rate``, in the table's order."""
@@ -611,7 +675,7 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
 
     view = _viewer(q, columns)
     numeric = {n for n in names if is_numeric_dtype(columns[n])}
-    first, n_all, distinct, present = _counted(run, raw, names, numeric, view, source, target)
+    first, n_all, distinct, present = _counted(run, raw, names, numeric, view, source)
     used = [n for n in names if n in {target, *(spec.features or names)} - set(spec.exclude)]
     kept = {target, *spec.use, *spec.features, *spec.numeric}
     # text of many values is left out unless kept (prepare_dataset says so from the counts
@@ -650,8 +714,8 @@ def _profile(backend: Backend, source: str, raw: str, columns: pl.Schema, spec: 
     if not prepared.schema.target.regression:
         return _sql_table(backend, source, raw, prepared, found, n_all, view(target), known)
     numbers = _sql_table(backend, source, raw, prepared, {}, n_all, view(target), known, rows=present[target])
-    numbers.centre = float(first.item(0, "target_mean"))
-    return numbers
+    i = names.index(target)
+    return _counted_in_units(numbers, *(float(first.item(0, f"{end}{i}")) for end in ("lo", "hi")))
 
 
 def _tree_groups(sizes: list[int]) -> list[list[int]]:
@@ -682,28 +746,12 @@ def _misclassified(sums: str, k: int) -> str:
 
 
 def _moments(name: str, value: str, error: str) -> str:
-    """The aggregates of :meth:`SqlTable.number_rule_stats` for one group of rows: where
-    ``value`` is not NULL, the rows, their mean and variance, and the mean square of ``error``."""
+    """The exact sums of :meth:`SqlTable.number_rule_stats` for one group of rows: where
+    ``value`` (units from the centre) is not NULL, the rows and the sums of the units and their
+    squares, and the sum of the squares of ``error`` (units)."""
     return (
-        f"count({value}) AS {name}_n, avg({value}) AS {name}_mean, var_pop({value}) AS {name}_var, "
-        f"avg(({error}) * ({error})) AS {name}_mse"
-    )
-
-
-def _figures(frame: pl.DataFrame, name: str) -> np.ndarray:
-    """(rows, mean, variance, mean squared error) of :func:`_moments` ``name``, a row per
-    row of ``frame``; 0 where no row had a value."""
-    columns = [f"{name}_{k}" for k in ("n", "mean", "var", "mse")]
-    return frame.select(pl.col(c).cast(pl.Float64).fill_null(0.0) for c in columns).to_numpy()
-
-
-def _squared_errors(sums: str, centre: str) -> str:
-    """The rows with a miss count m above 0, and the sum of their squared errors of the mean
-    value s0 / m (``y`` holds the target less ``centre``, a literal), from the relation ``sums``."""
-    error = f"(y + {centre} - s0 / GREATEST(m, 1))"
-    return (
-        f"SELECT sum(CASE WHEN m > 0 THEN 1 ELSE 0 END) AS has, "
-        f"sum(CASE WHEN m > 0 THEN {error} * {error} ELSE 0.0e0 END) AS wrong FROM ({sums}) AS rulecli_sums"
+        f"count({value}) AS {name}_n, {sql.exact_sum(value)} AS {name}_s1, "
+        f"{sql.exact_square_sum(value)} AS {name}_s2, {sql.exact_square_sum(error)} AS {name}_e2"
     )
 
 
@@ -724,17 +772,14 @@ def _counted(
     numeric: set[str],
     view: Callable[[str], str],
     source: str,
-    target: str,
 ) -> tuple[pl.DataFrame, int, dict[str, int], dict[str, int]]:
     """One pass: the rows, each column's distinct values (approximately) and values present,
-    the range of each numeric column and the mean of a numeric target (``target_mean``)."""
+    and the range of each numeric column."""
     stats = ", ".join(
         f"approx_count_distinct({view(n)}) AS d{i}, count({view(n)}) AS p{i}"
         + (f", min({view(n)}) AS lo{i}, max({view(n)}) AS hi{i}" if n in numeric else "")
         for i, n in enumerate(names)
     )
-    if target in numeric:
-        stats += f", avg(CAST({view(target)} AS DOUBLE)) AS target_mean"
     first = run(f"SELECT count(*) AS n, {stats} FROM {raw}")
     n_all = int(first.item(0, "n"))
     if n_all == 0:
@@ -796,6 +841,16 @@ def _representative(
     return pl.DataFrame(
         [_padded(values[n].filter(values[n].is_not_null()) if n == target else values[n], length) for n in columns]
     )
+
+
+def _counted_in_units(table: SqlTable, low: float, high: float) -> SqlTable:
+    """A numeric target's table, its values counted about their midrange in units (see
+    :data:`rulecli.engines.sql.FIXED_BITS`). The midrange, not the mean: the least and
+    greatest values are the same whatever the order the engine reads the rows in, where its
+    mean of doubles is not."""
+    table.centre = low / 2 + high / 2
+    table.scale = sql.unit_scale(max(high - table.centre, table.centre - low))
+    return table
 
 
 def _most_frequent_last(counted: pl.DataFrame) -> pl.Series:
