@@ -565,3 +565,23 @@ def test_duckdb_reads_an_existing_file_as_itself_not_as_a_glob(tmp_path: Path):
         assert [f["name"] for f in json.loads(learned.stdout)["schema"]["features"]] == ["z"], name
     both = run_cli("oner", "d*.parquet", "-y", "y", "-q", "--engine", "duckdb", cwd=tmp_path)
     assert both.code == 2 and "schema mismatch" in both.stderr  # a glob is still a glob
+
+
+def test_a_feature_of_many_values_is_cut_at_exact_quantiles(tmp_path: Path):
+    # approximate quantiles (t-digests) fall between the data's values and change with the
+    # order the engine's threads read the rows in; exact ones are values of the data
+    from rulecli.dataset import DataSpec
+    from rulecli.engines import EngineOptions, open_table
+
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=20_000).round(9)
+    pl.DataFrame({"x": x, "y": np.where(x > 0.3, "a", "b")}).write_parquet(tmp_path / "q.parquet")
+    table = open_table(str(tmp_path / "q.parquet"), DataSpec(target="y"), EngineOptions(engine="duckdb", threads=4))
+    try:
+        edges = table.bins(255).edges[0]
+    finally:
+        table.close()
+    assert 250 <= edges.size <= 254
+    assert set(edges.tolist()) <= set(x.tolist())
+    shares = np.searchsorted(np.sort(x), edges) / x.size  # each cut's quantile, 1/255 apart
+    assert np.abs(np.diff(shares) - 1 / 255).max() < 1e-3
