@@ -2,16 +2,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 from rulecli.cli.app import main
+
+if TYPE_CHECKING:
+    import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"
@@ -200,3 +205,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         stale = LONG - {item.nodeid for item in items}
         if stale:
             raise pytest.UsageError(f"tests/conftest.py LONG names tests that no longer exist: {sorted(stale)}")
+
+
+def in_sqlite(frame: pl.DataFrame) -> sqlite3.Connection:
+    """The frame as SQLite's table ``data``: numbers as REAL (NaN is stored as NULL), the rest as TEXT."""
+    con = sqlite3.connect(":memory:")
+    types = ["REAL" if dtype.is_numeric() else "TEXT" for dtype in frame.dtypes]
+    columns = ", ".join(f'"{name}" {t}' for name, t in zip(frame.columns, types, strict=True))
+    con.execute(f"CREATE TABLE data ({columns})")
+    con.executemany(f"INSERT INTO data VALUES ({', '.join('?' * frame.width)})", frame.rows())
+    return con

@@ -17,7 +17,9 @@ def export(
         str, typer.Argument(metavar="MODEL", help="Model file: .json, or a text rule file ('-' = stdin).")
     ],
     to: Annotated[str, typer.Option("--to", help="sql, python, polars or pmml.")] = "sql",
-    dialect: Annotated[str, typer.Option("--dialect", help="SQL dialect: duckdb, postgres or spark.")] = "duckdb",
+    dialect: Annotated[
+        str, typer.Option("--dialect", help="SQL dialect: duckdb, postgres, spark or sqlite.")
+    ] = "duckdb",
     table: Annotated[
         str | None, typer.Option("--table", help="SQL: a whole SELECT *, … AS prediction FROM this table.")
     ] = None,

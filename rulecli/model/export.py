@@ -46,7 +46,7 @@ from rulecli.model.tree import (
 )
 from rulecli.schema import Unit, is_pattern, temporal_source
 
-DIALECTS = ("duckdb", "postgres", "spark")
+DIALECTS = ("duckdb", "postgres", "spark", "sqlite")
 TARGETS = ("sql", "python", "polars", "pmml")
 
 
@@ -135,7 +135,7 @@ def _sql_formula(sql: SqlText, formula: Formula, kinds: Kinds) -> str:
     if formula.bounds is None:
         return f"({total})"
     low, high = (sql.literal(b) for b in formula.bounds)
-    return f"LEAST(GREATEST({total}, {low}), {high})"
+    return sql.least([sql.greatest([total, low]), high])
 
 
 def rule_formulas(model: RuleRegression, dialect: str) -> tuple[list[str], str]:
@@ -171,7 +171,7 @@ def _sql_vote(sql: SqlText, p: _Plan, rules: list[str], default: str) -> str:
         if not parts:
             return "0.0"
         if greatest:
-            return f"GREATEST({', '.join(parts)})" if len(parts) > 1 else parts[0]
+            return sql.greatest(parts) if len(parts) > 1 else parts[0]
         return "(" + " + ".join(parts) + ")"
 
     scores, supports = [], []
@@ -191,7 +191,7 @@ def _sql_vote(sql: SqlText, p: _Plan, rules: list[str], default: str) -> str:
         if len(key) == 1:
             return f"CASE WHEN {any_rule} THEN {sql.literal(p.classes[0])} ELSE {default} END"
         whens = "\n".join(f"    WHEN {k} THEN {sql.literal(c)}" for k, c in zip(key, p.classes, strict=True))
-        winner = f"CASE GREATEST({', '.join(key)})\n{whens}\n  END"
+        winner = f"CASE {sql.greatest(key)}\n{whens}\n  END"
         return f"CASE WHEN {any_rule} THEN\n  {winner}\nELSE {default}\nEND"
     # classes in tie order: the first whose (score, support) no later class beats
     order = p.order

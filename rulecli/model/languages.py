@@ -67,15 +67,26 @@ class SqlText:
 
     @property
     def double(self) -> str:
-        return "DOUBLE PRECISION" if self.dialect == "postgres" else "DOUBLE"
+        return {"postgres": "DOUBLE PRECISION", "sqlite": "REAL"}.get(self.dialect, "DOUBLE")
 
     @property
     def text(self) -> str:
-        return {"duckdb": "VARCHAR", "postgres": "TEXT", "spark": "STRING"}[self.dialect]
+        return {"duckdb": "VARCHAR", "postgres": "TEXT", "spark": "STRING", "sqlite": "TEXT"}[self.dialect]
+
+    def greatest(self, parts: list[str]) -> str:
+        # SQLite's MAX and MIN of several arguments are GREATEST and LEAST
+        return f"{'MAX' if self.dialect == 'sqlite' else 'GREATEST'}({', '.join(parts)})"
+
+    def least(self, parts: list[str]) -> str:
+        return f"{'MIN' if self.dialect == 'sqlite' else 'LEAST'}({', '.join(parts)})"
 
     def column(self, name: str, numeric: bool | Unit) -> str:
         if isinstance(numeric, Unit):
             return self._moment(self.ident(name), numeric)
+        if numeric and self.dialect == "sqlite":
+            # SQLite stores NaN as NULL; a CSV imported into it leaves '' where a value is
+            # missing, which CAST would read as 0
+            return f"CAST(NULLIF({self.ident(name)}, '') AS REAL)"
         if numeric:
             # NaN is missing, as in rulecli (SQL engines order NaN above every number)
             return f"NULLIF(CAST({self.ident(name)} AS {self.double}), CAST('NaN' AS {self.double}))"
@@ -90,6 +101,10 @@ class SqlText:
     def _moment(self, x: str, unit: Unit) -> str:
         """A date column (text or a date type) as the days, or seconds, since 1970-01-01
         its rules compare; a value that is no date is missing (TRY_CAST; PostgreSQL fails)."""
+        if self.dialect == "sqlite":  # dates as text: julianday and strftime give NULL for a value that is no date
+            if unit == Unit.DATE:
+                return f"(julianday(date({x})) - 2440587.5)"
+            return f"CAST(strftime('%s', {x}) AS REAL)"
         if unit == Unit.DATE:
             if self.dialect == "spark":
                 return f"CAST(datediff(TRY_CAST({x} AS DATE), DATE '1970-01-01') AS DOUBLE)"
@@ -110,7 +125,7 @@ class SqlText:
             if self.dialect == "spark":
                 # Spark SQL reads a backslash as an escape and '' as two adjacent literals
                 return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-            # standard SQL strings (DuckDB; PostgreSQL with standard_conforming_strings, its default)
+            # standard SQL strings (DuckDB, SQLite; PostgreSQL with standard_conforming_strings, its default)
             return "'" + value.replace("'", "''") + "'"
         text = repr(float(value))
         # an exponent makes the literal a double in every dialect (42.35 alone is a DECIMAL)

@@ -23,7 +23,7 @@ from rulecli.learners.tree import TreeParams, fit_tree
 from rulecli.model.compile import prediction_frame
 from rulecli.model.core import Vote
 from rulecli.model.export import to_polars, to_python, to_sql
-from tests.conftest import SAMPLE, run_cli
+from tests.conftest import SAMPLE, in_sqlite, run_cli
 
 LEARNERS = {
     "oner": lambda ds: fit_oner(ds, OneRParams()),
@@ -65,12 +65,14 @@ def test_every_form_predicts_like_rulecli(learner: str, dataset: str):
 
 
 def _every_form_predicts_like_rulecli(model, frame: pl.DataFrame) -> None:
-    """SQL in DuckDB, the Python function and the Polars expression, row for row."""
+    """SQL in DuckDB and SQLite, the Python function and the Polars expression, row for row."""
     expected = _ours(model, frame)
     con = duckdb.connect()
     con.register("data", frame.to_arrow())
     via_sql = [row[0] for row in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()]
     assert via_sql == expected
+    lite = in_sqlite(frame).execute(f"SELECT {to_sql(model, 'sqlite')} FROM data").fetchall()
+    assert [row[0] for row in lite] == expected
     namespace: dict = {}
     exec(to_python(model), namespace)  # the exported source, run as a user would
     assert [namespace["predict"](row) for row in frame.to_dicts()] == expected
@@ -86,6 +88,8 @@ def test_regression_tree_exports(tmp_path: Path):
     con = duckdb.connect()
     con.register("data", frame.to_arrow())
     assert [r[0] for r in con.execute(f"SELECT {to_sql(model)} FROM data").fetchall()] == expected
+    lite = in_sqlite(frame).execute(f"SELECT {to_sql(model, 'sqlite')} FROM data").fetchall()
+    assert [r[0] for r in lite] == expected
     namespace: dict = {}
     exec(to_python(model), namespace)
     assert [namespace["predict"](row) for row in frame.to_dicts()] == expected

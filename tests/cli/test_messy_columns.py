@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import in_sqlite, run_cli
 
 LEARNERS = ["oner", "ripper", "cn2", "aq", "brl", "reduct", "tree", "forest"]
 
@@ -103,7 +103,9 @@ def test_dates_predict_and_export_alike_from_text_and_date_columns(table: Path, 
     con.register("t", typed_frame.to_arrow())
     sql_typed = con.sql(exported["sql"]).pl()["prediction"].to_list()
     python_typed = [namespace["predict"](row) for row in typed_frame.iter_rows(named=True)]
-    for got in (python, polars, sql, sql_typed, python_typed):
+    lite = run_cli("export", str(model), "--to", "sql", "--dialect", "sqlite", "--table", "data").stdout
+    sqlite = [row[-1] for row in in_sqlite(frame).execute(lite).fetchall()]  # dates as SQLite keeps them: text
+    for got in (python, polars, sql, sql_typed, python_typed, sqlite):
         assert got == expected["prediction"].to_list()
 
 

@@ -17,7 +17,7 @@ from rulecli.dataset import DataSpec, prepare_dataset
 from rulecli.learners.m5rules import M5RulesParams, fit_m5rules
 from rulecli.model.tree import TreeNodes
 from rulecli.search.model_tree import Standardised, fit, fit_and_prune, gram, node_grams, squared_error
-from tests.conftest import run_cli
+from tests.conftest import in_sqlite, run_cli
 
 
 def _kinked(n: int, seed: int) -> pl.DataFrame:
@@ -129,7 +129,9 @@ def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp
     con = duckdb.connect()
     con.register("t", data.to_arrow())
     sql = con.sql(run_cli("export", "m.json", "--to", "sql", "--table", "t", cwd=tmp_path).stdout).pl()
-    for got in (python, polars.to_series().to_numpy(), sql["prediction"].to_numpy()):
+    lite = run_cli("export", "m.json", "--to", "sql", "--dialect", "sqlite", "--table", "data", cwd=tmp_path).stdout
+    sqlite = np.array([row[-1] for row in in_sqlite(data).execute(lite).fetchall()])
+    for got in (python, polars.to_series().to_numpy(), sql["prediction"].to_numpy(), sqlite):
         assert np.allclose(got, expected, rtol=0, atol=1e-9)
 
 
