@@ -14,12 +14,13 @@ hold the means). PMML is written by :mod:`rulecli.model.pmml`.
 from __future__ import annotations
 
 import keyword
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rulecli.errors import ParamError
+from rulecli.model.compile import FAN_IN
 from rulecli.model.core import Closed, Condition, DecisionList, Formula, Model, Op, RuleRegression, Vote
 from rulecli.model.languages import SqlText, condition_source, sql_rule
 from rulecli.model.ops import (
@@ -563,11 +564,7 @@ def to_polars(model: Predictor) -> str:
         return "pl.all_horizontal([" + ", ".join(tests) + "])"
 
     if p.vote is None:
-        dtype = "pl.Float64" if p.rules and isinstance(p.rules[0][1], float) else "pl.String"
-        whens = [f"pl.when({rule(c)}).then(pl.lit({v!r}, dtype={dtype}))" for c, v in p.rules]
-        # repeat, not lit: one value per row even in a select
-        last = f"pl.repeat({p.default!r}, pl.len(), dtype={dtype})"
-        return "pl.coalesce([\n    " + ",\n    ".join([*whens, last]) + ",\n])\n"
+        return _polars_first_match(p, rule)
 
     def total(terms: list[tuple[str, float]], combine: str) -> str:
         parts = [f"pl.when({r}).then({w!r}).otherwise(0.0)" for r, w in terms]
@@ -605,6 +602,42 @@ def to_polars(model: Predictor) -> str:
         + "])"
     )
     return f"pl.when({any_rule}).then({winner}).otherwise({otherwise})\n"
+
+
+def _polars_first_match(p: _Plan, rule: Callable[[tuple[Condition, ...]], str]) -> str:
+    """A decision list's (or a tree's leaves') prediction as ``predict`` computes it: the
+    value of the first run of rules of one value with a matching rule (which of a run's rules
+    matched first does not change it), a run that ends the list with the default's value
+    left to the default; past FAN_IN runs, the first matching rule's number, then its value.
+    A coalesce of every rule's value as a column took 3.6 s and 1.2 GB on 10M rows of a
+    38-rule list where predict took 1.6 s and 0.4 GB."""
+    dtype = "pl.Float64" if p.rules and isinstance(p.rules[0][1], float) else "pl.String"
+    # repeat, not lit: one value per row even in a select
+    default = f"pl.repeat({p.default!r}, pl.len(), dtype={dtype})"
+    runs: list[tuple[str | float, list[str]]] = []
+    for conds, value in p.rules:
+        if runs and runs[-1][0] == value:
+            runs[-1][1].append(rule(conds))
+        else:
+            runs.append((value, [rule(conds)]))
+    if runs and runs[-1][0] == p.default:
+        runs.pop()
+    if not runs:
+        return default + "\n"
+    if len(runs) <= FAN_IN:
+        whens = [
+            f"when(pl.any_horizontal([{', '.join(tests)}])).then(pl.lit({v!r}, dtype={dtype}))" for v, tests in runs
+        ]
+        # a literal, not repeat: the chain is as long as its tests, and pl.len() would hold
+        # a streaming query's rows until it knew their number
+        otherwise = f"pl.lit({p.default!r}, dtype={dtype})"
+        return "(\n    pl." + "\n    .".join(whens) + f"\n    .otherwise({otherwise})\n)\n"
+    values = [v for _, v in p.rules]
+    firsts = [f"pl.when({rule(c)}).then(pl.lit({i}, dtype=pl.UInt32))" for i, (c, _) in enumerate(p.rules)]
+    last = f"pl.repeat({len(values)}, pl.len(), dtype=pl.UInt32)"
+    index = "pl.coalesce([\n    " + ",\n    ".join([*firsts, last]) + ",\n])"
+    mapping = f"{list(range(len(values) + 1))!r}, {[*values, p.default]!r}, return_dtype={dtype}"
+    return f"{index}.replace_strict({mapping})\n"
 
 
 def _polars_numbers(model: RuleRegression) -> str:

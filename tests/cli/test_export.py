@@ -107,6 +107,22 @@ def test_nan_is_missing_in_sql_too():
     assert got == _ours(model, frame) == ["a", "missing", "missing", "b"]
 
 
+@pytest.mark.parametrize("rules", [3, 40], ids=["runs", "numbered"])
+def test_a_lists_runs_of_one_class_export_as_predict_decides_them(rules: int):
+    # a run of rules of one class decides as its first matching rule does; past 32 runs the
+    # Polars export numbers the first matching rule instead; a last run of the default's
+    # class is the default's
+    from rulecli.model.text import parse_text
+
+    text = "".join(f"IF x < {i} AND z = '{'pq'[i % 3 == 0]}' THEN y = '{'ab'[i % 2]}'\n" for i in range(rules))
+    model = parse_text(text + "IF x >= 100 THEN y = 'b'\nELSE y = 'b'\n")
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2, rules + 2, 400).astype(float)
+    frame = pl.DataFrame({"x": np.where(rng.random(400) < 0.1, np.nan, x), "z": rng.choice(["p", "q", None], 400)})
+    _every_form_predicts_like_rulecli(model, frame)
+    assert ("replace_strict" in to_polars(model)) == (rules > 32)
+
+
 def test_export_command(tmp_path: Path):
     model = tmp_path / "t.json"
     penguins = str(SAMPLE / "penguins.csv")
