@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 import polars as pl
@@ -26,7 +26,7 @@ from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset, stratified_folds
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import PREDICTION, fires_frame, predict_expr, prediction_frame
-from rulecli.model.core import Rule, RuleSet
+from rulecli.model.core import Model, Rule, RuleSet
 from rulecli.schema import plain_column
 from rulecli.search.rule_stats import engine_default_rule, set_default_rule
 from rulecli.stats import hash_sampled
@@ -61,6 +61,28 @@ def cv_splits(ds: Dataset | EngineTable, seed: int, rows: int = TUNE_ROWS) -> Sp
     folds = stratified_folds(sample.y, 3, seed)
     splits = [(sample.subset(np.flatnonzero(folds != k)), sample.subset(np.flatnonzero(folds == k))) for k in range(3)]
     return splits, float(sample.total_weight)
+
+
+def beats_default(
+    ds: Dataset | EngineTable, seed: int, fit: Callable[[Dataset], Model], repeats: int = 2
+) -> tuple[float, float] | None:
+    """Over ``repeats`` stratified 3-fold cross-validations on every row (seeded ``seed``,
+    ``seed + 1``, …): the held-out rows (by weight) the models ``fit`` learns on the other
+    two folds predict right, and those the majority class of the other two folds gets
+    right; None where the table is too small to tell (``TUNE_MIN_ROWS``)."""
+    ours = default = 0.0
+    for repeat in range(repeats):
+        drawn = cv_splits(ds, seed + repeat, ds.n_rows)
+        if drawn is None:
+            return None
+        for train, test in drawn[0]:
+            truth = plain_column(test.frame, test.target).cast(pl.String)
+            weights = np.ones(test.n_rows) if test.weights is None else test.weights
+            predicted = prediction_frame(fit(train), test.frame.lazy()).collect().get_column(PREDICTION)
+            ours += float(weights[(predicted == truth).fill_null(False).to_numpy()].sum())
+            majority = train.classes[int(np.argmax(train.class_counts()))]
+            default += float(weights[(truth == majority).fill_null(False).to_numpy()].sum())
+    return ours, default
 
 
 def pruning_splits(ds: Dataset | EngineTable, seed: int, cv_rows: int = TREE_CV_ROWS) -> tuple[Splits, str] | None:

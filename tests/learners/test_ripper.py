@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -141,3 +142,46 @@ def test_no_pruning_grows_pure_rules():
 def test_bad_parameters(kwargs, option):
     with pytest.raises(ParamError, match=option):
         RipperParams(**kwargs)
+
+
+def _noise(seed: int, numeric: bool) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 140 if numeric else 290
+    columns = (
+        {f"g{i}": rng.normal(size=n).round(3) for i in range(80)}
+        if numeric
+        else {f"c{i}": rng.choice(list("pqrstu")[: int(rng.integers(2, 7))], n) for i in range(9)}
+    )
+    return pl.DataFrame({**columns, "y": np.where(rng.random(n) < 0.7, "a", "b")})
+
+
+@pytest.mark.parametrize("numeric", [True, False], ids=["numeric", "categorical"])
+def test_rules_that_do_not_beat_the_default_on_held_out_rows_are_dropped(numeric: bool, tmp_path):
+    # pure noise: the rules RIPPER lets through are chance, and cross-validation on the
+    # training rows finds them worse than the majority class; the model is then the default
+    from tests.conftest import run_cli
+
+    seeds = [
+        s
+        for s in range(6)
+        if fit_ripper(prepare_dataset(_noise(s, numeric), DataSpec()), RipperParams(default_check=False)).rules
+    ]
+    assert len(seeds) >= 2  # without the check some of these tables get chance rules
+    dropped = 0
+    for seed in seeds:
+        _noise(seed, numeric).write_csv(tmp_path / "noise.csv")
+        assert run_cli("ripper", str(tmp_path / "noise.csv"), "-o", str(tmp_path / "m.json"), "-q").code == 0
+        model = json.loads((tmp_path / "m.json").read_text())
+        if "rules_dropped" in model["training"]:
+            record = model["training"]["rules_dropped"]
+            assert model["rules"] == [] and model["default"]["prediction"] == "a"
+            assert record["rules"] >= 1 and record["held_out_right"] < record["default_held_out_right"]
+            dropped += 1
+        kept = run_cli("ripper", str(tmp_path / "noise.csv"), "--no-default-check", "--json", "-q")
+        assert json.loads(kept.stdout)["rules"]
+    assert dropped >= len(seeds) - 1
+    # where the rules hold, they stay
+    signal = fit_ripper(
+        prepare_dataset(pl.read_csv(SAMPLE / "penguins.csv"), DataSpec(target="species")), RipperParams()
+    )
+    assert signal.rules and "rules_dropped" not in signal.info.training
