@@ -30,6 +30,7 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -60,7 +61,7 @@ from rulecli.params import (
 )
 from rulecli.schema import Kind
 from rulecli.search.monotone import monotone_signs, pooled_non_increasing
-from rulecli.search.number_rules import Moments, RuleSearch, irep_list, learned_model
+from rulecli.search.number_rules import Moments, RuleSearch, irep_list, learned_model, number_model
 from rulecli.search.rule_stats import list_rule_stats, set_default_rule, set_rule_stats, training_summary
 from rulecli.search.selection import kept_rules
 from rulecli.search.tuning import beats_default
@@ -124,6 +125,7 @@ class RipperParams(Params):
 
 
 Conds = tuple[Condition, ...]
+M = TypeVar("M", DecisionList, RuleSet, RuleRegression)
 
 
 # ---------------------------------------------------------------------------- description length
@@ -733,18 +735,31 @@ def fit_ripper(
         # the grow/prune splits are drawn from the copies whole weights stand for;
         # fractional weights weigh every count, rows split whole (an engine's rows weigh 1)
         ds = ds.as_copies("ripper")
-    if ds.regression:
-        return _fit_numbers(ds, params, progress)
-    model = _fit_classes(ds, params, progress)
+    fit = _fit_numbers if ds.regression else _fit_classes
+    model = fit(ds, params, progress)
     if not (params.default_check and model.rules and ds.n_rows <= NOISE_ROWS):
         return model
-    checked = beats_default(ds, params.seed, lambda train: _fit_classes(train, params, None))
+    checked = beats_default(ds, params.seed, lambda train: fit(train, params, None))
     if checked is None or checked[0] >= checked[1]:
         return model
-    # the default rule alone: the majority class, with every row's counts
+    dropped = {"rules": len(model.rules), "held_out_score": checked[0], "default_held_out_score": checked[1]}
+    return _default_alone(ds, model, dropped)
+
+
+def _default_alone(ds: Dataset | EngineTable, model: M, dropped: dict[str, object]) -> M:
+    """The model without its rules: the default rule over every row (the majority class,
+    or the rows' mean or median), with ``training.rules_dropped``."""
+    if isinstance(model, RuleRegression):
+        assert isinstance(ds, Dataset)
+        y = ds.y.astype(np.float64)
+        average = str(model.info.params.get("average", "mean"))
+        alone = number_model(Encoded.from_dataset(ds), y, ds.target, [], ordered=True, average=average, info=model.info)
+        training = dict(model.info.training) | {"rules": 0, "rules_dropped": dropped}
+        return dataclasses.replace(
+            model, rules=(), default=alone.default, info=dataclasses.replace(model.info, training=training)
+        )
     majority = ds.classes[int(np.argmax(ds.class_counts()))]
     _, default = list_rule_stats(counting.covering_counts(ds), [], majority)
-    dropped = {"rules": len(model.rules), "held_out_right": checked[0], "default_held_out_right": checked[1]}
     info = dataclasses.replace(model.info, training=training_summary(ds, []) | {"rules_dropped": dropped})
     return dataclasses.replace(model, rules=(), default=default, info=info)
 
@@ -793,7 +808,7 @@ def _fit_numbers(ds: Dataset | EngineTable, params: RipperParams, progress: Prog
         raise ParamError("a numeric target's rules are kept by how they predict held-out rows", param="pruning")
     if params.monotone is not None:
         raise ParamError("takes classes (tree, forest and m5rules take it for a number)", param="monotone")
-    assert isinstance(ds, Dataset)  # engines learn classes only
+    assert isinstance(ds, Dataset)  # an engine's rows: the sample it draws (rulecli.api.learning.fit_model)
 
     def learn(moments: Moments) -> list[tuple[Condition, ...]]:
         search = RuleSearch(moments, max(params.min_weight, 1.0), params.max_rule_length, params.missing_tests)

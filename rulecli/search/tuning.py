@@ -26,7 +26,7 @@ from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset, stratified_folds
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.model.compile import PREDICTION, fires_frame, predict_expr, prediction_frame
-from rulecli.model.core import Model, Rule, RuleSet
+from rulecli.model.core import Model, Rule, RuleRegression, RuleSet
 from rulecli.schema import plain_column
 from rulecli.search.rule_stats import engine_default_rule, set_default_rule
 from rulecli.stats import hash_sampled
@@ -64,21 +64,27 @@ def cv_splits(ds: Dataset | EngineTable, seed: int, rows: int = TUNE_ROWS) -> Sp
 
 
 def beats_default(
-    ds: Dataset | EngineTable, seed: int, fit: Callable[[Dataset], Model], repeats: int = 2
+    ds: Dataset | EngineTable, seed: int, fit: Callable[[Dataset], Model | RuleRegression], repeats: int = 2
 ) -> tuple[float, float] | None:
     """Over ``repeats`` stratified 3-fold cross-validations on every row (seeded ``seed``,
-    ``seed + 1``, …): the held-out rows (by weight) the models ``fit`` learns on the other
-    two folds predict right, and those the majority class of the other two folds gets
-    right; None where the table is too small to tell (``TUNE_MIN_ROWS``)."""
+    ``seed + 1``, …), the score on the held-out rows (by weight) of the models ``fit`` learns
+    on the other two folds, and of the default alone: the majority class of the other two
+    folds, or their mean. A score is the rows predicted right, or for a number minus the
+    sum of squared errors. None where the table is too small to tell (``TUNE_MIN_ROWS``)."""
     ours = default = 0.0
     for repeat in range(repeats):
         drawn = cv_splits(ds, seed + repeat, ds.n_rows)
         if drawn is None:
             return None
         for train, test in drawn[0]:
-            truth = plain_column(test.frame, test.target).cast(pl.String)
             weights = np.ones(test.n_rows) if test.weights is None else test.weights
             predicted = prediction_frame(fit(train), test.frame.lazy()).collect().get_column(PREDICTION)
+            if test.regression:
+                mean = float(np.average(train.y, weights=train.weights))
+                ours -= float(weights @ (test.y - predicted.to_numpy()) ** 2)
+                default -= float(weights @ (test.y - mean) ** 2)
+                continue
+            truth = plain_column(test.frame, test.target).cast(pl.String)
             ours += float(weights[(predicted == truth).fill_null(False).to_numpy()].sum())
             majority = train.classes[int(np.argmax(train.class_counts()))]
             default += float(weights[(truth == majority).fill_null(False).to_numpy()].sum())

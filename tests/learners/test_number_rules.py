@@ -208,3 +208,24 @@ def test_a_sets_values_are_fitted_together_and_beat_its_rules_own_means():
     for r in fitted.rules:  # its error on its rows with the fitted value
         assert r.stats.rmse == pytest.approx((r.stats.sd**2 + (r.stats.mean - r.formula.intercept) ** 2) ** 0.5)
     assert _r2(fitted, fresh) > _r2(medians, fresh) + 0.005
+
+
+def test_ripper_drops_chance_rules_of_a_number_that_do_not_beat_the_mean_held_out():
+    # a noise target: rules that passed the list's own held-out test by chance predict the
+    # cross-validation's held-out rows worse than their mean does; the mean alone is kept
+    def noise(n: int, rng: np.random.Generator) -> pl.DataFrame:
+        columns = {f"x{i}": rng.normal(size=n) for i in range(10)}
+        columns |= {f"c{i}": rng.choice(list("abcd"), n) for i in range(2)}
+        return pl.DataFrame({**columns, "y": rng.normal(size=n)})
+
+    rng = np.random.default_rng(502)
+    train, fresh = noise(500, rng), noise(2000, rng)
+    unchecked = rulecli.fit("ripper", train, target="y", default_check=False)
+    checked = rulecli.fit("ripper", train, target="y")
+    assert len(unchecked.rules) >= 3 and checked.rules == ()
+    record = checked.info.training["rules_dropped"]
+    assert record["rules"] == len(unchecked.rules) and record["held_out_score"] < record["default_held_out_score"]
+    assert checked.default.formula.intercept == pytest.approx(float(train["y"].mean()))
+    assert _r2(checked, fresh) > _r2(unchecked, fresh)
+    steps = rulecli.fit("ripper", _steps(600, 3), target="y")  # where the rules hold, they stay
+    assert steps.rules and "rules_dropped" not in steps.info.training

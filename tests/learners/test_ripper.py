@@ -175,7 +175,7 @@ def test_rules_that_do_not_beat_the_default_on_held_out_rows_are_dropped(numeric
         if "rules_dropped" in model["training"]:
             record = model["training"]["rules_dropped"]
             assert model["rules"] == [] and model["default"]["prediction"] == "a"
-            assert record["rules"] >= 1 and record["held_out_right"] < record["default_held_out_right"]
+            assert record["rules"] >= 1 and record["held_out_score"] < record["default_held_out_score"]
             dropped += 1
         kept = run_cli("ripper", str(tmp_path / "noise.csv"), "--no-default-check", "--json", "-q")
         assert json.loads(kept.stdout)["rules"]
