@@ -166,3 +166,20 @@ def test_readme_python_runs_as_written(scratch: Path):
     assert blocks
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # the README's own example, run as a user would
+
+
+def test_a_flags_negative_form_is_named_in_its_text_not_in_a_column_of_its_own(tmp_path: Path):
+    # a column of --no-… forms took a fifth of 80 columns and squeezed every option's text
+    # into 17 (ripper's help ran to 117 lines); the negative form still parses
+    shown = subprocess.run(
+        [sys.executable, "-m", "rulecli", "ripper", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"},
+        check=True,
+    ).stdout
+    assert "Off: --no-pruning." in shown
+    assert not re.search(r"│ --pruning +--no-pruning", shown)
+    assert shown.count("\n") < 100
+    data = str(ROOT / "sample_data" / "penguins.csv")
+    assert run_cli("ripper", data, "-y", "species", "--no-default-check", "--no-pruning", "-q").code == 0

@@ -105,8 +105,8 @@ class RipperParams(Params):
     dl_slack: float = param(64.0, "Stop when the description length exceeds the minimum by this many bits.", ge=0)
     default_check: bool = param(
         True,
-        f"On up to {NOISE_ROWS:,} rows, keep the rules only if they predict held-out rows better than the "
-        "default rule alone (3-fold cross-validation).",
+        f"On up to {NOISE_ROWS:,} rows, drop the rules if cross-validation finds them worse than the default "
+        "rule alone.",
         negative="no-default-check",
     )
     prune_metric: str = param(
