@@ -185,8 +185,7 @@ def max_rules_param(default: int | None = None, help: str = "At most this many r
 def learn_rows_param(default: int) -> Any:
     return param(
         default,
-        "Learn from a hashed sample of at most this many rows, and choose settings on as many more; the rules' "
-        "statistics and the default rule are counted on every row. 0: learn from every row.",
+        "Learn from a hashed sample of this many rows (statistics counted on every row); 0: every row.",
         ge=0,
     )
 
@@ -194,8 +193,7 @@ def learn_rows_param(default: int) -> Any:
 def min_share_param() -> Any:
     return param(
         None,
-        "Keep only rules covering at least this share of their class's training rows "
-        "(default: chosen by 3-fold cross-validation from 0, 0.01, 0.02, 0.05, 0.1, 0.2 and 0.3).",
+        "Keep rules covering at least this share of their class's rows (default: chosen by CV).",
         ge=0.0,
         lt=1.0,
     )
@@ -204,8 +202,7 @@ def min_share_param() -> Any:
 def majority_rules_param() -> Any:
     return param(
         None,
-        "Rules predicting the majority class: keep, or drop them and let the default class take "
-        "their rows (default: chosen by 3-fold cross-validation).",
+        "Rules of the majority class: keep, or drop for the default (default: chosen by CV).",
         choices=("keep", "drop"),
     )
 
@@ -213,8 +210,7 @@ def majority_rules_param() -> Any:
 def rules_per_class_param() -> Any:
     return param(
         None,
-        "Keep at most this many rules per class, those right on the most training rows "
-        "(default: chosen by 3-fold cross-validation from 1, 2, 3, 5 or no limit).",
+        "At most this many rules per class, the most right first (default: chosen by CV).",
         ge=1,
     )
 

@@ -100,9 +100,8 @@ class ReductParams(Params):
     )
     precision: float | None = param(
         None,
-        "Variable precision β: a description is certain when one decision holds at least this share of its "
-        "objects, and γ counts such descriptions (1: Pawlak's rough sets; default: the best of 1, 0.9, 0.8 and "
-        "0.7 by 3-fold cross-validation on the training rows).",
+        "Variable precision β: the share of one decision that makes a description certain (1: Pawlak's; "
+        "default: chosen by CV).",
         gt=0.5,
         le=1.0,
     )
@@ -111,8 +110,7 @@ class ReductParams(Params):
     rules_per_class: int | None = rules_per_class_param()
     max_rules: int | None = max_rules_param(
         10_000,
-        "Rules a reduct may give: beyond, fewer attributes are chosen, whose distinct descriptions (each a "
-        "rule) fit, and the model says which.",
+        "Rules a reduct may give; beyond, fewer attributes are chosen (the model says which).",
         ge=1,
     )
     show: str = param(
