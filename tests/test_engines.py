@@ -28,27 +28,37 @@ HOSTILE = ["it's", 'say "hi"', "back\\slash", "'); DROP TABLE t; --", "plain"]
 NAME = 'we"ird col'  # a column name that needs quoting in every dialect
 
 
-def _table(n: int, seed: int = 0) -> pl.DataFrame:
+def _features(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, pl.Series, np.ndarray]:
     """Pre-binned features (few distinct values: the engines bin them alike), missing values
-    as NaN and as null, hostile levels, and a target the features decide up to noise."""
-    rng = np.random.default_rng(seed)
+    as NaN and as null, hostile levels."""
     x0 = rng.integers(0, 20, n).astype(float)
     x1 = rng.integers(0, 12, n).astype(float)
     x1[rng.random(n) < 0.08] = np.nan
     x2 = pl.Series("x2", rng.integers(0, 6, n)).scatter(np.flatnonzero(rng.random(n) < 0.05), None)
-    level = rng.choice(HOSTILE, n)
+    return x0, x1, x2, rng.choice(HOSTILE, n)
+
+
+def _table(n: int, seed: int = 0) -> pl.DataFrame:
+    """:func:`_features` and a target the features decide up to noise."""
+    rng = np.random.default_rng(seed)
+    x0, x1, x2, level = _features(n, rng)
     y = np.where((x0 > 9) & (level != "plain"), "yes", np.where(np.nan_to_num(x1, nan=0.0) > 8, "maybe", "no"))
     y = np.where(rng.random(n) < 0.1, rng.choice(["yes", "no", "maybe"], n), y)
     return pl.DataFrame({"x0": x0, NAME: x1, "x2": x2, "level": level, "y": y})
+
+
+def _whole_and_parts(root: Path, df: pl.DataFrame) -> None:
+    """The table as one Parquet file and as a glob of two, in row groups of 300."""
+    df.write_parquet(root / "whole.parquet")
+    df[:1000].write_parquet(root / "part-1.parquet", row_group_size=300)
+    df[1000:].write_parquet(root / "part-2.parquet", row_group_size=300)
 
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("engines")
     df = _table(2600)
-    df.write_parquet(root / "whole.parquet")
-    df[:1000].write_parquet(root / "part-1.parquet", row_group_size=300)
-    df[1000:].write_parquet(root / "part-2.parquet", row_group_size=300)
+    _whole_and_parts(root, df)
     small = _table(400, seed=1)
     small[:150].write_parquet(root / "small-1.parquet")
     small[150:].write_parquet(root / "small-2.parquet")
@@ -240,14 +250,10 @@ def test_ripper_bins_a_feature_of_many_values_at_data_values(tmp_path: Path):
 
 
 def _number_table(n: int, seed: int = 0) -> pl.DataFrame:
-    """A numeric target piecewise in pre-binned features (the engines bin them alike), with
-    missing values as NaN and null, hostile levels and rows without a target (NaN and null)."""
+    """:func:`_features` and a numeric target piecewise in them, with rows without a target
+    (NaN and null)."""
     rng = np.random.default_rng(seed)
-    x0 = rng.integers(0, 20, n).astype(float)
-    x1 = rng.integers(0, 12, n).astype(float)
-    x1[rng.random(n) < 0.08] = np.nan
-    x2 = pl.Series("x2", rng.integers(0, 6, n)).scatter(np.flatnonzero(rng.random(n) < 0.05), None)
-    level = rng.choice(HOSTILE, n)
+    x0, x1, x2, level = _features(n, rng)
     y = np.where(x0 > 9, 3.0 * np.nan_to_num(x1, nan=5.0) + 2.0, 10.0 - x0) + 4.0 * (level == "plain")
     y = y + rng.normal(0.0, 1.0, n)
     y[rng.random(n) < 0.03] = np.nan
@@ -286,10 +292,7 @@ def _same_but_roundings(memory: bytes, engine: bytes) -> None:
 @pytest.fixture(scope="module")
 def number_tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("numbers")
-    df = _number_table(2600)
-    df.write_parquet(root / "whole.parquet")
-    df[:1000].write_parquet(root / "part-1.parquet", row_group_size=300)
-    df[1000:].write_parquet(root / "part-2.parquet", row_group_size=300)
+    _whole_and_parts(root, _number_table(2600))
     return root
 
 
@@ -399,6 +402,7 @@ def test_spark_connect_learns_the_in_memory_model(tables: Path, connect_url: str
     [
         ["tree", "--max-depth", "6", "--ccp-alpha", "0"],
         ["forest", "--trees", "3", "--max-depth", "5"],
+        ["ripper"],
         ["cn2", "--unordered"],
         ["m5rules"],
     ],

@@ -9,7 +9,8 @@ decision list's prediction chains its runs of one class, at most ``FAN_IN`` of t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -232,16 +233,25 @@ def predict_expr(model: Model, index: pl.Expr | None = None, fires: list[pl.Expr
     return _vote_expr(model, fires).alias(PREDICTION)
 
 
+T = TypeVar("T")
+V = TypeVar("V")
+
+
 def _runs(model: DecisionList) -> list[tuple[str, list[Rule]]]:
-    """The rules in runs of one prediction; a last run that predicts what the default
-    does decides nothing the default would not."""
-    runs: list[tuple[str, list[Rule]]] = []
-    for rule in model.rules:
-        if runs and runs[-1][0] == rule.prediction:
+    return runs_of([(r, r.prediction) for r in model.rules], model.default.prediction)
+
+
+def runs_of(rules: Sequence[tuple[T, V]], default: V) -> list[tuple[V, list[T]]]:
+    """A decision list's rules (each with its prediction) in runs of one prediction, in
+    order: the first run with a matching rule decides, whichever of its rules matched first.
+    A last run that predicts what the default does decides nothing the default would not."""
+    runs: list[tuple[V, list[T]]] = []
+    for rule, value in rules:
+        if runs and runs[-1][0] == value:
             runs[-1][1].append(rule)
         else:
-            runs.append((rule.prediction, [rule]))
-    if runs and runs[-1][0] == model.default.prediction:
+            runs.append((value, [rule]))
+    if runs and runs[-1][0] == default:
         runs.pop()
     return runs
 

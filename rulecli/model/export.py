@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rulecli.errors import ParamError
-from rulecli.model.compile import FAN_IN
+from rulecli.model.compile import FAN_IN, runs_of
 from rulecli.model.core import Closed, Condition, DecisionList, Formula, Model, Op, RuleRegression, Vote
 from rulecli.model.languages import SqlText, condition_source, sql_rule
 from rulecli.model.ops import (
@@ -614,14 +614,7 @@ def _polars_first_match(p: _Plan, rule: Callable[[tuple[Condition, ...]], str]) 
     dtype = "pl.Float64" if p.rules and isinstance(p.rules[0][1], float) else "pl.String"
     # repeat, not lit: one value per row even in a select
     default = f"pl.repeat({p.default!r}, pl.len(), dtype={dtype})"
-    runs: list[tuple[str | float, list[str]]] = []
-    for conds, value in p.rules:
-        if runs and runs[-1][0] == value:
-            runs[-1][1].append(rule(conds))
-        else:
-            runs.append((value, [rule(conds)]))
-    if runs and runs[-1][0] == p.default:
-        runs.pop()
+    runs = runs_of([(rule(conds), value) for conds, value in p.rules], p.default)
     if not runs:
         return default + "\n"
     if len(runs) <= FAN_IN:

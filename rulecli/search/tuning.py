@@ -77,17 +77,16 @@ def beats_default(
         if drawn is None:
             return None
         for train, test in drawn[0]:
-            weights = np.ones(test.n_rows) if test.weights is None else test.weights
             predicted = prediction_frame(fit(train), test.frame.lazy()).collect().get_column(PREDICTION)
             if test.regression:
+                weights = np.ones(test.n_rows) if test.weights is None else test.weights
                 mean = float(np.average(train.y, weights=train.weights))
                 ours -= float(weights @ (test.y - predicted.to_numpy()) ** 2)
                 default -= float(weights @ (test.y - mean) ** 2)
                 continue
-            truth = plain_column(test.frame, test.target).cast(pl.String)
-            ours += float(weights[(predicted == truth).fill_null(False).to_numpy()].sum())
+            ours += _right_by_weight(predicted, test)
             majority = train.classes[int(np.argmax(train.class_counts()))]
-            default += float(weights[(truth == majority).fill_null(False).to_numpy()].sum())
+            default += _right_by_weight(pl.select(pl.repeat(majority, test.n_rows, dtype=pl.String)).to_series(), test)
     return ours, default
 
 
@@ -115,6 +114,11 @@ def held_out_right(model: RuleSet, test: Dataset, fires: pl.DataFrame, column: d
         predicted = fires.select(predict_expr(model, fires=tests)).get_column(PREDICTION)
     else:  # the default rule's literal, a row each
         predicted = prediction_frame(model, test.frame.lazy()).collect().get_column(PREDICTION)
+    return _right_by_weight(predicted, test)
+
+
+def _right_by_weight(predicted: pl.Series, test: Dataset) -> float:
+    """The test rows whose class ``predicted`` names, counted by weight."""
     hits = (predicted == plain_column(test.frame, test.target).cast(pl.String)).fill_null(False).to_numpy()
     return float(hits.sum() if test.weights is None else test.weights[hits].sum())
 
