@@ -50,6 +50,7 @@ _EXTENSIONS = {
 }
 
 STDIO = "-"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
@@ -216,12 +217,14 @@ def scan_table(
     # standard input, a FIFO or a device is read once, here; its format is known by its
     # first bytes unless given or named by an extension
     raw = _read_stream(path) if is_stream(path) else None
+    if raw is not None and raw.startswith(GZIP_MAGIC):
+        # gzip on a stream is known by its magic bytes, named or not (`<(gzip -c t.csv)`),
+        # and expanded here, within the bound on expansion, before its text is sniffed
+        raw = _decompress(raw, label)
     if raw is not None and input_format is None and (path == STDIO or Path(path).suffix.lower() not in _EXTENSIONS):
         fmt, gzipped = _sniff(raw), False
     else:
         fmt, gzipped = detect_format(path, input_format)
-        if raw is not None and gzipped:
-            raw = _decompress(raw, label)
     try:
         if fmt in ("csv", "tsv"):
             options = {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import io as stdio
+import os
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -177,3 +179,26 @@ def test_a_semicolon_csv_is_sniffed_with_its_decimal_commas(tmp_path: Path):
     gz = tmp_path / "semi.csv.gz"
     gz.write_bytes(gzip.compress(semi.read_bytes()))
     assert io.scan_table(str(gz)).collect()["size"].to_list() == [1.5, -2.25]
+
+
+def test_gzip_on_a_stream_is_expanded_by_its_magic_bytes_before_its_text_is_sniffed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # `predict m.json <(gzip -c t.csv)`: the compressed bytes were sniffed for a separator,
+    # and a ';' in gzip's header (here its timestamp) read a comma-separated file as one column
+    text = b"a,b,y\n1,x,p\n2,y,q\n"
+    packed = gzip.compress(text, mtime=0x3B3B3B3B)
+    assert b";" in packed.split(b"\n")[0]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(packed,))
+    writer.start()
+    assert io.scan_table(str(fifo)).collect().columns == ["a", "b", "y"]
+    writer.join()
+    # and the bound on expansion holds there as for a named .gz file
+    monkeypatch.setattr(io, "available_memory", lambda: 4 << 20)
+    writer = threading.Thread(target=fifo.write_bytes, args=(gzip.compress(b"a,y\n" + b"1,p\n" * (1 << 20)),))
+    writer.start()
+    with pytest.raises(InputError, match="expands to more than 1 MiB"):
+        io.scan_table(str(fifo))
+    writer.join()
