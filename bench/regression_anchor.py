@@ -123,7 +123,7 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         predicted = np.asarray(model.predict(test.drop(target).rename(plain).to_pandas()), dtype=float)
         size = len(model.model.rules)
-    elif tool == "cubist":
+    elif tool in ("cubist", "cubist-committees"):
         from cubist import Cubist
 
         def frame(df, levels=None):
@@ -136,6 +136,8 @@ def main() -> None:
             for name in pdf.columns:
                 if not pd.api.types.is_numeric_dtype(pdf[name]) or pd.api.types.is_bool_dtype(pdf[name]):
                     text = pdf[name].astype("string").str.replace(r"[^A-Za-z0-9_]", "_", regex=True)
+                    # missing as NaN, which Cubist writes as its '?' (pd.NA was written '<NA>', a value)
+                    text = text.astype(object).where(text.notna(), np.nan)
                     known = None if levels is None else levels[name].cat.categories
                     pdf[name] = text.astype(pd.CategoricalDtype(known) if known is not None else "category")
             return pdf
@@ -144,7 +146,7 @@ def main() -> None:
 
         kept = [c for c in train.columns if c != target and train.get_column(c).n_unique() > 1]
         train_frame = frame(train)
-        model = Cubist(n_rules=500).fit(train_frame, y_train)
+        model = Cubist(n_rules=500, n_committees=5 if tool == "cubist-committees" else 1).fit(train_frame, y_train)
         elapsed = time.perf_counter() - started
         predicted = model.predict(frame(test, train_frame))
         size = int(model.coeffs_.groupby(["committee", "rule"]).ngroups)

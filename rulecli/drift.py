@@ -16,7 +16,7 @@ import polars as pl
 
 from rulecli.display import counted
 from rulecli.model.compile import Predictor, column_kinds, model_input, rule_expr
-from rulecli.model.core import DecisionList, Op, RuleRegression, RuleSet
+from rulecli.model.core import Committee, DecisionList, Op, RuleRegression, RuleSet
 from rulecli.model.text import one_line, render_condition
 from rulecli.model.tree import Tree
 from rulecli.schema import PLAIN, categorical_expr, plain_column
@@ -127,8 +127,9 @@ def model_cuts(model: Predictor) -> dict[str, list[float]]:
     """Each numeric column's cut points as the model's own rules or splits place them (a
     column cut in more than ``PSI_BINS - 1`` places gets none here: deciles stand in)."""
     found: dict[str, set[float]] = {}
-    if isinstance(model, DecisionList | RuleSet | RuleRegression):
-        for rule in model.rules:
+    if isinstance(model, DecisionList | RuleSet | RuleRegression | Committee):
+        lists = model.members if isinstance(model, Committee) else (model,)
+        for rule in (r for m in lists for r in m.rules):
             for cond in rule.conditions:
                 values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
                 found.setdefault(cond.column, set()).update(

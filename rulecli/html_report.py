@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from rulecli.display import counted, visible
-from rulecli.model.core import NumberRule, RuleRegression, schema_units
+from rulecli.model.core import Committee, NumberRule, RuleRegression, schema_units
 from rulecli.model.text import render_condition, render_conditions, render_formula
 from rulecli.model.tree import Forest, Tree, single_test
 from rulecli.schema import Unit
@@ -503,7 +503,13 @@ def render(
 ) -> str:
     """The page, from ``evaluate``'s payload (with ``baseline`` when asked for) and the model;
     ``points``: a number's truth and prediction on (some of) the rows, for the plots."""
-    kind = "list of rules with formulas" if isinstance(model, RuleRegression) else model.kind.replace("_", " ")
+    kind = (
+        "list of rules with formulas"
+        if isinstance(model, RuleRegression)
+        else f"committee of {len(model.members)} lists of rules with formulas, averaged"
+        if isinstance(model, Committee)
+        else model.kind.replace("_", " ")
+    )
     algorithm = model.info.algorithm
     parts = [
         "<!DOCTYPE html>",
@@ -573,6 +579,11 @@ def _measured(
         )
     if isinstance(model, RuleRegression):
         parts.append("<h2>The rules</h2>" + _formula_table(model))
+    if isinstance(model, Committee):
+        parts += [
+            f"<h2>The rules: list {m} of {len(model.members)}</h2>" + _formula_table(member)
+            for m, member in enumerate(model.members, 1)
+        ]
     return parts
 
 

@@ -34,7 +34,7 @@ from rulecli.model.compile import (
     rule_id_expr,
     walk_expr,
 )
-from rulecli.model.core import DecisionList, Model, NumberRule, RuleRegression, column_units
+from rulecli.model.core import Committee, DecisionList, Model, NumberRule, RuleRegression, column_units
 from rulecli.model.text import render_conditions, render_formula
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import col
@@ -503,21 +503,28 @@ def _tested(rows: list[dict[str, Any]], measured: list[dict[str, float | None]],
 
 
 def number_rule_drift(
-    model: RuleRegression, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None
+    model: RuleRegression | Committee, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None = None
 ) -> dict[str, Any]:
-    """Each rule of a model of numbers (the default last) on this data beside its training
-    statistics: the share of rows it decides, their target's mean and its formula's RMSE.
-    Tests: the two-proportion z-test of the coverage, Welch's z-test of the mean, and of the
-    RMSE a z-test of the log ratio of the mean squared errors (var log s² ≈ 2 / n for normal
-    residuals); the p-values Holm-adjusted over all the tests made."""
+    """Each rule of a model of numbers (the default last; a committee's list by list, as
+    ``list/rule``) on this data beside its training statistics: the share of rows it
+    decides, their target's mean and its formula's RMSE. Tests: the two-proportion z-test of
+    the coverage, Welch's z-test of the mean, and of the RMSE a z-test of the log ratio of
+    the mean squared errors (var log s² ≈ 2 / n for normal residuals); the p-values
+    Holm-adjusted over all the tests made."""
     n_train = training_rows(model)
-    rules = [*model.rules, model.default]
-    if n_train is None or any(r.stats is None for r in rules):
+    lists = model.members if isinstance(model, Committee) else (model,)
+    if n_train is None or any(r.stats is None for m in lists for r in (*m.rules, m.default)):
         raise ParamError("`baseline` needs the training statistics of every rule (covers, mean, rmse) and the rows")
-    here = _decided_figures(model, lf, truth, weight)
-    n_rows = float(sum(row["n"] for row in here.values()))
-    ids = [*(str(i) for i in range(1, len(model.rules) + 1)), DEFAULT_RULE]
-    figures = [_number_entry(i, rule, here.get(i), n_train, n_rows) for i, rule in zip(ids, rules, strict=True)]
+    figures = []
+    for m, member in enumerate(lists, 1):
+        here = _decided_figures(member, lf, truth, weight)
+        n_rows = float(sum(row["n"] for row in here.values()))
+        ids = [*(str(i) for i in range(1, len(member.rules) + 1)), DEFAULT_RULE]
+        prefix = f"{m}/" if isinstance(model, Committee) else ""
+        rules = [*member.rules, member.default]
+        figures += [
+            _number_entry(prefix + i, rule, here.get(i), n_train, n_rows) for i, rule in zip(ids, rules, strict=True)
+        ]
     return _tested([entry for entry, _ in figures], [found for _, found in figures], n_train)
 
 

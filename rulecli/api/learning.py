@@ -23,7 +23,7 @@ from rulecli.held_out import cross_validate
 from rulecli.model.compile import (
     Predictor,
 )
-from rulecli.model.core import DecisionList, RuleRegression, RuleSet, dated_rule, schema_units
+from rulecli.model.core import Committee, DecisionList, RuleRegression, RuleSet, dated_rule, schema_units
 from rulecli.model.costs import cheapest
 from rulecli.model.tree import Forest, Tree
 from rulecli.params import Params
@@ -74,7 +74,7 @@ def fit_model(
     learned_from = model.info.training.get("sample")
     if isinstance(learned_from, dict):  # the learner took a smaller sample of the engine's
         note["rows"] = learned_from["rows"]
-    if isinstance(model, DecisionList | RuleSet | RuleRegression):
+    if isinstance(model, DecisionList | RuleSet | RuleRegression | Committee):
         model = recounted(model, ds)
         note["statistics"] = "recounted on every row"
     training = {**model.info.training, "sample": note}

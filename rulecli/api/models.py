@@ -11,13 +11,14 @@ from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.compile import (
     Predictor,
 )
-from rulecli.model.core import Rule, RuleRegression, schema_units
+from rulecli.model.core import Committee, Rule, RuleRegression, schema_units
 from rulecli.model.export import TARGETS, to_polars, to_python, to_sql
 from rulecli.model.pmml import to_pmml
 from rulecli.model.serde import dumps, loads
 from rulecli.model.text import (
     forest_summary,
     parse_text,
+    render_committee,
     render_conditions,
     render_name,
     render_number_rules,
@@ -54,6 +55,8 @@ def rules_text(model: Predictor) -> str:
         return "".join(f"# {line}\n" for line in forest_summary(model))
     if isinstance(model, RuleRegression):
         return render_number_rules(model)
+    if isinstance(model, Committee):
+        return render_committee(model)
     return render_text(model)
 
 
@@ -66,6 +69,8 @@ def logic_text(model: Predictor) -> str:
         return rules_text(model)
     if isinstance(model, RuleRegression):
         return render_number_rules(model, with_stats=False)
+    if isinstance(model, Committee):
+        return render_committee(model, with_stats=False)
     if isinstance(model, Tree):
         if model.regression:
             leaves = leaf_rules(model.nodes, model.features, schema_units(model.info.schema))

@@ -40,7 +40,7 @@ from rulecli.model.compile import (
     prediction_frame,
     read_dtypes_for,
 )
-from rulecli.model.core import DecisionList, RuleRegression, RuleSet
+from rulecli.model.core import Committee, DecisionList, RuleRegression, RuleSet
 from rulecli.model.tree import Forest, Tree, predicts_number
 from rulecli.schema import is_numeric_dtype, plain_column
 
@@ -151,7 +151,7 @@ def evaluate(
     has_rules = isinstance(model, DecisionList | RuleSet) or (isinstance(model, Tree) and not regression)
     drift_gates = (max_rule_drift, min_rule_coverage, max_coverage_ratio)
     baseline = baseline or any(bound is not None for bound in drift_gates)
-    without = baseline and not (has_rules or isinstance(model, RuleRegression))  # formulas: mean and error
+    without = baseline and not (has_rules or isinstance(model, RuleRegression | Committee))  # formulas: mean, error
     _check_evaluation(model, gates, gate_on, drift_gates, without, max_psi, reference)
     _check_costs(costs, max_cost, regression)
     matrix = None if costs is None else read_costs(costs, model.classes)  # a bad table is refused before any pass
@@ -180,7 +180,7 @@ def _baseline(
     model: Predictor, lf: pl.LazyFrame, truth: pl.Expr, weight: pl.Expr | None, rules: list[Any], rows: float
 ) -> dict[str, Any]:
     """Each rule against its training statistics: its accuracy, or its mean and error."""
-    if isinstance(model, RuleRegression):
+    if isinstance(model, RuleRegression | Committee):
         return number_rule_drift(model, lf, truth, weight)
     return rule_drift(model, rules, rows)
 

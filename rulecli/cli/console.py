@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rulecli.display import counted, visible
-from rulecli.model.core import DecisionList, Model, RuleRegression
+from rulecli.model.core import Committee, DecisionList, Model, RuleRegression
 from rulecli.model.text import (
     BAR_WIDTH,
     forest_summary,
@@ -186,14 +186,19 @@ def show_model(model: Model | TreeModel) -> None:
             out.print(line, markup=False)
     elif isinstance(model, RuleRegression):
         out.print(number_rules_table(model))
+    elif isinstance(model, Committee):
+        lists = len(model.members)
+        out.print(f"{visible(model.target)} (a number): the mean of {lists} lists' predictions", markup=False)
+        for m, member in enumerate(model.members, 1):
+            out.print(number_rules_table(member, f"list {m} of {lists}: "))
     else:
         out.print(rules_table(model))
 
 
-def number_rules_table(model: RuleRegression) -> Table:
+def number_rules_table(model: RuleRegression, title: str = "") -> Table:
     """Rules that predict a number: each rule's conditions, formula and training figures."""
     decides = "first match decides" if model.ordered else "matches averaged"
-    table = DataTable(f"{model.target} (a number): {decides}")
+    table = DataTable(f"{title}{model.target} (a number): {decides}")
     for name, justify in (("#", "right"), ("IF", "left"), ("THEN", "left"), ("covers", "right"), ("rmse", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     rows = [*((str(i), r) for i, r in enumerate(model.rules, 1)), ("else", model.default)]

@@ -18,6 +18,7 @@ excluded), a missing value counting as the column's training mean.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,9 @@ from rulecli.display import counted
 from rulecli.errors import InputError
 from rulecli.learners import Learner, Progress
 from rulecli.learners.tree import dataset_columns, grow_tree, without
+from rulecli.model.compile import PREDICTION, prediction_frame
 from rulecli.model.core import (
+    Committee,
     Condition,
     Formula,
     ModelInfo,
@@ -63,16 +66,57 @@ class M5RulesParams(Params):
     max_bins: int = param(
         255, "Numeric features with more distinct values are cut at this many quantiles.", ge=2, le=65535
     )
+    committees: int = param(
+        1,
+        "Learn this many lists, each making up for the last one's errors, and average them (Cubist's committees).",
+        ge=1,
+        le=100,
+    )
 
 
-def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None = None) -> RuleRegression:
+def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None = None) -> RuleRegression | Committee:
     if not ds.regression:
         raise InputError(
             f"{ds.source}: m5rules predicts a number, but '{ds.target}' holds classes (`target_type=regression` "
             "reads a numeric target as a number)"
         )
     design, columns = Design.of(ds)
-    z = Standardised.of(columns, ds.y.astype(np.float64), ds.weights)
+    y = ds.y.astype(np.float64)
+    z = Standardised.of(columns, y, ds.weights)
+    members: list[RuleRegression] = []
+    target = y
+    while len(members) < params.committees:
+        if members:
+            # Cubist's committees: the next member learns y + (y − the last member's
+            # prediction), so that where one over-predicts the next leans the other way
+            last = prediction_frame(members[-1], ds.frame.lazy()).collect().get_column(PREDICTION).to_numpy()
+            target = 2.0 * y - last
+        member_ds = ds if target is y else dataclasses.replace(ds, y=target)
+        member_z = z if target is y else z.with_target(target, ds.weights)
+        rules, default = _rule_list(member_ds, design, member_z, y, params, progress)
+        members.append(RuleRegression(ds.target, tuple(rules), default, True, ModelInfo(algorithm="m5rules")))
+        if len(members) < params.committees and budget.ran_out(
+            f"m5rules: {counted(len(members), 'committee member')} learned"
+        ):
+            break
+    training: dict[str, object] = {
+        "rows": ds.n_rows,
+        "rules": sum(len(m.rules) for m in members),
+        "smoothing_k": SMOOTHING if params.smoothing else 0.0,
+    }
+    if params.committees > 1:
+        training["committee"] = len(members)
+    info = ModelInfo(algorithm="m5rules", params=params.record(), schema=ds.schema, training=training)
+    if params.committees == 1:
+        return dataclasses.replace(members[0], info=info)
+    return Committee(ds.target, tuple(dataclasses.replace(m, info=info) for m in members), info)
+
+
+def _rule_list(
+    ds: Dataset, design: Design, z: Standardised, truth: np.ndarray, params: M5RulesParams, progress: Progress | None
+) -> tuple[list[NumberRule], NumberRule]:
+    """One list of model rules for ``ds``'s target (standardised in ``z``), each rule's
+    statistics counted against ``truth``."""
     grow = GrowParams(
         criterion="mse",
         max_leaf_nodes=params.max_leaves or (MANY_LEAVES if ds.n_rows <= LONG_TABLE else FEW_LEAVES),
@@ -83,8 +127,7 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
     codes_of = level_index(ds.schema, ds.schema.feature_names)  # the same levels for every tree
     left = np.arange(ds.n_rows)
     rules: list[NumberRule] = []
-    default = None
-    while default is None:
+    while True:
         part = ds.subset(left)
         nodes = grow_tree(Binned.from_dataset(part, params.max_bins), part, grow, part.weights)
         reached = leaves_of(node_walker(nodes, codes_of), dataset_columns(part))
@@ -96,27 +139,20 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
         last = leaves.size == 1 or (params.max_rules is not None and len(rules) >= params.max_rules)
         out_of_time = budget.ran_out(f"m5rules: {counted(len(rules), 'rule')} learned")
         if last or out_of_time:
-            beta = models.beta[0]
-            default = design.rule((), beta, z, ds.weights, left)
-            break
+            return rules, design.rule((), models.beta[0], z, ds.weights, left, truth)
         best = int(max(leaves.tolist(), key=lambda leaf: (models.rows[leaf], -leaf)))
         beta = smoothed(models, nodes, best) if params.smoothing else models.beta[best]
         covered = np.flatnonzero(mine == best)
         conditions = dict(leaf_rules(_pruned_nodes(nodes, models.leaf, models.removed), ds.schema.feature_names, units))
-        rules.append(design.rule(conditions[_renumbered(models.removed, best)], beta, z, ds.weights, left[covered]))
+        rules.append(
+            design.rule(conditions[_renumbered(models.removed, best)], beta, z, ds.weights, left[covered], truth)
+        )
         left = np.delete(left, covered)
         if progress is not None:
             progress(len(rules))
         if left.size == 0:  # the last leaf covered everything left: its formula is the default
-            default = NumberRule((), rules[-1].formula, rules[-1].stats)
-            rules.pop()
-    info = ModelInfo(
-        algorithm="m5rules",
-        params=params.record(),
-        schema=ds.schema,
-        training={"rows": ds.n_rows, "rules": len(rules), "smoothing_k": SMOOTHING if params.smoothing else 0.0},
-    )
-    return RuleRegression(ds.target, tuple(rules), default, True, info)
+            last_rule = rules.pop()
+            return rules, NumberRule((), last_rule.formula, last_rule.stats)
 
 
 def _pruned_owner(nodes: TreeNodes, leaf: np.ndarray) -> np.ndarray:
@@ -199,11 +235,12 @@ class Design:
         z: Standardised,
         w: np.ndarray | None,
         rows: np.ndarray,
+        truth: np.ndarray,
     ) -> NumberRule:
         """The rule of a standardised model for ``rows``: its formula, and that formula's
-        statistics on them."""
+        statistics on them against ``truth`` (the target, where ``z`` holds another)."""
         beta = _folded(beta, z, rows)
-        return NumberRule(conditions, self.formula(beta, z, rows), _stats(z, w, rows, beta))
+        return NumberRule(conditions, self.formula(beta, z, rows), _stats(z, w, rows, beta, truth))
 
     def formula(self, beta: np.ndarray, z: Standardised, rows: np.ndarray) -> Formula:
         """A standardised model as a formula over the raw columns,
@@ -234,24 +271,31 @@ def _folded(beta: np.ndarray, z: Standardised, rows: np.ndarray) -> np.ndarray:
     return beta
 
 
-def _stats(z: Standardised, weights: np.ndarray | None, rows: np.ndarray, beta: np.ndarray) -> NumberStats:
-    """The covered rows (by weight), their target's mean and spread, and the error of the
-    formula ``beta`` is written as (bounded by the rows' least and greatest target)."""
+def _stats(
+    z: Standardised, weights: np.ndarray | None, rows: np.ndarray, beta: np.ndarray, truth: np.ndarray
+) -> NumberStats:
+    """The covered rows (by weight), the ``truth``'s mean and spread on them, and the error
+    against it of the formula ``beta`` as written (bounded by the rows' least and greatest
+    value of ``z``'s target)."""
     w = np.ones(rows.size) if weights is None else weights[rows]
-    y = z.y[rows]
     total = float(w.sum())
     if total <= 0 or rows.size == 0:
         return NumberStats(0 if weights is None else total, float(z.mean[-1]), 0.0, 0.0)
-    predicted = np.clip(beta[0] + z.x[rows] @ beta[1:], y.min(), y.max())
+    held = z.y[rows]
+    sy, my = z.scale[-1], z.mean[-1]
+    predicted = my + sy * np.clip(beta[0] + z.x[rows] @ beta[1:], held.min(), held.max())
+    y = truth[rows]
     mean = float(w @ y / total)
     spread = float(np.sqrt(w @ (y - mean) ** 2 / total))
     rmse = float(np.sqrt(w @ (y - predicted) ** 2 / total))
-    sy, my = z.scale[-1], z.mean[-1]
     covered: int | float = int(total) if weights is None else total
-    return NumberStats(covered, float(my + sy * mean), float(sy * spread), float(sy * rmse))
+    return NumberStats(covered, mean, spread, rmse)
 
 
-def _summary(model: RuleRegression) -> str:
+def _summary(model: RuleRegression | Committee) -> str:
+    if isinstance(model, Committee):
+        rules = sum(len(m.rules) for m in model.members)
+        return f"m5rules: a committee of {len(model.members)} lists, {counted(rules, 'rule')} and a default each"
     return f"m5rules: {counted(len(model.rules), 'rule')} and a default, each with a formula"
 
 

@@ -19,6 +19,7 @@ from rulecli.errors import InputError, ModelFormatError, ParamError
 from rulecli.model import ops
 from rulecli.model.core import (
     Closed,
+    Committee,
     Condition,
     DecisionList,
     Formula,
@@ -153,6 +154,23 @@ def formula_expr(formula: Formula) -> pl.Expr:
             x = categorical_expr(term.column).is_in(levels).cast(pl.Float64)
         expr = expr + pl.lit(term.coefficient) * x.fill_null(term.fill)
     return expr if formula.bounds is None else expr.clip(*formula.bounds)
+
+
+def committee_exprs(model: Committee, explain: bool = False) -> list[pl.Expr]:
+    """The mean of the members' predictions (``prediction``) and, with ``explain``, each
+    member's deciding rule as ``member/rule`` (``1/3,2/default``) and its text, joined."""
+    parts = [number_exprs(member, explain) for member in model.members]
+    prediction = _combine([p[0] for p in parts], pl.sum_horizontal) / float(len(parts))
+    out = [prediction.alias(PREDICTION)]
+    if not explain:
+        return out
+    rules = [pl.concat_str([pl.lit(f"{m}/"), p[1]]) for m, p in enumerate(parts, 1)]
+    texts = [p[2] for p in parts]
+    return [
+        *out,
+        _combine(rules, lambda group: pl.concat_str(group, separator=",")).alias(RULE),
+        _combine(texts, lambda group: pl.concat_str(group, separator=" | ")).alias(RULE_TEXT),
+    ]
 
 
 def number_exprs(model: RuleRegression, explain: bool = False) -> list[pl.Expr]:
@@ -516,10 +534,10 @@ def prediction_frame(
         fields += [RULE, RULE_TEXT] if explain else []
         scored = lf.with_columns(walk_expr(model, explain))
         return scored.select([*kept, *(pl.col(WALK).struct.field(f) for f in fields)])
-    if isinstance(model, RuleRegression):
+    if isinstance(model, RuleRegression | Committee):
         if proba:
             raise ParamError("`proba` needs classes; this model predicts a number")
-        exprs = number_exprs(model, explain)
+        exprs = number_exprs(model, explain) if isinstance(model, RuleRegression) else committee_exprs(model, explain)
         return lf.with_columns(exprs).select([*kept, *(e.meta.output_name() for e in exprs)])
     index = None
     if isinstance(model, DecisionList) and (proba or explain):
@@ -559,7 +577,7 @@ def column_kinds(model: Predictor) -> dict[str, bool]:
     """Each column the model reads, with True where it is compared as a number."""
     if isinstance(model, Tree | Forest):
         return feature_kinds(model)
-    if isinstance(model, RuleRegression):
+    if isinstance(model, RuleRegression | Committee):
         return ops.rule_kinds(model)
     return ops.column_kinds(c for rule in model.rules for c in rule.conditions)
 

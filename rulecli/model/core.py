@@ -283,6 +283,29 @@ class RuleRegression:
         return ()
 
 
+@dataclass(frozen=True)
+class Committee:
+    """Lists of rules with formulas whose predictions are averaged, as Cubist's committees
+    (Quinlan, RuleQuest): each list after the first was learned to make up for the one
+    before it (towards ``2·y − its prediction``); each member's rules keep their own
+    training statistics, counted against the target itself."""
+
+    target: str
+    members: tuple[RuleRegression, ...]
+    info: ModelInfo = field(default_factory=ModelInfo)
+
+    kind = "committee"
+    regression = True
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise ParamError("a committee needs at least one list of rules")
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return ()
+
+
 def interval_conditions(column: str, cuts: Cuts) -> list[Condition]:
     """One condition per interval of ``cuts``, in order (the first and last are open-ended)."""
     edges = cuts.edges

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rulecli.model.core import Condition, DecisionList, NumberRule, Rule, RuleRegression, column_units
+from rulecli.model.core import Committee, Condition, DecisionList, NumberRule, Rule, RuleRegression, column_units
 from rulecli.model.text import Verbatim, render_formula, render_number
 from rulecli.model.tree import Forest, Predictor, Tree, TreeNodes, decision_list, leaf_rules, single_test
 
@@ -86,6 +86,8 @@ def kind_of(model: Predictor) -> str:
     algorithm = model.info.algorithm
     if isinstance(model, RuleRegression):
         return f"{algorithm} rules with formulas"
+    if isinstance(model, Committee):
+        return f"{algorithm} committee of {len(model.members)} lists with formulas"
     return f"{algorithm} {'decision list' if isinstance(model, DecisionList) else 'rule set'}"
 
 
@@ -107,6 +109,13 @@ def rules_of(model: Predictor) -> tuple[list[Rule], Rule | None, bool]:
             return Rule(rule.conditions, Verbatim(render_formula(rule.formula)))
 
         return [as_rule(r) for r in model.rules], as_rule(model.default), model.ordered
+    if isinstance(model, Committee):  # the lists one after another, each ending in its default
+        listed = [
+            Rule(r.conditions, Verbatim(f"list {m}: {render_formula(r.formula)}"))
+            for m, member in enumerate(model.members, 1)
+            for r in (*member.rules, member.default)
+        ]
+        return listed, None, True
     return list(model.rules), model.default, isinstance(model, DecisionList)
 
 

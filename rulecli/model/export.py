@@ -21,7 +21,7 @@ import numpy as np
 
 from rulecli.errors import ParamError
 from rulecli.model.compile import FAN_IN, runs_of
-from rulecli.model.core import Closed, Condition, DecisionList, Formula, Model, Op, RuleRegression, Vote
+from rulecli.model.core import Closed, Committee, Condition, DecisionList, Formula, Model, Op, RuleRegression, Vote
 from rulecli.model.languages import SqlText, condition_source, sql_rule
 from rulecli.model.ops import (
     OPS,
@@ -99,8 +99,8 @@ def to_sql(model: Predictor, dialect: str = "duckdb", table: str | None = None) 
     sql = SqlText(dialect)
     if isinstance(model, Forest):
         return _sql_forest(sql, model, table)
-    if isinstance(model, RuleRegression):
-        expr = _sql_numbers(sql, model)
+    if isinstance(model, RuleRegression | Committee):
+        expr = _sql_numbers(sql, model) if isinstance(model, RuleRegression) else _sql_committee(sql, model)
         return expr + "\n" if table is None else f"SELECT *, {expr} AS prediction\nFROM {table}\n"
     p = plan(model)
     default = "NULL" if p.default is None else sql.literal(p.default)
@@ -115,7 +115,7 @@ def to_sql(model: Predictor, dialect: str = "duckdb", table: str | None = None) 
     return f"SELECT *, {expr} AS prediction\nFROM {table}\n"
 
 
-def formula_kinds(model: RuleRegression) -> Kinds:
+def formula_kinds(model: RuleRegression | Committee) -> Kinds:
     """Each column the rules read: compared as numbers (or dates), or as text."""
     return dated_kinds(rule_kinds(model), model)
 
@@ -161,6 +161,12 @@ def _sql_numbers(sql: SqlText, model: RuleRegression) -> str:
     matched = " + ".join(f"CASE WHEN {t} THEN 1.0e0 ELSE 0.0e0 END" for t in tests)
     any_rule = " OR ".join(f"({t})" for t in tests)
     return f"CASE WHEN {any_rule} THEN ({total}) / ({matched}) ELSE {default} END"
+
+
+def _sql_committee(sql: SqlText, model: Committee) -> str:
+    """The mean of the members' predictions."""
+    total = "\n+ ".join(f"({_sql_numbers(sql, member)})" for member in model.members)
+    return f"(\n{total}\n) / {sql.literal(float(len(model.members)))}"
 
 
 def _sql_vote(sql: SqlText, p: _Plan, rules: list[str], default: str) -> str:
@@ -369,6 +375,10 @@ def to_python(model: Predictor, name: str = "predict") -> str:
         return _python_forest(model, name)
     if isinstance(model, RuleRegression):
         return _python_numbers(model, name)
+    if isinstance(model, Committee):
+        members = [_python_numbers(member, f"_{name}_list{m}") for m, member in enumerate(model.members, 1)]
+        calls = " + ".join(f"_{name}_list{m}(row)" for m in range(1, len(members) + 1))
+        return "\n\n".join([*members, f"def {name}(row):\n    return ({calls}) / {float(len(members))!r}\n"])
     p = plan(model)
     columns = sorted({c.column for conds, _ in p.rules for c in conds})
     var = {c: f"v{i}" for i, c in enumerate(columns)}
@@ -555,6 +565,9 @@ def to_polars(model: Predictor) -> str:
         return _polars_forest(model)
     if isinstance(model, RuleRegression):
         return _polars_numbers(model)
+    if isinstance(model, Committee):
+        members = ",\n".join(_polars_numbers(member).rstrip("\n") for member in model.members)
+        return f"pl.sum_horizontal([\n{members},\n]) / {float(len(model.members))!r}\n"
     p = plan(model)
 
     def rule(conds: tuple[Condition, ...]) -> str:

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from rulecli.errors import ModelFormatError
-from rulecli.model.core import NUMERIC_OPS, Closed, Condition, Op, Rule, RuleRegression, Vote, column_units
+from rulecli.model.core import NUMERIC_OPS, Closed, Committee, Condition, Op, Rule, RuleRegression, Vote, column_units
 from rulecli.schema import Unit
 
 
@@ -83,11 +83,13 @@ def column_kinds(conditions: Iterable[Condition]) -> dict[str, bool]:
     return kinds
 
 
-def rule_kinds(model: RuleRegression) -> dict[str, bool]:
+def rule_kinds(model: RuleRegression | Committee) -> dict[str, bool]:
     """Each column rules with formulas read, True where compared as a number: a formula's
     terms read numbers, or text in an indicator, as the conditions on their column do."""
-    kinds = {t.column: t.levels is None for rule in (*model.rules, model.default) for t in rule.formula.terms}
-    return kinds | column_kinds(c for rule in model.rules for c in rule.conditions)
+    lists = model.members if isinstance(model, Committee) else (model,)
+    rules = [r for m in lists for r in m.rules]
+    kinds = {t.column: t.levels is None for rule in (*rules, *(m.default for m in lists)) for t in rule.formula.terms}
+    return kinds | column_kinds(c for rule in rules for c in rule.conditions)
 
 
 Kinds = dict[str, bool | Unit]  # each column read: a number (True, or the unit of a date) or text

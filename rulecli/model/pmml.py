@@ -31,7 +31,19 @@ import numpy as np
 
 from rulecli.errors import ParamError
 from rulecli.model.compile import class_prior, rule_shares
-from rulecli.model.core import Closed, Condition, DecisionList, Formula, Model, Op, Rule, RuleRegression, RuleSet, Vote
+from rulecli.model.core import (
+    Closed,
+    Committee,
+    Condition,
+    DecisionList,
+    Formula,
+    Model,
+    Op,
+    Rule,
+    RuleRegression,
+    RuleSet,
+    Vote,
+)
 from rulecli.model.export import formula_kinds
 from rulecli.model.ops import (
     OPS,
@@ -71,7 +83,7 @@ def to_pmml(model: Predictor) -> str:
     if isinstance(model, Tree | Forest):
         used = feature_kinds(model)
         fields = dated_kinds({name: used[name] for name in model.features if name in used}, model)
-    elif isinstance(model, RuleRegression):
+    elif isinstance(model, RuleRegression | Committee):
         fields = formula_kinds(model)
     else:
         fields = dated_kinds(column_kinds(c for r in model.rules for c in r.conditions), model)
@@ -80,6 +92,8 @@ def to_pmml(model: Predictor) -> str:
         _forest(root, model, fields)
     elif isinstance(model, RuleRegression):
         _formula_rules(root, model, fields)
+    elif isinstance(model, Committee):
+        _committee(root, model, fields)
     elif isinstance(model, Tree):
         _tree_model(root, model.nodes, model, fields, top=True)
     else:
@@ -419,6 +433,19 @@ def _node_score(node: ET.Element, nodes: TreeNodes, shares: np.ndarray, index: i
             "ScoreDistribution",
             {"value": cls, "recordCount": _number(nodes.value[index, k]), "probability": _number(shares[index, k])},
         )
+
+
+def _committee(root: ET.Element, model: Committee, fields: dict[str, bool]) -> None:
+    """A mining model that averages its members' predictions, each member a segment that
+    always holds, holding the member's rules as :func:`_formula_rules` writes them."""
+    element = ET.SubElement(root, "MiningModel", {"functionName": "regression", "algorithmName": model.info.algorithm})
+    _mining_schema(element, model, fields)
+    _output(element, model, probabilities=False)
+    segmentation = ET.SubElement(element, "Segmentation", {"multipleModelMethod": "average"})
+    for m, member in enumerate(model.members, 1):
+        segment = ET.SubElement(segmentation, "Segment", {"id": f"list{m}"})
+        ET.SubElement(segment, "True")
+        _formula_rules(segment, member, fields)
 
 
 def _formula_rules(root: ET.Element, model: RuleRegression, fields: dict[str, bool]) -> None:

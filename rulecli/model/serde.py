@@ -17,6 +17,7 @@ from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model import numbers
 from rulecli.model.core import (
     Closed,
+    Committee,
     Condition,
     DecisionList,
     Formula,
@@ -230,12 +231,10 @@ def dumps(model: Predictor) -> str:
 
 def _dumps(model: Predictor) -> str:
     if isinstance(model, RuleRegression):
-        body = {
-            **_header(model),
-            "rules": [_number_rule_to_json(r) for r in model.rules],
-            "default": _number_rule_to_json(model.default),
-            "ordered": model.ordered,
-        }
+        body = {**_header(model), **_number_list_to_json(model)}
+        return json.dumps(body, sort_keys=True, indent=2, allow_nan=False) + "\n"
+    if isinstance(model, Committee):
+        body = {**_header(model), "members": [_number_list_to_json(m) for m in model.members]}
         return json.dumps(body, sort_keys=True, indent=2, allow_nan=False) + "\n"
     if not isinstance(model, Tree | Forest):
         return json.dumps(model_to_dict(model), sort_keys=True, indent=2, allow_nan=False) + "\n"
@@ -478,6 +477,8 @@ def _loads(text: str, source: str) -> Model | TreeModel:
         return _read_tree_model(r, obj, kind)
     if kind == RuleRegression.kind:
         return _read_rule_regression(r, obj)
+    if kind == Committee.kind:
+        return _read_committee(r, obj)
     classes = r.get(obj, "classes", "model", (list,))
     if not classes or not all(isinstance(c, str) for c in classes):
         raise r.fail("classes", "expected a non-empty list of text labels")
@@ -513,18 +514,43 @@ def _loads(text: str, source: str) -> Model | TreeModel:
     raise r.fail("kind", f"unknown model kind '{kind}'")
 
 
+def _number_list_to_json(model: RuleRegression) -> dict[str, Any]:
+    return {
+        "rules": [_number_rule_to_json(r) for r in model.rules],
+        "default": _number_rule_to_json(model.default),
+        "ordered": model.ordered,
+    }
+
+
 def _read_rule_regression(r: _Reader, obj: dict[str, Any]) -> RuleRegression:
     if r.get(obj, "classes", "model", (list,)):
         raise r.fail("classes", "rules that predict a number have no classes")
     info = _info(r, obj)
+    return _read_number_list(r, obj, "", r.get(obj, "target", "model", (str,)), info)
+
+
+def _read_committee(r: _Reader, obj: dict[str, Any]) -> Committee:
+    if r.get(obj, "classes", "model", (list,)):
+        raise r.fail("classes", "a committee predicts a number and has no classes")
+    info, target = _info(r, obj), r.get(obj, "target", "model", (str,))
+    raw = r.get(obj, "members", "model", (list,))
+    if not raw:
+        raise r.fail("members", "a committee needs at least one list of rules")
+    members = (_read_number_list(r, member, f"members[{m}].", target, info) for m, member in enumerate(raw))
+    return Committee(target, tuple(members), info)
+
+
+def _read_number_list(r: _Reader, obj: dict[str, Any], at: str, target: str, info: ModelInfo) -> RuleRegression:
+    """A list of rules with formulas (``at``: where it sits in the file, for errors)."""
     units = schema_units(info.schema)
-    raw = r.get(obj, "rules", "model", (list,))
-    rules = tuple(_read_number_rule(r, x, f"rules[{i}]", units) for i, x in enumerate(raw))
-    default = _read_number_rule(r, r.get(obj, "default", "model", (dict,)), "default", units)
+    where = at.rstrip(".") or "model"
+    raw = r.get(obj, "rules", where, (list,))
+    rules = tuple(_read_number_rule(r, x, f"{at}rules[{i}]", units) for i, x in enumerate(raw))
+    default = _read_number_rule(r, r.get(obj, "default", where, (dict,)), f"{at}default", units)
     if default.conditions:
-        raise r.fail("default.conditions", "the default rule has no conditions")
-    ordered = r.get(obj, "ordered", "model", (bool,))
-    return RuleRegression(r.get(obj, "target", "model", (str,)), rules, default, ordered, info)
+        raise r.fail(f"{at}default.conditions", "the default rule has no conditions")
+    ordered = r.get(obj, "ordered", where, (bool,))
+    return RuleRegression(target, rules, default, ordered, info)
 
 
 def _read_number_rule(r: _Reader, obj: Any, where: str, units: Mapping[str, Unit]) -> NumberRule:

@@ -35,6 +35,7 @@ from rulecli.errors import ModelFormatError, ParamError
 from rulecli.model.core import (
     NUMERIC_OPS,
     Closed,
+    Committee,
     Condition,
     DecisionList,
     Formula,
@@ -235,6 +236,16 @@ def render_number_rules(model: RuleRegression, with_stats: bool = True) -> str:
         lines.append(f"# IF {render_conditions(rule.conditions)} THEN {then}{stats(rule)}")
     lines.append(f"# ELSE {target} = {render_formula(model.default.formula)}{stats(model.default)}")
     return "\n".join(lines) + "\n"
+
+
+def render_committee(model: Committee, with_stats: bool = True) -> str:
+    """A committee's lists one after the other, as comments, under the line that says
+    their predictions are averaged."""
+    head = f"# {render_name(model.target)} is a number: the mean of {len(model.members)} lists' predictions\n"
+    return head + "".join(
+        f"#\n# list {m} of {len(model.members)}\n" + render_number_rules(member, with_stats)
+        for m, member in enumerate(model.members, 1)
+    )
 
 
 def _probabilities(rule: Rule, classes: tuple[str, ...]) -> str:

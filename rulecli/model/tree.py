@@ -29,6 +29,7 @@ import numpy as np
 
 from rulecli.model.core import (
     Closed,
+    Committee,
     Condition,
     DecisionList,
     Model,
@@ -111,12 +112,12 @@ class Forest:
 
 
 TreeModel = Tree | Forest
-Predictor = Model | RuleRegression | TreeModel  # any model rulecli learns
+Predictor = Model | RuleRegression | Committee | TreeModel  # any model rulecli learns
 
 
 def predicts_number(model: Predictor) -> bool:
     """Whether the model predicts a number (a regression tree or forest, rules with formulas)."""
-    return isinstance(model, RuleRegression) or (isinstance(model, Tree | Forest) and model.regression)
+    return isinstance(model, RuleRegression | Committee) or (isinstance(model, Tree | Forest) and model.regression)
 
 
 def feature_kinds(model: TreeModel) -> dict[str, bool]:

@@ -65,6 +65,17 @@ class Standardised:
                 columns[j] = np.empty(0)
         return cls(x, out, means, scales)
 
+    def with_target(self, y: np.ndarray, weights: np.ndarray | None) -> Standardised:
+        """The same features with another target (a committee's next member's)."""
+        w = np.ones(y.size) if weights is None else weights
+        total = float(w.sum())
+        mean = float(w @ y / total) if total > 0 else 0.0
+        variance = float(w @ (y - mean) ** 2 / total) if total > 0 else 0.0
+        scale = float(np.sqrt(variance)) if variance > 0 else 1.0
+        means, scales = self.mean.copy(), self.scale.copy()
+        means[-1], scales[-1] = mean, scale
+        return Standardised(self.x, (y - mean) / scale, means, scales)
+
 
 def gram(z: Standardised, rows: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     """Sums of products of [1, x, y] over ``rows`` (weighted)."""

@@ -12,12 +12,12 @@ import numpy as np
 from rulecli.counting.encoded import Encoded
 from rulecli.dataset import Dataset
 from rulecli.engines import TableBase
-from rulecli.model.core import DecisionList, NumberStats, Rule, RuleRegression, RuleSet, RuleStats
+from rulecli.model.core import Committee, DecisionList, NumberStats, Rule, RuleRegression, RuleSet, RuleStats
 from rulecli.model.export import rule_formulas
 from rulecli.model.languages import rule_tests
 from rulecli.stats import row_hash, sample_seed, tally
 
-M = TypeVar("M", DecisionList, RuleSet, RuleRegression)
+M = TypeVar("M", DecisionList, RuleSet, RuleRegression, Committee)
 
 
 def stats_of(counts: np.ndarray, classes: Sequence[str], prediction: str) -> RuleStats:
@@ -92,6 +92,10 @@ def recounted(model: M, table: TableBase) -> M:
     row it matches in a rule set, the rest for the default. Its predictions stay as learned."""
     if isinstance(model, RuleRegression):
         return _recounted_numbers(model, table)
+    if isinstance(model, Committee):  # each list's rules against the target itself
+        members = tuple(_recounted_numbers(m, table) for m in model.members)
+        info = dataclasses.replace(model.info, training=dict(model.info.training) | {"rows": table.n_rows})
+        return dataclasses.replace(model, members=members, info=info)
     counts = table.rule_counts(rule_tests(model, table.dialect), isinstance(model, DecisionList))
     rules = tuple(
         dataclasses.replace(r, stats=stats_of(counts[i], model.classes, r.prediction))

@@ -155,6 +155,9 @@ def test_rules_with_formulas(tmp: Path):
     model = tmp / "formulas.json"
     assert run_cli("m5rules", str(data), "-y", "y", "-o", str(model), "-q").code == 0
     _check(model, data, tmp)
+    committee = tmp / "committee.json"  # lists averaged: a mining model of mining models
+    assert run_cli("m5rules", str(data), "-y", "y", "--committees", "3", "-o", str(committee), "-q").code == 0
+    _check(committee, data, tmp)
 
 
 def test_hand_written_rule_sets_and_lists(tmp: Path):

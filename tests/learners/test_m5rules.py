@@ -114,12 +114,16 @@ def test_a_split_a_straight_line_does_not_need_is_pruned_away():
     assert models.leaf.tolist() == [True, False, False] and models.removed.tolist() == [False, True, True]
 
 
-def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp_path: Path):
+@pytest.mark.parametrize("committees", [1, 3])
+def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp_path: Path, committees: int):
     duckdb = pytest.importorskip("duckdb")
     frame = _kinked(600, 4)
     odd = pl.DataFrame({"a": [None, 3.0, 400.0], "c": ["q", None, "never"], "z": [0.0, None, 1.0], "y": [0.0] * 3})
     pl.concat([frame, odd]).write_csv(tmp_path / "k.csv")
-    assert run_cli("m5rules", "k.csv", "-y", "y", "-o", "m.json", "-q", cwd=tmp_path).code == 0
+    learned = run_cli(
+        "m5rules", "k.csv", "-y", "y", "--committees", str(committees), "-o", "m.json", "-q", cwd=tmp_path
+    )
+    assert learned.code == 0, learned.stderr
     data = pl.read_csv(tmp_path / "k.csv")
     expected = rulecli.predict(rulecli.load(tmp_path / "m.json"), data)["prediction"].to_numpy()
     namespace: dict[str, object] = {}
@@ -229,3 +233,50 @@ def test_the_python_export_is_the_same_text_in_every_process(tmp_path: Path):
         for seed in (1, 2, 3)
     }
     assert len(texts) == 1 and "in {" in texts.pop()
+
+
+def test_a_committee_averages_lists_each_learned_against_the_last_one_s_errors(tmp_path: Path):
+    train, test = _kinked(1500, 11), _kinked(3000, 12)
+    single, committee = _fit(train), _fit(train, committees=4)
+    assert committee.kind == "committee" and len(committee.members) == 4
+    assert committee.info.training["committee"] == 4
+    # the prediction is the mean of the lists'
+    lists = [rulecli.predict(m, test)["prediction"].to_numpy() for m in committee.members]
+    assert np.allclose(rulecli.predict(committee, test)["prediction"].to_numpy(), np.mean(lists, axis=0))
+    # the second list learned 2y − the first list's prediction: its rows' mean is y's, its
+    # formulas lean the other way where the first over-predicts
+    first = rulecli.predict(committee.members[0], train)["prediction"].to_numpy()
+    second = _fit(train.with_columns(y=2 * pl.col("y") - pl.Series(first)))
+    assert [r.conditions for r in second.rules] == [r.conditions for r in committee.members[1].rules]
+    # each list's statistics are counted against the target itself
+    # (the rows each rule decides partition the table: their means average to y's)
+    decided = [r.stats for r in (*committee.members[1].rules, committee.members[1].default)]
+    assert sum(s.covered for s in decided) == train.height  # type: ignore[union-attr]
+    mean = sum(s.covered * s.mean for s in decided) / train.height  # type: ignore[union-attr]
+    assert mean == pytest.approx(float(train["y"].mean()), rel=1e-9)
+    assert _r2(committee, test) > 0.97 and _r2(committee, test) > _r2(single, test) - 0.005
+    # saved and read back, through every command
+    train.write_csv(tmp_path / "k.csv")
+    learned = run_cli("m5rules", "k.csv", "-y", "y", "--committees", "3", "-o", "c.json", cwd=tmp_path)
+    assert learned.code == 0, learned.stderr
+    assert learned.stdout.startswith("# y is a number: the mean of 3 lists' predictions\n")
+    again = run_cli("m5rules", "k.csv", "-y", "y", "--committees", "3", "-o", "d.json", "-q", cwd=tmp_path)
+    assert again.code == 0 and (tmp_path / "c.json").read_bytes() == (tmp_path / "d.json").read_bytes()
+    model = rulecli.load(tmp_path / "c.json")
+    assert (
+        rulecli.predict(model, train)["prediction"].to_list()
+        == rulecli.predict(rulecli.load(tmp_path / "d.json"), train)["prediction"].to_list()
+    )
+    explained = pl.read_csv(run_cli("predict", "c.json", "k.csv", "--explain", cwd=tmp_path).stdout.encode())
+    assert all(r.count(",") == 2 and r.startswith("1/") and ",2/" in r and ",3/" in r for r in explained["rule"])
+    baseline = json.loads(run_cli("evaluate", "c.json", "k.csv", "--baseline", "--json", cwd=tmp_path).stdout)
+    ids = [r["rule"] for r in baseline["baseline"]["rules"]]
+    assert {i.split("/")[0] for i in ids} == {"1", "2", "3"} and "3/default" in ids
+    assert not any(r["drifted"] for r in baseline["baseline"]["rules"])  # the training rows themselves
+    shown = run_cli("show", "c.json", cwd=tmp_path)
+    assert shown.code == 0 and "# list 3 of 3" in shown.stdout
+    assert run_cli("report", "c.json", "k.csv", "-o", "r.html", cwd=tmp_path).code == 0
+    assert "The rules: list 3 of 3" in (tmp_path / "r.html").read_text()
+    assert run_cli("m5rules", "k.csv", "-y", "y", "-o", "one.json", "-q", cwd=tmp_path).code == 0
+    diffed = run_cli("diff", "one.json", "c.json", cwd=tmp_path)
+    assert diffed.code == 1 and "committee of 3 lists" in diffed.stdout, diffed.stdout
