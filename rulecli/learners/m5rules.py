@@ -22,6 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from rulecli import budget
 from rulecli.counting.binned import Binned
@@ -36,6 +37,8 @@ from rulecli.model.core import (
     Condition,
     Formula,
     ModelInfo,
+    NeighbourColumn,
+    Neighbours,
     NumberRule,
     NumberStats,
     RuleRegression,
@@ -44,9 +47,10 @@ from rulecli.model.core import (
 )
 from rulecli.model.tree import TreeNodes, leaf_rules, leaves_of, level_index, node_walker
 from rulecli.params import Params, param
-from rulecli.schema import Kind
+from rulecli.schema import Kind, plain_column
 from rulecli.search.grow import GrowParams
 from rulecli.search.model_tree import SMOOTHING, Standardised, fit_and_prune, node_grams, smoothed
+from rulecli.stats import row_hash, sample_seed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +75,12 @@ class M5RulesParams(Params):
         "Learn this many lists, each making up for the last one's errors, and average them (Cubist's committees).",
         ge=1,
         le=100,
+    )
+    neighbours: int = param(
+        0,
+        "Correct each prediction by this many nearest training rows' errors (Cubist's instances; 0: off).",
+        ge=0,
+        le=9,
     )
 
 
@@ -107,9 +117,51 @@ def fit_m5rules(ds: Dataset, params: M5RulesParams, *, progress: Progress | None
     if params.committees > 1:
         training["committee"] = len(members)
     info = ModelInfo(algorithm="m5rules", params=params.record(), schema=ds.schema, training=training)
-    if params.committees == 1:
+    if params.committees == 1 and not params.neighbours:
         return dataclasses.replace(members[0], info=info)
-    return Committee(ds.target, tuple(dataclasses.replace(m, info=info) for m in members), info)
+    model = Committee(ds.target, tuple(dataclasses.replace(m, info=info) for m in members), info)
+    if not params.neighbours:
+        return model
+    predicted = prediction_frame(model, ds.frame.lazy()).collect().get_column(PREDICTION).to_numpy()
+    nearest = _neighbours(ds, y, y - predicted, params.neighbours)
+    if not nearest.columns:  # every feature constant (or a date): no row is nearer than another
+        return model
+    stored = len(nearest.residuals)
+    return dataclasses.replace(
+        model, neighbours=nearest, info=dataclasses.replace(info, training=training | {"stored_rows": stored})
+    )
+
+
+# training rows a neighbour correction keeps (a hashed sample past it): every prediction
+# measures its distance to each of them
+STORED_ROWS = 10_000
+
+
+def _neighbours(ds: Dataset, y: np.ndarray, residuals: np.ndarray, k: int) -> Neighbours:
+    """The stored rows (all, or a hashed sample of STORED_ROWS), their residuals and the
+    columns their distance reads: each number weighed by 1 / (5 × its standard deviation)
+    and kept within its training range, each text column by 2 / its levels, as Cubist's
+    distance weighs them; dates and constant columns are left out."""
+    rows = np.arange(ds.n_rows)
+    if rows.size > STORED_ROWS:
+        rows = np.sort(np.argsort(row_hash(ds.ids, sample_seed(0)), kind="stable")[:STORED_ROWS])
+    columns: list[NeighbourColumn] = []
+    values: list[tuple[float | str | None, ...]] = []
+    for feature in ds.schema.features:
+        if feature.kind == Kind.NUMERIC and feature.unit is None:
+            x = ds.numeric(feature.name, keep=False)
+            present = x[~np.isnan(x)]
+            sd = float(present.std()) if present.size else 0.0
+            if sd <= 0:
+                continue
+            low, high = float(present.min()), float(present.max())
+            columns.append(NeighbourColumn(feature.name, 1.0 / (5.0 * sd), True, float(present.mean()), low, high))
+            values.append(tuple(None if np.isnan(v) else float(v) for v in x[rows].tolist()))
+        elif feature.kind == Kind.CATEGORICAL and len(feature.levels) > 1:
+            columns.append(NeighbourColumn(feature.name, 2.0 / len(feature.levels), False))
+            values.append(tuple(plain_column(ds.frame, feature.name).cast(pl.String).gather(rows).to_list()))
+    bounds = (float(y.min()), float(y.max()))
+    return Neighbours(min(k, rows.size), tuple(columns), tuple(values), tuple(residuals[rows].tolist()), bounds)
 
 
 def _rule_list(

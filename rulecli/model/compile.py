@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from rulecli.errors import InputError, ModelFormatError, ParamError
-from rulecli.model import ops
+from rulecli.model import neighbours, ops
 from rulecli.model.core import (
     Closed,
     Committee,
@@ -24,6 +24,7 @@ from rulecli.model.core import (
     DecisionList,
     Formula,
     Model,
+    Neighbours,
     Rule,
     RuleRegression,
     RuleSet,
@@ -161,6 +162,8 @@ def committee_exprs(model: Committee, explain: bool = False) -> list[pl.Expr]:
     member's deciding rule as ``member/rule`` (``1/3,2/default``) and its text, joined."""
     parts = [number_exprs(member, explain) for member in model.members]
     prediction = _combine([p[0] for p in parts], pl.sum_horizontal) / float(len(parts))
+    if model.neighbours is not None:
+        prediction = _neighbour_corrected(model.neighbours, prediction)
     out = [prediction.alias(PREDICTION)]
     if not explain:
         return out
@@ -171,6 +174,19 @@ def committee_exprs(model: Committee, explain: bool = False) -> list[pl.Expr]:
         _combine(rules, lambda group: pl.concat_str(group, separator=",")).alias(RULE),
         _combine(texts, lambda group: pl.concat_str(group, separator=" | ")).alias(RULE_TEXT),
     ]
+
+
+def _neighbour_corrected(nb: Neighbours, prediction: pl.Expr) -> pl.Expr:
+    """The rules' prediction corrected by the nearest stored rows, batch by batch."""
+    names = [f"c{i}" for i in range(len(nb.columns))]
+
+    def correct(rows: pl.Series) -> pl.Series:
+        fields = {c.name: rows.struct.field(n) for c, n in zip(nb.columns, names, strict=True)}
+        base = rows.struct.field("p").to_numpy().astype(np.float64)
+        return pl.Series(neighbours.corrected(nb, base, neighbours.query_arrays(nb, fields)), dtype=pl.Float64)
+
+    inputs = [prediction.alias("p"), *(col(c.name).alias(n) for c, n in zip(nb.columns, names, strict=True))]
+    return pl.struct(inputs).map_batches(correct, return_dtype=pl.Float64, is_elementwise=True)
 
 
 def number_exprs(model: RuleRegression, explain: bool = False) -> list[pl.Expr]:

@@ -283,16 +283,57 @@ class RuleRegression:
         return ()
 
 
+@dataclass(frozen=True, slots=True)
+class NeighbourColumn:
+    """A column the distance between two rows reads. A number: ``weight`` times the
+    difference of the two values, each first kept within [``low``, ``high``] (a missing
+    value read as ``fill``), plus 1 where one of them is missing and the other is not. Text:
+    ``weight`` where the two values differ (a missing value is one more value)."""
+
+    name: str
+    weight: float
+    numeric: bool
+    fill: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """Stored training rows and each one's residual (its target minus the rules' prediction
+    for it): a prediction adds the weighted mean residual of the ``k`` stored rows nearest
+    to its row (weights 1 / (distance + 0.5); ties by stored order) and is kept within
+    ``bounds``, after Quinlan's composite of instances and models (1993). ``values``: per
+    column, the stored rows' values (None where missing)."""
+
+    k: int
+    columns: tuple[NeighbourColumn, ...]
+    values: tuple[tuple[float | str | None, ...], ...]
+    residuals: tuple[float, ...]
+    bounds: tuple[float, float]
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.k <= len(self.residuals):
+            raise ParamError(f"a neighbour correction needs 1 <= k <= its {len(self.residuals)} stored rows")
+        if len(self.values) != len(self.columns) or any(len(v) != len(self.residuals) for v in self.values):
+            raise ParamError("a neighbour correction needs one value per stored row in each of its columns")
+        numbers = [*self.residuals, *self.bounds, *(x for c in self.columns for x in (c.weight, c.fill, c.low, c.high))]
+        if not all(isinstance(x, float) and math.isfinite(x) for x in numbers):
+            raise ParamError("a neighbour correction's residuals, bounds and weights must be finite numbers")
+
+
 @dataclass(frozen=True)
 class Committee:
     """Lists of rules with formulas whose predictions are averaged, as Cubist's committees
     (Quinlan, RuleQuest): each list after the first was learned to make up for the one
     before it (towards ``2·y − its prediction``); each member's rules keep their own
-    training statistics, counted against the target itself."""
+    training statistics, counted against the target itself. With ``neighbours``, the mean
+    is corrected by the nearest stored training rows (one list, or several)."""
 
     target: str
     members: tuple[RuleRegression, ...]
     info: ModelInfo = field(default_factory=ModelInfo)
+    neighbours: Neighbours | None = None  # a correction by the nearest stored training rows
 
     kind = "committee"
     regression = True

@@ -87,7 +87,8 @@ def kind_of(model: Predictor) -> str:
     if isinstance(model, RuleRegression):
         return f"{algorithm} rules with formulas"
     if isinstance(model, Committee):
-        return f"{algorithm} committee of {len(model.members)} lists with formulas"
+        nearest = "" if model.neighbours is None else f", corrected by {model.neighbours.k} nearest rows"
+        return f"{algorithm} committee of {len(model.members)} lists with formulas{nearest}"
     return f"{algorithm} {'decision list' if isinstance(model, DecisionList) else 'rule set'}"
 
 
@@ -296,6 +297,10 @@ def diff(old: Predictor, new: Predictor) -> ModelDiff:
         notes.append(f"vote: {old_vote.value} -> {new_vote.value}")
     if isinstance(old, Forest) and isinstance(new, Forest):
         notes += _forest_notes(old, new)
+    nearest = [m.neighbours if isinstance(m, Committee) else None for m in (old, new)]
+    if nearest[0] is not None and nearest[1] is not None and nearest[0] != nearest[1]:
+        rows = [len(nb.residuals) for nb in nearest if nb is not None]
+        notes.append(f"neighbours: the stored rows, their columns or errors differ ({rows[0]:,} -> {rows[1]:,} rows)")
     splits: list[SplitChange] = []
     if isinstance(old, Tree) and isinstance(new, Tree) and old.regression == new.regression:
         changes, splits = _tree_changes(old, new)

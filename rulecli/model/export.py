@@ -14,15 +14,27 @@ hold the means). PMML is written by :mod:`rulecli.model.pmml`.
 from __future__ import annotations
 
 import keyword
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rulecli.errors import ParamError
 from rulecli.model.compile import FAN_IN, runs_of
-from rulecli.model.core import Closed, Committee, Condition, DecisionList, Formula, Model, Op, RuleRegression, Vote
+from rulecli.model.core import (
+    Closed,
+    Committee,
+    Condition,
+    DecisionList,
+    Formula,
+    Model,
+    Neighbours,
+    Op,
+    RuleRegression,
+    Vote,
+)
 from rulecli.model.languages import SqlText, condition_source, sql_rule
+from rulecli.model.neighbours import MISSING, OFFSET, UNSEEN, fresh_prefix, levels_of, stored_arrays
 from rulecli.model.ops import (
     OPS,
     Kinds,
@@ -164,9 +176,61 @@ def _sql_numbers(sql: SqlText, model: RuleRegression) -> str:
 
 
 def _sql_committee(sql: SqlText, model: Committee) -> str:
-    """The mean of the members' predictions."""
+    """The mean of the members' predictions, corrected by the nearest stored rows."""
     total = "\n+ ".join(f"({_sql_numbers(sql, member)})" for member in model.members)
-    return f"(\n{total}\n) / {sql.literal(float(len(model.members)))}"
+    mean = f"(\n{total}\n) / {sql.literal(float(len(model.members)))}"
+    return mean if model.neighbours is None else _sql_neighbours(sql, model.neighbours, formula_kinds(model), mean)
+
+
+def _sql_neighbours(sql: SqlText, nb: Neighbours, kinds: Kinds, base: str) -> str:
+    """``base`` plus the weighted mean residual of the k nearest stored rows: a subquery
+    over the stored rows (a CTE of VALUES) ordered by their distance to the row, then by
+    their number, the distance added in the order rulecli adds it."""
+    prefix = fresh_prefix("nb_", kinds)
+    i, r, d, n = (sql.ident(f"{prefix}{what}") for what in ("i", "r", "d", "n"))
+    names, terms = [sql.ident(f"{prefix}i"), sql.ident(f"{prefix}r")], []
+    stored = stored_arrays(nb)
+    for j, (column, (_, missing)) in enumerate(zip(nb.columns, stored, strict=True)):
+        x = sql.column(column.name, kinds[column.name])
+        value = sql.ident(f"{prefix}v{j}")
+        names.append(value)
+        weight = sql.literal(column.weight)
+        if missing is None:
+            code = _sql_code(sql, x, nb.values[j])
+            terms.append(f"{weight} * CASE WHEN {code} = s.{value} THEN 0.0e0 ELSE 1.0e0 END")
+            continue
+        flag = sql.ident(f"{prefix}m{j}")
+        names.append(flag)
+        filled = sql.greatest([f"COALESCE({x}, {sql.literal(column.fill)})", sql.literal(column.low)])
+        kept = sql.least([filled, sql.literal(column.high)])
+        terms.append(f"{weight} * ABS({kept} - s.{value})")
+        terms.append(f"ABS(CASE WHEN {x} IS NULL THEN 1.0e0 ELSE 0.0e0 END - s.{flag})")
+    rows = []
+    for row, residual in enumerate(nb.residuals):
+        cells = [str(row), sql.literal(residual)]
+        for values, missing in stored:
+            cells.append(sql.literal(float(values[row])))
+            if missing is not None:
+                cells.append(sql.literal(float(missing[row])))
+        rows.append("(" + ", ".join(cells) + ")")
+    distance = " + ".join(terms)
+    nearest = (
+        f"(WITH s({', '.join(names)}) AS (VALUES\n    " + ",\n    ".join(rows) + "\n  )\n"
+        f"  SELECT SUM(nn.{r} / (nn.{d} + {sql.literal(OFFSET)})) / SUM(1.0e0 / (nn.{d} + {sql.literal(OFFSET)}))\n"
+        f"  FROM (SELECT s.{r}, {distance} AS {d}, ROW_NUMBER() OVER (ORDER BY {distance}, s.{i}) AS {n}\n"
+        f"    FROM s) AS nn WHERE nn.{n} <= {nb.k})"
+    )
+    low, high = (sql.literal(b) for b in nb.bounds)
+    return sql.least([sql.greatest([f"({base}) + {nearest}", low]), high])
+
+
+def _sql_code(sql: SqlText, x: str, stored: Sequence[float | str | None]) -> str:
+    """A text value as the number the stored rows hold for it: its order of first
+    appearance among them, -1 where missing, -2 where never stored."""
+    whens = " ".join(
+        f"WHEN {x} = {sql.literal(str(v))} THEN {sql.literal(float(n))}" for v, n in levels_of(stored).items()
+    )
+    return f"(CASE WHEN {x} IS NULL THEN {sql.literal(float(MISSING))} {whens} ELSE {sql.literal(float(UNSEEN))} END)"
 
 
 def _sql_vote(sql: SqlText, p: _Plan, rules: list[str], default: str) -> str:
@@ -378,7 +442,10 @@ def to_python(model: Predictor, name: str = "predict") -> str:
     if isinstance(model, Committee):
         members = [_python_numbers(member, f"_{name}_list{m}") for m, member in enumerate(model.members, 1)]
         calls = " + ".join(f"_{name}_list{m}(row)" for m in range(1, len(members) + 1))
-        return "\n\n".join([*members, f"def {name}(row):\n    return ({calls}) / {float(len(members))!r}\n"])
+        mean = f"({calls}) / {float(len(members))!r}"
+        if model.neighbours is not None:
+            return "\n\n".join([*members, _python_neighbours(model.neighbours, formula_kinds(model), name, mean)])
+        return "\n\n".join([*members, f"def {name}(row):\n    return {mean}\n"])
     p = plan(model)
     columns = sorted({c.column for conds, _ in p.rules for c in conds})
     var = {c: f"v{i}" for i, c in enumerate(columns)}
@@ -453,6 +520,46 @@ def _python_numbers(model: RuleRegression, name: str) -> str:
             lines += [f"    if {test(rule.conditions)}:", f"        values.append({formula(rule.formula)})"]
         lines.append(f"    return sum(values) / len(values) if values else {formula(model.default.formula)}")
     return "\n".join(lines) + "\n"
+
+
+def _python_neighbours(nb: Neighbours, kinds: Kinds, name: str, base: str) -> str:
+    """``predict(row)``: the lists' mean ``base`` plus the weighted mean residual of the k
+    nearest stored rows (held in ``_{name}_stored``: per column its values, and a number's
+    missing flags, then the residuals), the distance added as rulecli adds it."""
+    stored = stored_arrays(nb)
+    arrays: list[list[float]] = []
+    lines = [f"def {name}(row):", *_python_readers(kinds[c.name] for c in nb.columns), f"    base = {base}"]
+    terms = []
+    for j, (column, (values, missing)) in enumerate(zip(nb.columns, stored, strict=True)):
+        x = f"{_python_reader(kinds[column.name]) % f'row.get({column.name!r})'}"
+        arrays.append(values.astype(np.float64).tolist())
+        v = f"s[{len(arrays) - 1}][i]"
+        if missing is None:
+            levels = {level: float(n) for level, n in levels_of(nb.values[j]).items()}
+            lines.append(f"    q{j} = {x}")
+            lines.append(f"    q{j} = {float(MISSING)!r} if q{j} is None else {levels!r}.get(q{j}, {float(UNSEEN)!r})")
+            terms.append(f"{column.weight!r} * (0.0 if q{j} == {v} else 1.0)")
+            continue
+        arrays.append(missing.tolist())
+        flag = f"s[{len(arrays) - 1}][i]"
+        lines.append(f"    q{j} = {x}")
+        lines.append(f"    m{j} = 1.0 if q{j} is None else 0.0")
+        lines.append(f"    q{j} = min(max({column.fill!r} if q{j} is None else q{j}, {column.low!r}), {column.high!r})")
+        terms += [f"{column.weight!r} * abs(q{j} - {v})", f"abs(m{j} - {flag})"]
+    lines += [
+        f"    s = _{name}_stored",
+        "    nearest = []",
+        f"    for i, r in enumerate(s[{len(arrays)}]):",
+        "        d = 0.0",
+        *(f"        d += {t}" for t in terms),
+        "        nearest.append((d, i, r))",
+        "    nearest.sort()  # ties: the row stored first",
+        f"    chosen = [(1.0 / (d + {OFFSET!r}), r) for d, i, r in nearest[:{nb.k}]]",
+        "    value = base + sum(w * r for w, r in chosen) / sum(w for w, r in chosen)",
+        f"    return min(max(value, {nb.bounds[0]!r}), {nb.bounds[1]!r})",
+    ]
+    data = f"_{name}_stored = {[*arrays, list(nb.residuals)]!r}"
+    return data + "\n\n\n" + "\n".join(lines) + "\n"
 
 
 # -------------------------------------------------------------------------- Polars
@@ -567,7 +674,10 @@ def to_polars(model: Predictor) -> str:
         return _polars_numbers(model)
     if isinstance(model, Committee):
         members = ",\n".join(_polars_numbers(member).rstrip("\n") for member in model.members)
-        return f"pl.sum_horizontal([\n{members},\n]) / {float(len(model.members))!r}\n"
+        mean = f"pl.sum_horizontal([\n{members},\n]) / {float(len(model.members))!r}"
+        if model.neighbours is not None:
+            return _polars_neighbours(model.neighbours, formula_kinds(model), mean) + "\n"
+        return mean + "\n"
     p = plan(model)
 
     def rule(conds: tuple[Condition, ...]) -> str:
@@ -682,6 +792,42 @@ def _polars_numbers(model: RuleRegression) -> str:
         f".then(pl.sum_horizontal([{total}]) / pl.sum_horizontal([{matched}]))"
         f".otherwise({default})\n"
     )
+
+
+def _polars_neighbours(nb: Neighbours, kinds: Kinds, base: str) -> str:
+    """``base`` plus the weighted mean residual of the k nearest stored rows, with list
+    arithmetic: each row's distances to the stored rows as a list (added in rulecli's
+    order), its k nearest by ordinal rank (ties: the row stored first). Each row holds a
+    list as long as the stored rows: memory grows with both."""
+
+    def stored_list(values: Iterable[float]) -> str:
+        return f"pl.lit(pl.Series([{list(values)!r}], dtype=pl.List(pl.Float64))).first()"
+
+    terms = []
+    for j, (column, (values, missing)) in enumerate(zip(nb.columns, stored_arrays(nb), strict=True)):
+        x = _pl_column(column.name, kinds[column.name])
+        if missing is None:
+            levels = levels_of(nb.values[j])
+            code = (
+                f"pl.when({x}.is_null()).then({float(MISSING)!r})"
+                f".otherwise({x}.replace_strict({list(levels)!r}, {[float(n) for n in levels.values()]!r}, "
+                f"default={float(UNSEEN)!r}, return_dtype=pl.Float64))"
+            )
+            other = "(pl.element() != 0.0).cast(pl.Float64)"
+            terms.append(
+                f"({stored_list(values.astype(np.float64).tolist())} - {code}).list.eval({other}) * {column.weight!r}"
+            )
+            continue
+        kept = f"{x}.fill_null({column.fill!r}).clip({column.low!r}, {column.high!r})"
+        flag = f"{x}.is_null().cast(pl.Float64)"
+        terms.append(f"({stored_list(values.tolist())} - {kept}).list.eval(pl.element().abs()) * {column.weight!r}")
+        terms.append(f"({stored_list(missing.tolist())} - {flag}).list.eval(pl.element().abs())")
+    distance = "(\n    " + "\n    + ".join(terms) + "\n)"
+    chosen = f"{distance}.list.eval(pl.element().rank('ordinal')).list.eval((pl.element() <= {nb.k}).cast(pl.Float64))"
+    weight = f"({chosen} * (1.0 / ({distance} + {OFFSET!r})))"
+    residuals = stored_list(nb.residuals)
+    corrected = f"({base}) + ({weight} * {residuals}).list.sum() / {weight}.list.sum()"
+    return f"({corrected}).clip({nb.bounds[0]!r}, {nb.bounds[1]!r})"
 
 
 def _polars_forest(model: Forest) -> str:

@@ -89,7 +89,9 @@ def rule_kinds(model: RuleRegression | Committee) -> dict[str, bool]:
     lists = model.members if isinstance(model, Committee) else (model,)
     rules = [r for m in lists for r in m.rules]
     kinds = {t.column: t.levels is None for rule in (*rules, *(m.default for m in lists)) for t in rule.formula.terms}
-    return kinds | column_kinds(c for rule in rules for c in rule.conditions)
+    kinds |= column_kinds(c for rule in rules for c in rule.conditions)
+    nearest = model.neighbours if isinstance(model, Committee) else None
+    return kinds | {c.name: c.numeric for c in nearest.columns} if nearest is not None else kinds
 
 
 Kinds = dict[str, bool | Unit]  # each column read: a number (True, or the unit of a date) or text

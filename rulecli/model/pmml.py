@@ -38,6 +38,7 @@ from rulecli.model.core import (
     DecisionList,
     Formula,
     Model,
+    Neighbours,
     Op,
     Rule,
     RuleRegression,
@@ -45,6 +46,7 @@ from rulecli.model.core import (
     Vote,
 )
 from rulecli.model.export import formula_kinds
+from rulecli.model.neighbours import MISSING, OFFSET, UNSEEN, fresh_prefix, levels_of, stored_arrays
 from rulecli.model.ops import (
     OPS,
     Shape,
@@ -437,7 +439,22 @@ def _node_score(node: ET.Element, nodes: TreeNodes, shares: np.ndarray, index: i
 
 def _committee(root: ET.Element, model: Committee, fields: dict[str, bool]) -> None:
     """A mining model that averages its members' predictions, each member a segment that
-    always holds, holding the member's rules as :func:`_formula_rules` writes them."""
+    always holds, holding the member's rules as :func:`_formula_rules` writes them. With a
+    neighbour correction, a mining model that sums that one and a nearest-neighbour model
+    of the stored rows' residuals, its target kept within the bounds."""
+    if model.neighbours is not None:
+        top = ET.SubElement(root, "MiningModel", {"functionName": "regression", "algorithmName": model.info.algorithm})
+        _mining_schema(top, model, fields)
+        _output(top, model, probabilities=False)
+        low, high = model.neighbours.bounds
+        targets = ET.SubElement(top, "Targets")
+        ET.SubElement(targets, "Target", {"field": model.target, "min": _number(low), "max": _number(high)})
+        both = ET.SubElement(top, "Segmentation", {"multipleModelMethod": "sum"})
+        root = ET.SubElement(both, "Segment", {"id": "rules"})
+        ET.SubElement(root, "True")
+        nearest = ET.SubElement(both, "Segment", {"id": "neighbours"})
+        ET.SubElement(nearest, "True")
+        _nearest_neighbours(nearest, model, model.neighbours, fields)
     element = ET.SubElement(root, "MiningModel", {"functionName": "regression", "algorithmName": model.info.algorithm})
     _mining_schema(element, model, fields)
     _output(element, model, probabilities=False)
@@ -446,6 +463,94 @@ def _committee(root: ET.Element, model: Committee, fields: dict[str, bool]) -> N
         segment = ET.SubElement(segmentation, "Segment", {"id": f"list{m}"})
         ET.SubElement(segment, "True")
         _formula_rules(segment, member, fields)
+
+
+def _nearest_neighbours(parent: ET.Element, model: Committee, nb: Neighbours, fields: dict[str, bool]) -> None:
+    """The stored rows' residuals as a nearest-neighbour model: derived fields that read a
+    row as rulecli's distance does (a number kept within its range, missing as its fill,
+    and its missing flag; a text as its stored code, -1 missing, -2 never stored), a
+    city-block distance weighing them as rulecli does, and the residuals averaged with
+    weights 1 / (distance + 0.5) over the k nearest."""
+    knn = ET.SubElement(
+        parent,
+        "NearestNeighborModel",
+        {
+            "functionName": "regression",
+            "numberOfNeighbors": str(nb.k),
+            "continuousScoringMethod": "weightedAverage",
+            "threshold": _number(OFFSET),
+        },
+    )
+    schema = ET.SubElement(knn, "MiningSchema")
+    ET.SubElement(schema, "MiningField", {"name": model.target, "usageType": "target"})
+    for column in nb.columns:
+        ET.SubElement(schema, "MiningField", {"name": column.name, "invalidValueTreatment": "asIs"})
+    local = ET.SubElement(knn, "LocalTransformations")
+    prefix = fresh_prefix("nb", fields)
+    inputs: list[tuple[str, float, str]] = []  # derived field, weight, compare function
+    stored = stored_arrays(nb)
+    for j, (column, (_, missing)) in enumerate(zip(nb.columns, stored, strict=True)):
+        value = ET.SubElement(
+            local, "DerivedField", {"name": f"{prefix}v{j}", "optype": "continuous", "dataType": "double"}
+        )
+        if missing is None:
+            codes = ET.SubElement(
+                value,
+                "MapValues",
+                {
+                    "outputColumn": "code",
+                    "dataType": "double",
+                    "defaultValue": _number(UNSEEN),
+                    "mapMissingTo": _number(MISSING),
+                },
+            )
+            ET.SubElement(codes, "FieldColumnPair", {"field": column.name, "column": "level"})
+            table = ET.SubElement(codes, "InlineTable")
+            for level, n in levels_of(nb.values[j]).items():
+                row = ET.SubElement(table, "row")
+                ET.SubElement(row, "level").text = _text(str(level), "value")
+                ET.SubElement(row, "code").text = _number(n)
+            inputs.append((f"{prefix}v{j}", column.weight, "delta"))
+            continue
+        high = ET.SubElement(value, "Apply", {"function": "min"})
+        low = ET.SubElement(high, "Apply", {"function": "max"})
+        choose = ET.SubElement(low, "Apply", {"function": "if"})
+        ET.SubElement(ET.SubElement(choose, "Apply", {"function": "isMissing"}), "FieldRef", {"field": column.name})
+        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = _number(column.fill)
+        ET.SubElement(choose, "FieldRef", {"field": column.name})
+        ET.SubElement(low, "Constant", {"dataType": "double"}).text = _number(column.low)
+        ET.SubElement(high, "Constant", {"dataType": "double"}).text = _number(column.high)
+        flag = ET.SubElement(
+            local, "DerivedField", {"name": f"{prefix}m{j}", "optype": "continuous", "dataType": "double"}
+        )
+        choose = ET.SubElement(flag, "Apply", {"function": "if"})
+        ET.SubElement(ET.SubElement(choose, "Apply", {"function": "isMissing"}), "FieldRef", {"field": column.name})
+        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = "1.0"
+        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = "0.0"
+        inputs += [(f"{prefix}v{j}", column.weight, "absDiff"), (f"{prefix}m{j}", 1.0, "absDiff")]
+    instances = ET.SubElement(
+        knn,
+        "TrainingInstances",
+        {"recordCount": str(len(nb.residuals)), "fieldCount": str(len(inputs) + 1), "isTransformed": "true"},
+    )
+    names = ET.SubElement(instances, "InstanceFields")
+    for k, (name, _, _) in enumerate(inputs):
+        ET.SubElement(names, "InstanceField", {"field": name, "column": f"c{k}"})
+    ET.SubElement(names, "InstanceField", {"field": model.target, "column": "residual"})
+    table = ET.SubElement(instances, "InlineTable")
+    columns = [a for values, missing in stored for a in ((values,) if missing is None else (values, missing))]
+    for i, residual in enumerate(nb.residuals):
+        row = ET.SubElement(table, "row")
+        for k, array in enumerate(columns):
+            ET.SubElement(row, f"c{k}").text = _number(float(array[i]))
+        ET.SubElement(row, "residual").text = _number(residual)
+    measure = ET.SubElement(knn, "ComparisonMeasure", {"kind": "distance"})
+    ET.SubElement(measure, "cityBlock")
+    knn_inputs = ET.SubElement(knn, "KNNInputs")
+    for name, weight, compare in inputs:
+        ET.SubElement(
+            knn_inputs, "KNNInput", {"field": name, "fieldWeight": _number(weight), "compareFunction": compare}
+        )
 
 
 def _formula_rules(root: ET.Element, model: RuleRegression, fields: dict[str, bool]) -> None:

@@ -23,6 +23,8 @@ from rulecli.model.core import (
     Formula,
     Model,
     ModelInfo,
+    NeighbourColumn,
+    Neighbours,
     NumberRule,
     NumberStats,
     Op,
@@ -233,25 +235,24 @@ def _dumps(model: Predictor) -> str:
     if isinstance(model, RuleRegression):
         body = {**_header(model), **_number_list_to_json(model)}
         return json.dumps(body, sort_keys=True, indent=2, allow_nan=False) + "\n"
-    if isinstance(model, Committee):
-        body = {**_header(model), "members": [_number_list_to_json(m) for m in model.members]}
-        return json.dumps(body, sort_keys=True, indent=2, allow_nan=False) + "\n"
-    if not isinstance(model, Tree | Forest):
-        return json.dumps(model_to_dict(model), sort_keys=True, indent=2, allow_nan=False) + "\n"
-    body = _tree_model_to_dict(model)
     arrays: list[str] = []
 
-    def compact(nodes: dict[str, str]) -> dict[str, str]:
-        out = {}
-        for key, text in nodes.items():
-            arrays.append(text)
-            out[key] = f"@@array{len(arrays) - 1}@@"
-        return out
+    def compact(text: str) -> str:
+        arrays.append(text)
+        return f"@@array{len(arrays) - 1}@@"
 
-    if "tree" in body:
-        body["tree"] = compact(body["tree"])
+    if isinstance(model, Committee):
+        body = {**_header(model), "members": [_number_list_to_json(m) for m in model.members]}
+        if model.neighbours is not None:
+            body["neighbours"] = _neighbours_to_json(model.neighbours, compact)
+    elif not isinstance(model, Tree | Forest):
+        return json.dumps(model_to_dict(model), sort_keys=True, indent=2, allow_nan=False) + "\n"
     else:
-        body["trees"] = [compact(t) for t in body["trees"]]
+        body = _tree_model_to_dict(model)
+        if "tree" in body:
+            body["tree"] = {key: compact(text) for key, text in body["tree"].items()}
+        else:
+            body["trees"] = [{key: compact(text) for key, text in t.items()} for t in body["trees"]]
     text = json.dumps(body, sort_keys=True, indent=2, allow_nan=False)
     pieces = text.split('"@@array')
     out = [pieces[0]]
@@ -259,6 +260,24 @@ def _dumps(model: Predictor) -> str:
         number, rest = piece.split('@@"', 1)
         out.append(arrays[int(number)] + rest)
     return "".join(out) + "\n"
+
+
+def _neighbours_to_json(nb: Neighbours, compact: Callable[[str], str]) -> dict[str, Any]:
+    """The stored rows one array per line (column by column), as a tree's nodes are."""
+
+    def line(values: Sequence[object]) -> str:
+        return compact(json.dumps(list(values), separators=(",", ":"), allow_nan=False))
+
+    return {
+        "k": nb.k,
+        "bounds": list(nb.bounds),
+        "columns": [
+            {"name": c.name, "weight": c.weight, "numeric": c.numeric, "fill": c.fill, "low": c.low, "high": c.high}
+            for c in nb.columns
+        ],
+        "values": [line(v) for v in nb.values],
+        "residuals": line(nb.residuals),
+    }
 
 
 def dumps_cuts(cuts: list[Cuts], params: Mapping[str, object]) -> str:
@@ -537,7 +556,58 @@ def _read_committee(r: _Reader, obj: dict[str, Any]) -> Committee:
     if not raw:
         raise r.fail("members", "a committee needs at least one list of rules")
     members = (_read_number_list(r, member, f"members[{m}].", target, info) for m, member in enumerate(raw))
-    return Committee(target, tuple(members), info)
+    nearest = r.get(obj, "neighbours", "model", (dict,), optional=True)
+    return Committee(target, tuple(members), info, None if nearest is None else _read_neighbours(r, nearest))
+
+
+def _read_neighbours(r: _Reader, obj: dict[str, Any]) -> Neighbours:
+    at = "neighbours"
+
+    def numbers(values: Any, where: str) -> list[float]:
+        if not isinstance(values, list) or not all(_is_number(v) for v in values):
+            raise r.fail(where, "expected a list of numbers")
+        return [float(v) for v in values]
+
+    columns = []
+    for i, c in enumerate(r.get(obj, "columns", at, (list,))):
+        where = f"{at}.columns[{i}]"
+        weight, fill, low, high = numbers([r.get(c, key, where, (int, float)) for key in _NEIGHBOUR_FIGURES], where)
+        columns.append(
+            NeighbourColumn(
+                r.get(c, "name", where, (str,)), weight, r.get(c, "numeric", where, (bool,)), fill, low, high
+            )
+        )
+    stored = r.get(obj, "values", at, (list,))
+    if len(stored) != len(columns):
+        raise r.fail(f"{at}.values", f"expected one list per column ({len(columns)})")
+    values = []
+    for i, (column, column_values) in enumerate(zip(columns, stored, strict=True)):
+        where = f"{at}.values[{i}]"
+        if column.numeric:
+            if not isinstance(column_values, list) or not all(v is None or _is_number(v) for v in column_values):
+                raise r.fail(where, "expected a list of numbers or null")
+            values.append(tuple(None if v is None else float(v) for v in column_values))
+        elif not isinstance(column_values, list) or not all(v is None or isinstance(v, str) for v in column_values):
+            raise r.fail(where, "expected a list of texts or null")
+        else:
+            values.append(tuple(column_values))
+    residuals = numbers(r.get(obj, "residuals", at, (list,)), f"{at}.residuals")
+    bounds = numbers(r.get(obj, "bounds", at, (list,)), f"{at}.bounds")
+    if len(bounds) != 2:
+        raise r.fail(f"{at}.bounds", "expected [least, greatest]")
+    try:
+        return Neighbours(
+            r.get(obj, "k", at, (int,)), tuple(columns), tuple(values), tuple(residuals), (bounds[0], bounds[1])
+        )
+    except ParamError as exc:
+        raise r.fail(at, str(exc)) from exc
+
+
+_NEIGHBOUR_FIGURES = ("weight", "fill", "low", "high")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _read_number_list(r: _Reader, obj: dict[str, Any], at: str, target: str, info: ModelInfo) -> RuleRegression:

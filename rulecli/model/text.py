@@ -241,10 +241,24 @@ def render_number_rules(model: RuleRegression, with_stats: bool = True) -> str:
 def render_committee(model: Committee, with_stats: bool = True) -> str:
     """A committee's lists one after the other, as comments, under the line that says
     their predictions are averaged."""
-    head = f"# {render_name(model.target)} is a number: the mean of {len(model.members)} lists' predictions\n"
-    return head + "".join(
-        f"#\n# list {m} of {len(model.members)}\n" + render_number_rules(member, with_stats)
-        for m, member in enumerate(model.members, 1)
+    lists = len(model.members)
+    what = "the prediction of one list" if lists == 1 else f"the mean of {lists} lists' predictions"
+    head = f"# {render_name(model.target)} is a number: {what}"
+    nb = model.neighbours
+    if nb is not None:
+        head += (
+            f", plus the weighted mean error of the {nb.k} nearest of {len(nb.residuals):,} stored training rows "
+            f"(by {len(nb.columns)} columns), within [{nb.bounds[0]:.4g}, {nb.bounds[1]:.4g}]"
+        )
+    if lists == 1:
+        return head + "\n" + render_number_rules(model.members[0], with_stats)
+    return (
+        head
+        + "\n"
+        + "".join(
+            f"#\n# list {m} of {lists}\n" + render_number_rules(member, with_stats)
+            for m, member in enumerate(model.members, 1)
+        )
     )
 
 

@@ -5,6 +5,7 @@ on the sample tables plus rows with missing values and unseen levels."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import shutil
 import zipfile
@@ -14,6 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+import rulecli
 from tests.conftest import SAMPLE, run_cli, slow_for
 
 if shutil.which("java") is None:  # .ci/run installs a Java runtime; a bare machine may lack one
@@ -158,6 +160,20 @@ def test_rules_with_formulas(tmp: Path):
     committee = tmp / "committee.json"  # lists averaged: a mining model of mining models
     assert run_cli("m5rules", str(data), "-y", "y", "--committees", "3", "-o", str(committee), "-q").code == 0
     _check(committee, data, tmp)
+    # and corrected by the nearest stored rows: the rules and a nearest-neighbour model summed
+    nearest = tmp / "nearest.json"
+    args = ["--committees", "2", "--neighbours", "4", "-o", str(nearest), "-q"]
+    assert run_cli("m5rules", str(data), "-y", "y", *args).code == 0
+    _check(nearest, data, tmp, engines=("jpmml",))
+    # PMML4S divides a weighted average by k once more than the standard says (its
+    # NearestNeighborModel.scala): its correction is rulecli's (and JPMML's) over 4
+    loaded = rulecli.load(nearest)
+    frame = pl.read_csv(data)
+    ours = rulecli.predict(loaded, frame)["prediction"].to_numpy()
+    rules = rulecli.predict(dataclasses.replace(loaded, neighbours=None), frame)["prediction"].to_numpy()
+    theirs = np.asarray(_engines(tmp / "nearest.pmml", data)["pmml4s"]["prediction"], dtype=float)
+    low, high = loaded.neighbours.bounds
+    assert np.allclose(theirs, np.clip(rules + (ours - rules) / 4, low, high), rtol=0, atol=1e-9)
 
 
 def test_hand_written_rule_sets_and_lists(tmp: Path):

@@ -114,17 +114,18 @@ def test_a_split_a_straight_line_does_not_need_is_pruned_away():
     assert models.leaf.tolist() == [True, False, False] and models.removed.tolist() == [False, True, True]
 
 
-@pytest.mark.parametrize("committees", [1, 3])
-def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp_path: Path, committees: int):
+@pytest.mark.parametrize(
+    "options", [[], ["--committees", "3"], ["--committees", "2", "--neighbours", "3"]], ids=" ".join
+)
+def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp_path: Path, options: list[str]):
     duckdb = pytest.importorskip("duckdb")
     frame = _kinked(600, 4)
     odd = pl.DataFrame({"a": [None, 3.0, 400.0], "c": ["q", None, "never"], "z": [0.0, None, 1.0], "y": [0.0] * 3})
     pl.concat([frame, odd]).write_csv(tmp_path / "k.csv")
-    learned = run_cli(
-        "m5rules", "k.csv", "-y", "y", "--committees", str(committees), "-o", "m.json", "-q", cwd=tmp_path
-    )
+    learned = run_cli("m5rules", "k.csv", "-y", "y", *options, "-o", "m.json", "-q", cwd=tmp_path)
     assert learned.code == 0, learned.stderr
-    data = pl.read_csv(tmp_path / "k.csv")
+    # a row number: SQL engines may return a neighbour correction's rows in another order
+    data = pl.read_csv(tmp_path / "k.csv").with_row_index("row")
     expected = rulecli.predict(rulecli.load(tmp_path / "m.json"), data)["prediction"].to_numpy()
     namespace: dict[str, object] = {}
     exec(run_cli("export", "m.json", "--to", "python", cwd=tmp_path).stdout, namespace)
@@ -132,11 +133,45 @@ def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp
     polars = data.select(eval(run_cli("export", "m.json", "--to", "polars", cwd=tmp_path).stdout, {"pl": pl}))
     con = duckdb.connect()
     con.register("t", data.to_arrow())
-    sql = con.sql(run_cli("export", "m.json", "--to", "sql", "--table", "t", cwd=tmp_path).stdout).pl()
+    sql = con.sql(run_cli("export", "m.json", "--to", "sql", "--table", "t", cwd=tmp_path).stdout).pl().sort("row")
     lite = run_cli("export", "m.json", "--to", "sql", "--dialect", "sqlite", "--table", "data", cwd=tmp_path).stdout
-    sqlite = np.array([row[-1] for row in in_sqlite(data).execute(lite).fetchall()])
+    sqlite = np.array([row[-1] for row in sorted(in_sqlite(data).execute(lite).fetchall())])
     for got in (python, polars.to_series().to_numpy(), sql["prediction"].to_numpy(), sqlite):
         assert np.allclose(got, expected, rtol=0, atol=1e-9)
+
+
+def test_neighbours_correct_what_the_formulas_miss_and_are_kept_in_the_model(tmp_path: Path):
+    # a ripple in a column no formula bends to: the nearest rows' errors hold it
+    rng = np.random.default_rng(21)
+
+    def rippled(n: int) -> pl.DataFrame:
+        a, b = rng.uniform(0, 10, n), rng.uniform(0, 10, n)
+        return pl.DataFrame({"a": a, "b": b, "y": 2 * a + np.sin(3 * b) * 2 + rng.normal(0, 0.1, n)})
+
+    train, test = rippled(2000), rippled(2000)
+    plain, corrected = _fit(train), _fit(train, neighbours=5)
+    assert corrected.kind == "committee" and corrected.neighbours is not None
+    assert corrected.neighbours.k == 5 and len(corrected.neighbours.residuals) == 2000
+    assert _r2(corrected, test) > _r2(plain, test) + 0.05, (_r2(corrected, test), _r2(plain, test))
+    # bounded by the training target
+    far = pl.DataFrame({"a": [1e6], "b": [5.0], "y": [0.0]})
+    assert rulecli.predict(corrected, far)["prediction"][0] <= float(train["y"].max())
+    train.write_csv(tmp_path / "r.csv")
+    args = ["m5rules", "r.csv", "-y", "y", "--neighbours", "5", "-q", "-o"]
+    assert run_cli(*args, "n.json", cwd=tmp_path).code == 0 and run_cli(*args, "o.json", cwd=tmp_path).code == 0
+    assert (tmp_path / "n.json").read_bytes() == (tmp_path / "o.json").read_bytes()
+    shown = run_cli("show", "n.json", cwd=tmp_path).stdout
+    assert "the weighted mean error of the 5 nearest of 2,000 stored training rows" in shown
+    assert json.loads((tmp_path / "n.json").read_text())["training"]["stored_rows"] == 2000
+    assert run_cli("m5rules", "r.csv", "-y", "y", "--neighbours", "2", "-q", "-o", "two.json", cwd=tmp_path).code == 0
+    diffed = run_cli("diff", "n.json", "two.json", cwd=tmp_path)
+    assert diffed.code == 1 and "5 nearest rows -> " in diffed.stdout, diffed.stdout
+    # a damaged file is refused in one line naming the field
+    body = json.loads((tmp_path / "n.json").read_text())
+    body["neighbours"]["residuals"][3] = "x"
+    (tmp_path / "bad.json").write_text(json.dumps(body))
+    refused = run_cli("predict", "bad.json", "r.csv", cwd=tmp_path)
+    assert refused.code == 2 and "neighbours.residuals" in refused.stderr and refused.stderr.count("\n") == 1
 
 
 def test_the_command_explains_shows_and_evaluates(tmp_path: Path):
