@@ -35,7 +35,8 @@ def stored_arrays(nb: Neighbours) -> list[tuple[np.ndarray, np.ndarray | None]]:
         if column.numeric:
             out.append(_numeric(column, np.array([np.nan if v is None else v for v in values], dtype=np.float64)))
         else:
-            out.append((np.array([MISSING if v is None else levels_of(values)[v] for v in values]), None))
+            levels = levels_of(values)
+            out.append((np.array([MISSING if v is None else levels[v] for v in values]), None))
     return out
 
 
@@ -82,6 +83,15 @@ def corrected(nb: Neighbours, base: np.ndarray, query: list[tuple[np.ndarray, np
         distance = _distances(nb.columns, [(v[part], m if m is None else m[part]) for v, m in query], stored)
         out[part] = base[part] + _mean_residual(distance, residuals, nb.k)
     return np.clip(out, *nb.bounds)
+
+
+def left_out_corrections(nb: Neighbours, rows: np.ndarray) -> np.ndarray:
+    """Each of the stored ``rows``' correction by its k nearest other stored rows (itself
+    left out): what the correction would add to a row it has not seen."""
+    stored = stored_arrays(nb)
+    distance = _distances(nb.columns, [(v[rows], m if m is None else m[rows]) for v, m in stored], stored)
+    distance[np.arange(rows.size), rows] = np.inf
+    return _mean_residual(distance, np.asarray(nb.residuals), min(nb.k, len(nb.residuals) - 1))
 
 
 def _distances(

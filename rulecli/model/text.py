@@ -222,7 +222,7 @@ def render_number_rules(model: RuleRegression, with_stats: bool = True) -> str:
     """Rules that predict a number, one line each, as comments: no rule file holds formulas
     (such a model is saved as JSON)."""
     decides = "the first matching rule's formula" if model.ordered else "the mean of the matching rules' formulas"
-    lines = [f"# {render_name(model.target)} is a number: {decides} predicts it"]
+    lines = [f"# {render_name(model.target)} is a number: {decides} predicts it", *_neighbours_left_out(model)]
 
     def stats(rule: NumberRule) -> str:
         s = rule.stats
@@ -238,6 +238,17 @@ def render_number_rules(model: RuleRegression, with_stats: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _neighbours_left_out(model: RuleRegression | Committee) -> list[str]:
+    """The line that says a neighbour correction was asked for and left out, and why."""
+    check = model.info.training.get("neighbours_check")
+    if not isinstance(check, dict) or check.get("kept", True):
+        return []
+    return [
+        f"# no neighbour correction: on {check['rows']:,} training rows each left out of its own neighbours it "
+        f"raised the mean squared error from {check['rules_mse']:.4g} to {check['corrected_mse']:.4g}"
+    ]
+
+
 def render_committee(model: Committee, with_stats: bool = True) -> str:
     """A committee's lists one after the other, as comments, under the line that says
     their predictions are averaged."""
@@ -250,6 +261,8 @@ def render_committee(model: Committee, with_stats: bool = True) -> str:
             f", plus the weighted mean error of the {nb.k} nearest of {len(nb.residuals):,} stored training rows "
             f"(by {len(nb.columns)} columns), within [{nb.bounds[0]:.4g}, {nb.bounds[1]:.4g}]"
         )
+    if model.neighbours is None:
+        head += "".join(f"\n{line}" for line in _neighbours_left_out(model))
     if lists == 1:
         return head + "\n" + render_number_rules(model.members[0], with_stats)
     return (

@@ -166,6 +166,15 @@ def test_neighbours_correct_what_the_formulas_miss_and_are_kept_in_the_model(tmp
     assert run_cli("m5rules", "r.csv", "-y", "y", "--neighbours", "2", "-q", "-o", "two.json", cwd=tmp_path).code == 0
     diffed = run_cli("diff", "n.json", "two.json", cwd=tmp_path)
     assert diffed.code == 1 and "5 nearest rows -> " in diffed.stdout, diffed.stdout
+    # on noise the neighbours' errors are noise: the check on rows left out leaves them out, and says so
+    rng = np.random.default_rng(22)
+    x = rng.uniform(0, 10, 1500)
+    pl.DataFrame({"x": x, "y": x + rng.normal(0, 3, 1500)}).write_csv(tmp_path / "noisy.csv")
+    noisy = run_cli("m5rules", "noisy.csv", "-y", "y", "--neighbours", "5", "-o", "noisy.json", cwd=tmp_path)
+    assert noisy.code == 0 and "# no neighbour correction: on 1,000 training rows" in noisy.stdout
+    check = json.loads((tmp_path / "noisy.json").read_text())["training"]["neighbours_check"]
+    assert check["kept"] is False and check["corrected_mse"] > check["rules_mse"]
+    assert json.loads((tmp_path / "noisy.json").read_text())["kind"] == "regression_rules"
     # a damaged file is refused in one line naming the field
     body = json.loads((tmp_path / "n.json").read_text())
     body["neighbours"]["residuals"][3] = "x"
