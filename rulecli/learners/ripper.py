@@ -807,7 +807,7 @@ def _fit_numbers(ds: Dataset | EngineTable, params: RipperParams, progress: Prog
     if not params.pruning:
         raise ParamError("a numeric target's rules are kept by how they predict held-out rows", param="pruning")
     if params.monotone is not None:
-        raise ParamError("takes classes (tree, forest and m5rules take it for a number)", param="monotone")
+        raise ParamError("takes classes (tree and forest take it for a number)", param="monotone")
     assert isinstance(ds, Dataset)  # an engine's rows: the sample it draws (rulecli.api.learning.fit_model)
 
     def learn(moments: Moments) -> list[tuple[Condition, ...]]:

@@ -486,48 +486,8 @@ def _nearest_neighbours(parent: ET.Element, model: Committee, nb: Neighbours, fi
     for column in nb.columns:
         ET.SubElement(schema, "MiningField", {"name": column.name, "invalidValueTreatment": "asIs"})
     local = ET.SubElement(knn, "LocalTransformations")
-    prefix = fresh_prefix("nb", fields)
-    inputs: list[tuple[str, float, str]] = []  # derived field, weight, compare function
+    inputs = _distance_fields(local, nb, fresh_prefix("nb", fields))
     stored = stored_arrays(nb)
-    for j, (column, (_, missing)) in enumerate(zip(nb.columns, stored, strict=True)):
-        value = ET.SubElement(
-            local, "DerivedField", {"name": f"{prefix}v{j}", "optype": "continuous", "dataType": "double"}
-        )
-        if missing is None:
-            codes = ET.SubElement(
-                value,
-                "MapValues",
-                {
-                    "outputColumn": "code",
-                    "dataType": "double",
-                    "defaultValue": _number(UNSEEN),
-                    "mapMissingTo": _number(MISSING),
-                },
-            )
-            ET.SubElement(codes, "FieldColumnPair", {"field": column.name, "column": "level"})
-            table = ET.SubElement(codes, "InlineTable")
-            for level, n in levels_of(nb.values[j]).items():
-                row = ET.SubElement(table, "row")
-                ET.SubElement(row, "level").text = _text(str(level), "value")
-                ET.SubElement(row, "code").text = _number(n)
-            inputs.append((f"{prefix}v{j}", column.weight, "delta"))
-            continue
-        high = ET.SubElement(value, "Apply", {"function": "min"})
-        low = ET.SubElement(high, "Apply", {"function": "max"})
-        choose = ET.SubElement(low, "Apply", {"function": "if"})
-        ET.SubElement(ET.SubElement(choose, "Apply", {"function": "isMissing"}), "FieldRef", {"field": column.name})
-        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = _number(column.fill)
-        ET.SubElement(choose, "FieldRef", {"field": column.name})
-        ET.SubElement(low, "Constant", {"dataType": "double"}).text = _number(column.low)
-        ET.SubElement(high, "Constant", {"dataType": "double"}).text = _number(column.high)
-        flag = ET.SubElement(
-            local, "DerivedField", {"name": f"{prefix}m{j}", "optype": "continuous", "dataType": "double"}
-        )
-        choose = ET.SubElement(flag, "Apply", {"function": "if"})
-        ET.SubElement(ET.SubElement(choose, "Apply", {"function": "isMissing"}), "FieldRef", {"field": column.name})
-        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = "1.0"
-        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = "0.0"
-        inputs += [(f"{prefix}v{j}", column.weight, "absDiff"), (f"{prefix}m{j}", 1.0, "absDiff")]
     instances = ET.SubElement(
         knn,
         "TrainingInstances",
@@ -551,6 +511,52 @@ def _nearest_neighbours(parent: ET.Element, model: Committee, nb: Neighbours, fi
         ET.SubElement(
             knn_inputs, "KNNInput", {"field": name, "fieldWeight": _number(weight), "compareFunction": compare}
         )
+
+
+def _distance_fields(local: ET.Element, nb: Neighbours, prefix: str) -> list[tuple[str, float, str]]:
+    """The derived fields a row is compared by, as rulecli's distance reads it: a number kept
+    within its range (missing as its fill) and its missing flag, a text as its stored code;
+    each with its weight and compare function, in the order the distance adds them."""
+    inputs: list[tuple[str, float, str]] = []
+    for j, (column, (_, missing)) in enumerate(zip(nb.columns, stored_arrays(nb), strict=True)):
+        value = ET.SubElement(
+            local, "DerivedField", {"name": f"{prefix}v{j}", "optype": "continuous", "dataType": "double"}
+        )
+        if missing is None:
+            attributes = {"outputColumn": "code", "dataType": "double"}
+            codes = ET.SubElement(
+                value, "MapValues", {**attributes, "defaultValue": _number(UNSEEN), "mapMissingTo": _number(MISSING)}
+            )
+            ET.SubElement(codes, "FieldColumnPair", {"field": column.name, "column": "level"})
+            table = ET.SubElement(codes, "InlineTable")
+            for level, n in levels_of(nb.values[j]).items():
+                row = ET.SubElement(table, "row")
+                ET.SubElement(row, "level").text = _text(str(level), "value")
+                ET.SubElement(row, "code").text = _number(n)
+            inputs.append((f"{prefix}v{j}", column.weight, "delta"))
+            continue
+        high = ET.SubElement(value, "Apply", {"function": "min"})
+        low = ET.SubElement(high, "Apply", {"function": "max"})
+        _if_missing(low, column.name, column.fill)
+        ET.SubElement(low, "Constant", {"dataType": "double"}).text = _number(column.low)
+        ET.SubElement(high, "Constant", {"dataType": "double"}).text = _number(column.high)
+        flag = ET.SubElement(
+            local, "DerivedField", {"name": f"{prefix}m{j}", "optype": "continuous", "dataType": "double"}
+        )
+        _if_missing(flag, column.name, 1.0, 0.0)
+        inputs += [(f"{prefix}v{j}", column.weight, "absDiff"), (f"{prefix}m{j}", 1.0, "absDiff")]
+    return inputs
+
+
+def _if_missing(parent: ET.Element, name: str, missing: float, present: float | None = None) -> None:
+    """``missing`` where the column is missing; else ``present``, or the column's value."""
+    choose = ET.SubElement(parent, "Apply", {"function": "if"})
+    ET.SubElement(ET.SubElement(choose, "Apply", {"function": "isMissing"}), "FieldRef", {"field": name})
+    ET.SubElement(choose, "Constant", {"dataType": "double"}).text = _number(missing)
+    if present is None:
+        ET.SubElement(choose, "FieldRef", {"field": name})
+    else:
+        ET.SubElement(choose, "Constant", {"dataType": "double"}).text = _number(present)
 
 
 def _formula_rules(root: ET.Element, model: RuleRegression, fields: dict[str, bool]) -> None:
