@@ -405,7 +405,7 @@ def test_spark_connect_learns_the_in_memory_model(tables: Path, connect_url: str
         ["forest", "--trees", "3", "--max-depth", "5"],
         ["ripper"],
         ["cn2", "--unordered"],
-        ["m5rules"],
+        ["m5rules", "--committees", "2"],
     ],
     ids=" ".join,
 )
