@@ -147,10 +147,11 @@ def fields_of(cls: type) -> list[dataclasses.Field[Any]]:
     return [f for f in dataclasses.fields(cls) if spec_of(f) is not None]
 
 
-# The help panels options are grouped in: the data and engine ones are folded behind
-# --help-all (rulecli.cli.app)
+# The help panels options are grouped in: the data, engine and tuning ones are folded
+# behind --help-all (rulecli.cli.app)
 DATA_PANEL = "Data"
 ENGINE_PANEL = "Engine"
+TUNING_PANEL = "Chosen by cross-validation unless given"
 
 # Declarations several learners share, so a flag reads the same wherever it appears.
 DISCRETIZERS = ("equal-width", "equal-frequency", "mdlp", "min-bucket")
@@ -193,25 +194,28 @@ def learn_rows_param(default: int) -> Any:
 def min_share_param() -> Any:
     return param(
         None,
-        "Keep rules covering at least this share of their class's rows (default: chosen by CV).",
+        "Keep rules covering at least this share of their class's rows.",
         ge=0.0,
         lt=1.0,
+        panel=TUNING_PANEL,
     )
 
 
 def majority_rules_param() -> Any:
     return param(
         None,
-        "Rules of the majority class: keep, or drop for the default (default: chosen by CV).",
+        "Rules of the majority class: keep, or drop for the default.",
         choices=("keep", "drop"),
+        panel=TUNING_PANEL,
     )
 
 
 def rules_per_class_param() -> Any:
     return param(
         None,
-        "At most this many rules per class, the most right first (default: chosen by CV).",
+        "At most this many rules per class, the most right first.",
         ge=1,
+        panel=TUNING_PANEL,
     )
 
 
@@ -244,7 +248,7 @@ def monotone_param(refused: str | None = None) -> Any:
 def jobs_param() -> Any:
     return param(
         None,
-        "Worker processes (default: every core; the model is the same for any value).",
+        "Worker processes (default: every core; the same model for any).",
         short="j",
         ge=1,
         record=False,

@@ -26,7 +26,7 @@ from rulecli import learners
 from rulecli.cli import naming, signals
 from rulecli.display import visible
 from rulecli.errors import RuleCliError
-from rulecli.params import DATA_PANEL, ENGINE_PANEL
+from rulecli.params import DATA_PANEL, ENGINE_PANEL, TUNING_PANEL
 from rulecli.version import __version__
 
 # name: (module:function, one-line description); learners follow them in registry order
@@ -65,8 +65,9 @@ def _build(name: str) -> _click.Command:
 
 
 # Shown by --help: what most runs set. The rest of the Data and Engine panels (reading odd
-# CSV files, column typing, engines) waits for --help-all, so a learner's help stays readable.
-FOLDED_PANELS = (DATA_PANEL, ENGINE_PANEL)
+# CSV files, column typing, engines) and the settings cross-validation chooses wait for
+# --help-all, so a learner's help stays readable.
+FOLDED_PANELS = (DATA_PANEL, ENGINE_PANEL, TUNING_PANEL)
 UNFOLDED = {"target", "exclude", "weights"}
 
 
@@ -80,7 +81,7 @@ def _described(command: _click.Command) -> _click.Command:
     if any(getattr(p, "folded", False) for p in command.params):
         help_flag(["--help-all"])(command)  # Typer's own help flag, made like -h/--help
         every = command.params[-1]
-        every.help = "Show every option, the data-reading and engine ones too."
+        every.help = "Show every option: the data-reading, engine and tuning ones too."
         every.callback = _help_all
         _describe(every)
     command.format_help = _one_column_of_flags(command)  # type: ignore[method-assign]
@@ -145,7 +146,7 @@ FILES = {
     "cuts_out": "FILE",
     "violations_out": "FILE",
 }
-TYPES = {"int": "INTEGER", "float": "NUMBER", "str": "TEXT", "list[str]": "TEXT"}
+TYPES = {"int": "INT", "float": "NUM", "str": "TEXT", "list[str]": "TEXT"}  # short: the help beside them is wider
 
 
 def _describe(param: _click.Parameter) -> None:

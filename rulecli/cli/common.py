@@ -41,12 +41,12 @@ class RunOptions(Params):
     output: str | None = param(None, "Save the model: .json (full) or .txt (rules).", short="o", panel=OUTPUT)
     json_out: bool = param(False, "Print the model as JSON on stdout.", flag="json", panel=OUTPUT)
     quiet: bool = param(False, "Print nothing but errors and requested data.", short="q", panel=OUTPUT)
-    test: str | None = param(None, "Score the model on this table after fitting.", panel=EVAL)
+    test: str | None = param(None, "Also score the model on this table.", panel=EVAL)
     cv: int | None = param(None, "Stratified K-fold cross-validation before the final fit.", ge=2, panel=EVAL)
-    metrics_out: str | None = param(None, "Write --test/--cv metrics as JSON to this file.", panel=EVAL)
+    metrics_out: str | None = param(None, "Write the --test/--cv metrics here (JSON).", panel=EVAL)
     time_limit: float | None = param(
         None,
-        "Stop with an error after this many seconds of reading and learning (nothing is written).",
+        "Stop with an error after this many seconds (nothing written).",
         ge=0,
         panel=OUTPUT,
     )

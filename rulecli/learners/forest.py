@@ -79,13 +79,13 @@ class ForestParams(TreeGrowth):
     trees: int = param(100, "Number of bootstrap trees.", short="B", ge=1)
     max_features: str = param(
         "auto",
-        "Features tried per node: auto (sqrt for classes, third for numbers), sqrt, third, all, a count or a fraction.",
+        "Features tried per node: auto (sqrt; third for a number), sqrt, third, all, a count or a share.",
         short="m",
     )
     jobs: int | None = jobs_param()
     importance: str = param(
         "impurity",
-        "impurity (D_j, always saved) or permutation (OOB rows, also saved).",
+        "impurity (always saved) or permutation (OOB rows, also saved).",
         choices=("impurity", "permutation"),
         record=False,
     )
@@ -457,7 +457,7 @@ LEARNER = Learner(
     help="Grow a random forest (Breiman 2001): bootstrap trees, m random features per node, OOB error, "
     "importances, partial dependence.",
     examples=(
-        "rulecli forest sample_data/penguins.csv -y species --trees 200 -o penguins.forest.json",
+        "rulecli forest sample_data/penguins.csv -y species --trees 200 -o forest.json",
         "rulecli forest sample_data/penguins.csv -y body_mass_g --trees 50 --importance permutation",
         "rulecli forest sample_data/penguins.csv -y species --partial-dependence bill_length_mm --class Gentoo",
     ),

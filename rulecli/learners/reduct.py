@@ -32,6 +32,7 @@ from rulecli.errors import ResourceLimitError
 from rulecli.learners import Learner, Progress
 from rulecli.model.core import Condition, ModelInfo, Rule, RuleSet, RuleStats, Vote
 from rulecli.params import (
+    TUNING_PANEL,
     Params,
     bins_param,
     discretize_param,
@@ -100,10 +101,10 @@ class ReductParams(Params):
     )
     precision: float | None = param(
         None,
-        "Variable precision β: the share of one decision that makes a description certain (1: Pawlak's; "
-        "default: chosen by CV).",
+        "Variable precision β: the share of one decision that makes a description certain (1: Pawlak's).",
         gt=0.5,
         le=1.0,
+        panel=TUNING_PANEL,
     )
     min_share: float | None = min_share_param()
     majority_rules: str | None = majority_rules_param()

@@ -49,21 +49,15 @@ class TreeGrowth(Params):
 
     criterion: str | None = param(
         None,
-        "gini, entropy or misclassification (classes; default gini); mse (numeric target, the default).",
+        "Classes: gini (default), entropy or misclassification; a number: mse.",
         choices=CRITERIA,
         panel=TREE,
     )
     max_depth: int | None = param(None, "Split no deeper.", ge=0, panel=TREE)
-    max_leaf_nodes: int | None = param(
-        None, "Stop at this many leaves (splits go best-first by F_r).", ge=2, panel=TREE
-    )
-    min_samples_split: float = param(
-        2.0, "A node needs this many rows to be split (at most S rows per leaf: S + 1).", ge=2, panel=TREE
-    )
+    max_leaf_nodes: int | None = param(None, "Stop at this many leaves (split best first).", ge=2, panel=TREE)
+    min_samples_split: float = param(2.0, "A node needs this many rows to be split.", ge=2, panel=TREE)
     min_samples_leaf: float = param(1.0, "Each child keeps at least this many rows.", ge=1, panel=TREE)
-    min_impurity_decrease: float = param(
-        0.0, "Split only where F_r = G_r |I_r| / |I_1| reaches this.", ge=0, panel=TREE
-    )
+    min_impurity_decrease: float = param(0.0, "Split only where the weighted gain F_r reaches this.", ge=0, panel=TREE)
     max_bins: int = param(
         255, "Numeric features with more distinct values are cut at this many quantiles.", ge=2, le=65535, panel=TREE
     )
