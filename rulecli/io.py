@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import datetime as dt
 import gzip
 import io
 import os
@@ -32,7 +33,7 @@ from rulecli.errors import InputError, ParamError
 from rulecli.params import DATA_PANEL, Params, param
 from rulecli.schema import col, plain_column
 
-FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff")
+FORMATS = ("csv", "tsv", "parquet", "ndjson", "ipc", "arff", "excel")
 
 _EXTENSIONS = {
     ".csv": "csv",
@@ -47,6 +48,10 @@ _EXTENSIONS = {
     ".ipc": "ipc",
     ".feather": "ipc",
     ".arff": "arff",
+    ".xlsx": "excel",
+    ".xlsm": "excel",
+    ".xls": "excel",
+    ".ods": "excel",
 }
 
 STDIO = "-"
@@ -147,7 +152,7 @@ class ReadOptions(Params):
 
     input_format: str | None = param(
         None,
-        "csv, tsv, parquet, ndjson, ipc or arff; default: by extension (stdin: by its first bytes).",
+        "csv, tsv, parquet, ndjson, ipc, arff or excel; default: by extension (stdin: by its first bytes).",
         panel=DATA_PANEL,
     )
     null_values: tuple[str, ...] = param(
@@ -161,6 +166,9 @@ class ReadOptions(Params):
         False, "The CSV/TSV file has no header: columns are column_1, column_2, …", panel=DATA_PANEL
     )
     skip_lines: int = param(0, "Leave out this many lines before the CSV/TSV header.", ge=0, panel=DATA_PANEL)
+    sheet: str | None = param(
+        None, "A workbook's sheet: its name, or its number (1: the first, the default).", panel=DATA_PANEL
+    )
 
     def check(self) -> None:
         if self.delimiter is not None and len(self._separator) != 1:
@@ -225,6 +233,10 @@ def scan_table(
         fmt, gzipped = _sniff(raw), False
     else:
         fmt, gzipped = detect_format(path, input_format)
+    if fmt == "excel":
+        # a sheet is typed as a CSV file is, from its cells written as text: a number kept as
+        # text in a spreadsheet is a number, a date a date, whatever each cell's format says
+        raw, fmt, read = _sheet_as_csv(path if raw is None else raw, read, label), "csv", _AS_WRITTEN
     try:
         if fmt in ("csv", "tsv"):
             options = {
@@ -331,13 +343,58 @@ def _recode(raw: bytes, encoding: str, label: str) -> bytes:
 
 
 def _sniff(raw: bytes) -> str:
-    """The format of bytes on standard input: Parquet and Arrow IPC by their magic bytes,
-    CSV otherwise (``input_format`` says anything else)."""
+    """The format of bytes on standard input: Parquet, Arrow IPC and workbooks (a zip, or
+    an old Excel file) by their magic bytes, CSV otherwise (``input_format`` says anything
+    else)."""
     if raw.startswith(b"PAR1"):
         return "parquet"
     if raw.startswith(b"ARROW1"):
         return "ipc"
+    if raw.startswith((b"PK\x03\x04", b"\xd0\xcf\x11\xe0")):
+        return "excel"
     return "csv"
+
+
+_AS_WRITTEN = ReadOptions(delimiter=",")  # the CSV text a sheet is written as: commas, a header
+
+
+def _sheet_as_csv(source: str | bytes, read: ReadOptions, label: str) -> bytes:
+    """One sheet of a workbook (``read.sheet``: a name or a 1-based number; the first by
+    default) as CSV text, its header ``read.skip_lines`` rows down (``no_header``: the
+    columns numbered), the extra missing strings left empty."""
+    import fastexcel  # a workbook is rare: its reader loads for one only (start-up stays quick)
+
+    try:
+        book = fastexcel.read_excel(source if isinstance(source, bytes) else Path(source).read_bytes())
+        names = book.sheet_names
+        wanted = read.sheet or "1"
+        index = int(wanted) - 1 if wanted.isdigit() else None
+        if (index is not None and not 0 <= index < len(names)) or (index is None and wanted not in names):
+            raise InputError(f"{label}: no sheet '{wanted}' (sheets: {', '.join(names)}; give a name or a number)")
+        header = None if read.no_header else read.skip_lines
+        # every row types a column (a text late in a column of numbers makes it text, as in a CSV file)
+        skip = read.skip_lines if read.no_header else None
+        chosen = names[index] if index is not None else wanted
+        sheet = book.load_sheet(chosen, header_row=header, skip_rows=skip, schema_sample_rows=None)
+        frame = pl.from_arrow(sheet.to_arrow())
+    except InputError:
+        raise
+    except Exception as exc:  # fastexcel's errors have no common base its API names
+        raise InputError(f"{label}: cannot read as a workbook: {first_line(exc)}") from exc
+    assert isinstance(frame, pl.DataFrame)
+    if read.no_header:  # column_1, column_2, … as for a CSV file without a header
+        frame = frame.rename({name: f"column_{i + 1}" for i, name in enumerate(frame.columns)})
+    # a spreadsheet keeps every date as a time: at midnight throughout, a column of dates
+    midnight = [
+        n for n, t in frame.schema.items() if t == pl.Datetime and (frame[n].dt.time().drop_nulls() == dt.time()).all()
+    ]
+    frame = frame.with_columns(pl.col(n).dt.date() for n in midnight) if midnight else frame
+    if read.null_values:
+        frame = frame.with_columns(
+            pl.when(pl.col(n).cast(pl.String).is_in(list(read.null_values))).then(None).otherwise(pl.col(n)).alias(n)
+            for n in frame.columns
+        )
+    return frame.write_csv().encode()
 
 
 def _scan_csv(

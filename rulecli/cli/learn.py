@@ -31,7 +31,10 @@ DATA = inspect.Parameter(
     "data",
     inspect.Parameter.POSITIONAL_OR_KEYWORD,
     annotation=Annotated[
-        str, typer.Argument(metavar="DATA", help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF; '-' = stdin).")
+        str,
+        typer.Argument(
+            metavar="DATA", help="Training table (CSV, TSV, Parquet, NDJSON, IPC, ARFF, Excel; '-' = stdin)."
+        ),
     ],
 )
 # What every learner command takes beside its learner's parameters, each declared once:

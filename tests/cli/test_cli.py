@@ -427,3 +427,19 @@ def test_a_semicolon_csv_learns_what_its_comma_twin_does(tmp_path: Path):
     ours = run_cli("tree", str(semi), "-y", "species", "-q")
     theirs = run_cli("tree", str(SAMPLE / "penguins.csv"), "-y", "species", "-q")
     assert ours.code == 0 and ours.stdout == theirs.stdout
+
+
+def test_a_workbook_learns_the_model_its_csv_file_does(tmp_path: Path):
+    # tables often arrive as .xlsx: a sheet by name, or the first; stdin known by its bytes
+    penguins = pl.read_csv(SAMPLE / "penguins.csv")
+    penguins.write_excel(tmp_path / "book.xlsx", worksheet="penguins")
+    from_csv = run_cli("ripper", str(SAMPLE / "penguins.csv"), "-y", "species", "-q")
+    for args in (["book.xlsx"], ["book.xlsx", "--sheet", "penguins"], ["book.xlsx", "--sheet", "1"]):
+        learned = run_cli("ripper", *args, "-y", "species", "-q", cwd=tmp_path)
+        assert learned.code == 0 and learned.stdout == from_csv.stdout, args
+    piped = run_cli("oner", "-", "-y", "species", "-q", stdin=(tmp_path / "book.xlsx").read_bytes())
+    assert piped.code == 0 and "species = 'Gentoo'" in piped.stdout
+    refused = run_cli("oner", "book.xlsx", "-y", "species", "--sheet", "sales", cwd=tmp_path)
+    assert refused.code == 2 and refused.stderr == (
+        "Error: book.xlsx: no sheet 'sales' (sheets: penguins; give a name or a number)\n"
+    )

@@ -84,9 +84,9 @@ def test_unreadable_inputs(tmp_path: Path, make, message):
 
 
 def test_unknown_extension(tmp_path: Path):
-    path = tmp_path / "d.xlsx"
+    path = tmp_path / "d.docx"
     path.write_text("x")
-    with pytest.raises(InputError, match=r"unknown file extension '\.xlsx'"):
+    with pytest.raises(InputError, match=r"unknown file extension '\.docx'"):
         io.scan_table(str(path))
 
 
@@ -202,3 +202,38 @@ def test_gzip_on_a_stream_is_expanded_by_its_magic_bytes_before_its_text_is_snif
     with pytest.raises(InputError, match="expands to more than 1 MiB"):
         io.scan_table(str(fifo))
     writer.join()
+
+
+def test_a_workbook_sheet_is_typed_as_a_csv_file_is(tmp_path: Path):
+    # numbers a spreadsheet keeps as text are numbers, dates dates; a sheet by name or number
+    import datetime as dt
+
+    import xlsxwriter
+
+    path = tmp_path / "book.xlsx"
+    with xlsxwriter.Workbook(path) as book:
+        notes = book.add_worksheet("notes")
+        notes.write_row(0, 0, ["about this book"])
+        data = book.add_worksheet("data")
+        data.write_row(0, 0, ["size", "when", "kind", "y"])
+        dated = book.add_format({"num_format": "yyyy-mm-dd"})
+        for i, (size, when, kind, y) in enumerate(
+            [("1.5", dt.date(2024, 1, 2), "a", "p"), ("2", None, "?", "q"), ("3.25", dt.date(2024, 3, 4), "b", "p")], 1
+        ):
+            data.write_string(i, 0, size)
+            if when is not None:
+                data.write_datetime(i, 1, dt.datetime.combine(when, dt.time()), dated)
+            data.write_row(i, 2, [kind, y])
+    for sheet in ("data", "2"):
+        df = io.scan_table(str(path), io.ReadOptions(sheet=sheet, null_values=("?",))).collect()
+        assert df.columns == ["size", "when", "kind", "y"]
+        assert df["size"].to_list() == [1.5, 2.0, 3.25] and df["kind"].to_list() == ["a", None, "b"]
+        assert df["when"].to_list() == ["2024-01-02", None, "2024-03-04"]  # dates, not times at midnight
+    assert io.scan_table(str(path)).collect().columns == ["about this book"]  # the first sheet by default
+    with pytest.raises(InputError, match=r"book.xlsx: no sheet 'sales' \(sheets: notes, data;"):
+        io.scan_table(str(path), io.ReadOptions(sheet="sales"))
+    headless = io.scan_table(str(path), io.ReadOptions(sheet="data", no_header=True, skip_lines=1)).collect()
+    assert headless.columns == ["column_1", "column_2", "column_3", "column_4"] and headless.height == 3
+    (tmp_path / "plain.xlsx").write_text("no workbook")
+    with pytest.raises(InputError, match=r"plain\.xlsx: cannot read as a workbook"):
+        io.scan_table(str(tmp_path / "plain.xlsx"))
