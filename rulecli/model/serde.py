@@ -6,6 +6,7 @@ import gc
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -297,8 +298,22 @@ def dumps_cuts(cuts: list[Cuts], params: Mapping[str, object]) -> str:
 class _Reader:
     """Typed access into parsed JSON, with errors that name the offending path."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, arrays: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.source = source
+        self.arrays = arrays or {}  # the node arrays set aside from the JSON (_set_aside)
+        self.parsed = _parsed(self.arrays)
+
+    def nodes(self, obj: Any, key: str, where: str, optional: bool = False) -> Any:
+        """A node array: parsed by NumPy where it holds only what its key allows, else the
+        JSON list, checked value by value."""
+        value = self.get(obj, key, where, (list, str), optional)
+        if not isinstance(value, str):
+            return value
+        if value in self.parsed:
+            return self.parsed[value]
+        if value not in self.arrays:
+            raise self.fail(f"{where}.{key}", "expected a list")
+        return _parse_json(self.arrays[value][1], self.source, f"a valid array at {where}.{key}")
 
     def fail(self, where: str, message: str) -> ModelFormatError:
         return ModelFormatError(f"{self.source}: {where}: {message}")
@@ -456,6 +471,89 @@ def _read_rule(r: _Reader, obj: Any, where: str, n_classes: int) -> Rule:
     )
 
 
+# A forest file holds millions of numbers, each node array written on a line of its own
+# (_dumps). JSON's parser made a Python object of each: 441 MiB of forest took 20 s and
+# 4.7 GiB to load. Those lines are set aside before parsing, and NumPy reads each array's
+# text at once.
+_NODE_ARRAY = re.compile(
+    r'^(\s*)"(feature|threshold|missing_left|left|right|value|n_samples|impurity|improvement)": (\[[^\n]*\])(,?)$',
+    re.M,
+)
+_TOKEN = "\u0000array "  # no key or value of a model file holds a NUL character
+
+
+def _set_aside(text: str) -> tuple[str, dict[str, tuple[str, str]]]:
+    """The text with each node array replaced by a token naming it, and each array's key
+    and text."""
+    arrays: dict[str, tuple[str, str]] = {}
+
+    def aside(match: re.Match[str]) -> str:
+        arrays[f"{_TOKEN}{len(arrays)}"] = (match.group(2), match.group(3))
+        return f'{match.group(1)}"{match.group(2)}": "\\u0000array {len(arrays) - 1}"{match.group(4)}'
+
+    return _NODE_ARRAY.sub(aside, text), arrays
+
+
+_KINDS = {"threshold": "threshold", "missing_left": "bool", "value": "rows"}  # the others: int or float
+_INTS = ("feature", "left", "right")
+
+
+def _parsed(arrays: Mapping[str, tuple[str, str]]) -> dict[str, np.ndarray]:
+    """Every node array NumPy can take at once, by token: the arrays of one key across
+    every tree parsed in one Polars call (one per array took 2 ms each, a JSON parse made an
+    object of each number). An array with anything else (a key of which does) is left out,
+    for the JSON reading that names the first bad entry."""
+    out: dict[str, np.ndarray] = {}
+    by_key: dict[str, list[tuple[str, str]]] = {}
+    for token, (key, text) in arrays.items():
+        by_key.setdefault(key, []).append((token, text))
+    for key, listed in by_key.items():
+        kind = _KINDS.get(key, "int" if key in _INTS else "float")
+        parts = _parse_arrays([text for _, text in listed], kind)
+        if parts is not None:
+            out |= {token: part for (token, _), part in zip(listed, parts, strict=True)}
+    return out
+
+
+def _only_tokens(entries: pl.Series) -> bool:
+    """Whether a threshold array's only words are null and "+inf"."""
+    return not entries.filter(~entries.is_in(["null", '"+inf"'])).str.contains(r"[nNiI]").any()
+
+
+def _parse_arrays(texts: list[str], kind: str) -> list[np.ndarray] | None:
+    """Arrays' texts of one ``kind`` (int, float, bool, threshold, or rows of floats) as
+    NumPy arrays, or None where any entry is of another kind."""
+    rows = [text.count("],[") + 1 for text in texts] if kind == "rows" else []
+    if kind == "rows" and not all(t.startswith("[[") and t.endswith("]]") for t in texts):
+        return None
+    bodies = [t[2:-2].replace("],[", ",") if kind == "rows" else t[1:-1] for t in texts]
+    if not all(bodies):
+        return None
+    entries = pl.Series([",".join(bodies)]).str.split(",").explode()
+    try:
+        if kind == "bool":
+            if not entries.is_in(["true", "false"]).all():
+                return None
+            values = entries.eq("true").to_numpy()
+        else:
+            # NaN or Infinity written bare (Python's json takes them) are refused there: here too
+            if entries.str.contains(r"[nNiI]").any() and (kind != "threshold" or not _only_tokens(entries)):
+                return None
+            if kind == "threshold":  # null: no threshold; "+inf": a present-vs-missing split
+                entries = entries.replace({"null": "nan", '"+inf"': "inf"})
+            values = entries.cast(pl.Int64 if kind == "int" else pl.Float64, strict=True).to_numpy()
+    except pl.exceptions.PolarsError:
+        return None
+    if kind in ("float", "rows") and not np.isfinite(values).all():
+        return None
+    parts = np.split(values, np.cumsum([b.count(",") + 1 for b in bodies])[:-1])
+    if kind != "rows":
+        return parts
+    if any(part.size % n for part, n in zip(parts, rows, strict=True)):
+        return None
+    return [part.reshape(n, -1) for part, n in zip(parts, rows, strict=True)]
+
+
 def _parse_json(text: str, source: str, what: str) -> Any:
     try:
         return json.loads(text)
@@ -477,8 +575,9 @@ def loads(text: str, source: str = "<model>") -> Model | TreeModel:
 
 
 def _loads(text: str, source: str) -> Model | TreeModel:
+    text, arrays = _set_aside(text)
     obj = _parse_json(text, source, "a valid JSON model")
-    r = _Reader(source)
+    r = _Reader(source, arrays)
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise ModelFormatError(f'{source}: not a rulecli model (expected "format": "{FORMAT}")')
     version = obj.get("format_version")
@@ -703,8 +802,9 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     """Node arrays, checked so that traversal cannot go wrong: equal lengths, a tree
     (children after their parent, so no cycles; every node but the root the child of
     exactly one split, so nothing shared or unreachable), features in range, numbers finite."""
-    fields = ("feature", "threshold", "left_levels", "right_levels", "missing_left", "left", "right", "value")
-    lists = {name: r.get(obj, name, where, (list,)) for name in fields}
+    arrays = ("feature", "threshold", "missing_left", "left", "right", "value")
+    lists = {name: r.nodes(obj, name, where) for name in arrays}
+    lists |= {name: r.get(obj, name, where, (list,)) for name in ("left_levels", "right_levels")}
     n = len(lists["feature"])
     if n == 0:
         raise r.fail(where, "a tree needs at least one node")
@@ -727,16 +827,17 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     threshold = _read_thresholds(r, lists["threshold"], f"{where}.threshold")
     left_levels = _levels(r, lists["left_levels"], f"{where}.left_levels")
     right_levels = _levels(r, lists["right_levels"], f"{where}.right_levels")
-    for i in np.flatnonzero(split):
-        if np.isnan(threshold[i]) and not (left_levels[i] or right_levels[i]):
-            raise r.fail(where, f"split node {i} has neither a threshold nor level sets")
+    levelled = np.fromiter((bool(a or b) for a, b in zip(left_levels, right_levels, strict=True)), bool, n)
+    bare = np.flatnonzero(split & np.isnan(threshold) & ~levelled)
+    if bare.size:
+        raise r.fail(where, f"split node {int(bare[0])} has neither a threshold nor level sets")
     missing_left = lists["missing_left"]
-    if not _only(missing_left, {bool}):
+    if not isinstance(missing_left, np.ndarray) and not _only(missing_left, {bool}):
         raise r.fail(f"{where}.missing_left", "expected true/false per node")
     value = _value_rows(r, lists["value"], f"{where}.value", n, width)
     optional = {}
     for name in ("n_samples", "impurity", "improvement"):
-        raw = r.get(obj, name, where, (list,), optional=True)
+        raw = r.nodes(obj, name, where, optional=True)
         if raw is None:
             optional[name] = np.zeros(n)
             continue
@@ -768,7 +869,9 @@ def _only(values: list[Any], types: set[type]) -> bool:
     return set(map(type, values)) <= types
 
 
-def _ints(r: _Reader, values: list[Any], where: str) -> np.ndarray:
+def _ints(r: _Reader, values: list[Any] | np.ndarray, where: str) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
     if _only(values, {int}):
         try:
             return np.array(values, dtype=np.int64)
@@ -790,15 +893,21 @@ def _as_floats(values: list[Any]) -> np.ndarray | None:
         return None
 
 
-def _numbers(r: _Reader, values: list[Any], where: str) -> np.ndarray:
+def _numbers(r: _Reader, values: list[Any] | np.ndarray, where: str) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
     out = _as_floats(values)
     if out is not None and np.isfinite(out).all():
         return out
     return np.array([r.number(v, f"{where}[{i}]") for i, v in enumerate(values)], dtype=np.float64)
 
 
-def _read_thresholds(r: _Reader, values: list[Any], where: str) -> np.ndarray:
+def _read_thresholds(r: _Reader, values: list[Any] | np.ndarray, where: str) -> np.ndarray:
     """null: no threshold (NaN); "+inf": a present-vs-missing split."""
+    if isinstance(values, np.ndarray):
+        if (values == -np.inf).any():
+            raise r.fail(f"{where}[{int(np.flatnonzero(values == -np.inf)[0])}]", "expected a finite number")
+        return values
     if _only(values, {int, float, type(None), str}):
         out = _as_floats([np.nan if t is None else np.inf if t == "+inf" else t for t in values])
         if out is not None and np.isfinite(out[[t is not None and t != "+inf" for t in values]]).all():
@@ -808,7 +917,11 @@ def _read_thresholds(r: _Reader, values: list[Any], where: str) -> np.ndarray:
     )
 
 
-def _value_rows(r: _Reader, rows: list[Any], where: str, n: int, width: int) -> np.ndarray:
+def _value_rows(r: _Reader, rows: list[Any] | np.ndarray, where: str, n: int, width: int) -> np.ndarray:
+    if isinstance(rows, np.ndarray):
+        if rows.shape != (n, width):
+            raise r.fail(where, f"expected {n} rows of {width} numbers")
+        return rows
     if _only(rows, {list}) and all(len(row) == width for row in rows):
         out = _as_floats(list(itertools.chain.from_iterable(rows)))
         if out is not None and np.isfinite(out).all():

@@ -246,12 +246,22 @@ def test_or_missing_is_written_in_parentheses_and_read_either_way():
     assert [c.or_missing for c in rule.conditions] == [True, True]
 
 
-def _forest_body() -> dict:
+def _forest_body_model():
     from rulecli.dataset import DataSpec, prepare_dataset
     from rulecli.learners.forest import ForestParams, fit_forest
 
-    df = pl.DataFrame({"x": [float(i % 7) for i in range(40)], "c": ["a", "b"] * 20, "y": ["p", "q", "q", "p"] * 10})
-    return json.loads(dumps(fit_forest(prepare_dataset(df, DataSpec(target="y")), ForestParams(trees=2, jobs=1))))
+    df = pl.DataFrame(
+        {
+            "x": [float(i % 7) if i % 5 else None for i in range(40)],
+            "c": ["a", "b"] * 20,
+            "y": ["p", "q", "q", "p"] * 10,
+        }
+    )
+    return fit_forest(prepare_dataset(df, DataSpec(target="y")), ForestParams(trees=2, jobs=1))
+
+
+def _forest_body() -> dict:
+    return json.loads(dumps(_forest_body_model()))
 
 
 @pytest.mark.parametrize(
@@ -269,12 +279,34 @@ def _forest_body() -> dict:
     ],
 )
 def test_a_bad_entry_deep_in_a_forest_file_is_named(field, index, bad, message):
-    """Arrays are converted at once; a bad one is still read entry by entry to name it."""
+    """Arrays are converted at once; a bad one is still read entry by entry to name it,
+    in a file laid out as rulecli writes it (each node array on a line of its own, parsed
+    apart from the JSON) or on one line."""
     body = _forest_body()
     array = body["trees"][1][field]
     array[index % len(array)] = bad
     with pytest.raises(ModelFormatError, match=message):
         loads(json.dumps(body), "m.json")
+    laid_out = json.dumps(body, indent=2)
+    for key in ("feature", "threshold", "missing_left", "left", "right", "value", "left_levels", "right_levels"):
+        for tree in body["trees"]:  # each array on one line, as dumps writes them
+            one_line = json.dumps(tree[key], separators=(",", ":"))
+            laid_out = laid_out.replace(json.dumps(tree[key], indent=2).replace("\n", "\n      "), one_line, 1)
+    assert '"threshold": [' in laid_out and laid_out.count("\n") < 200
+    with pytest.raises(ModelFormatError, match=message):
+        loads(laid_out, "m.json")
+
+
+def test_a_forest_file_reads_the_same_arrays_laid_out_or_on_one_line():
+    # the node arrays on lines of their own are parsed apart from the JSON, in one pass per
+    # key over every tree (a JSON parse made an object of each number: 441 MiB took 20 s)
+    text = dumps(_forest_body_model())
+    laid_out, one_line = loads(text, "a"), loads(json.dumps(json.loads(text)), "b")
+    for a, b in zip(laid_out.trees, one_line.trees, strict=True):
+        for name in ("feature", "threshold", "missing_left", "left", "right", "value", "n_samples", "impurity"):
+            assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+            assert getattr(a, name).dtype == getattr(b, name).dtype, name
+    assert dumps(laid_out) == text
 
 
 @pytest.mark.parametrize(
