@@ -476,7 +476,8 @@ def _read_rule(r: _Reader, obj: Any, where: str, n_classes: int) -> Rule:
 # 4.7 GiB to load. Those lines are set aside before parsing, and NumPy reads each array's
 # text at once.
 _NODE_ARRAY = re.compile(
-    r'^(\s*)"(feature|threshold|missing_left|left|right|value|n_samples|impurity|improvement)": (\[[^\n]*\])(,?)$',
+    r'^(\s*)"(feature|threshold|missing_left|left|right|value|n_samples|impurity|improvement|left_levels|right_levels)"'
+    r": (\[[^\n]*\])(,?)$",
     re.M,
 )
 _TOKEN = "\u0000array "  # no key or value of a model file holds a NUL character
@@ -503,11 +504,14 @@ def _parsed(arrays: Mapping[str, tuple[str, str]]) -> dict[str, np.ndarray]:
     every tree parsed in one Polars call (one per array took 2 ms each, a JSON parse made an
     object of each number). An array with anything else (a key of which does) is left out,
     for the JSON reading that names the first bad entry."""
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, Any] = {}
     by_key: dict[str, list[tuple[str, str]]] = {}
     for token, (key, text) in arrays.items():
         by_key.setdefault(key, []).append((token, text))
     for key, listed in by_key.items():
+        if key.endswith("_levels"):  # numeric splits only: every node's level set empty
+            out |= {token: _NoLevels(((),) * text.count("[]")) for token, text in listed if _NO_LEVELS.fullmatch(text)}
+            continue
         kind = _KINDS.get(key, "int" if key in _INTS else "float")
         parts = _parse_arrays([text for _, text in listed], kind)
         if parts is not None:
@@ -515,9 +519,11 @@ def _parsed(arrays: Mapping[str, tuple[str, str]]) -> dict[str, np.ndarray]:
     return out
 
 
-def _only_tokens(entries: pl.Series) -> bool:
-    """Whether a threshold array's only words are null and "+inf"."""
-    return not entries.filter(~entries.is_in(["null", '"+inf"'])).str.contains(r"[nNiI]").any()
+_NO_LEVELS = re.compile(r"\[(\[\],)*\[\]\]")
+
+
+class _NoLevels(tuple[tuple[str, ...], ...]):
+    """A tree's level sets, every one empty (its splits all on numbers)."""
 
 
 def _parse_arrays(texts: list[str], kind: str) -> list[np.ndarray] | None:
@@ -529,21 +535,29 @@ def _parse_arrays(texts: list[str], kind: str) -> list[np.ndarray] | None:
     bodies = [t[2:-2].replace("],[", ",") if kind == "rows" else t[1:-1] for t in texts]
     if not all(bodies):
         return None
-    entries = pl.Series([",".join(bodies)]).str.split(",").explode()
-    try:
-        if kind == "bool":
-            if not entries.is_in(["true", "false"]).all():
-                return None
-            values = entries.eq("true").to_numpy()
-        else:
-            # NaN or Infinity written bare (Python's json takes them) are refused there: here too
-            if entries.str.contains(r"[nNiI]").any() and (kind != "threshold" or not _only_tokens(entries)):
-                return None
-            if kind == "threshold":  # null: no threshold; "+inf": a present-vs-missing split
-                entries = entries.replace({"null": "nan", '"+inf"': "inf"})
-            values = entries.cast(pl.Int64 if kind == "int" else pl.Float64, strict=True).to_numpy()
-    except pl.exceptions.PolarsError:
-        return None
+    body = ",".join(bodies)
+    if kind == "bool":  # true and false, told apart by their first letters
+        entries = body.count(",") + 1
+        trues, falses = body.count("true"), body.count("false")
+        if trues + falses != entries or len(body) != 4 * trues + 5 * falses + entries - 1:
+            return None
+        letters = np.frombuffer(body.encode(), np.uint8)
+        values = letters[np.concatenate([[0], np.flatnonzero(letters == ord(",")) + 1])] == ord("t")
+    else:
+        # null: no threshold; "+inf": a present-vs-missing split; NaN or Infinity written
+        # bare (Python's json takes them) are refused by the JSON reading, and so here
+        plain = body.replace("null", "").replace('"+inf"', "") if kind == "threshold" else body
+        if any(c in plain for c in 'nNiI"'):
+            return None
+        if kind == "threshold":
+            body = body.replace("null", "nan").replace('"+inf"', "inf")
+        try:
+            values = (
+                pl.Series([body]).str.split(",").explode().cast(pl.Int64 if kind == "int" else pl.Float64, strict=True)
+            )
+        except pl.exceptions.PolarsError:
+            return None
+        values = values.to_numpy()
     if kind in ("float", "rows") and not np.isfinite(values).all():
         return None
     parts = np.split(values, np.cumsum([b.count(",") + 1 for b in bodies])[:-1])
@@ -804,7 +818,7 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     exactly one split, so nothing shared or unreachable), features in range, numbers finite."""
     arrays = ("feature", "threshold", "missing_left", "left", "right", "value")
     lists = {name: r.nodes(obj, name, where) for name in arrays}
-    lists |= {name: r.get(obj, name, where, (list,)) for name in ("left_levels", "right_levels")}
+    lists |= {name: r.nodes(obj, name, where) for name in ("left_levels", "right_levels")}
     n = len(lists["feature"])
     if n == 0:
         raise r.fail(where, "a tree needs at least one node")
@@ -827,7 +841,10 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     threshold = _read_thresholds(r, lists["threshold"], f"{where}.threshold")
     left_levels = _levels(r, lists["left_levels"], f"{where}.left_levels")
     right_levels = _levels(r, lists["right_levels"], f"{where}.right_levels")
-    levelled = np.fromiter((bool(a or b) for a, b in zip(left_levels, right_levels, strict=True)), bool, n)
+    if isinstance(left_levels, _NoLevels) and isinstance(right_levels, _NoLevels):
+        levelled = np.zeros(n, dtype=bool)
+    else:
+        levelled = np.fromiter(map(bool, left_levels), bool, n) | np.fromiter(map(bool, right_levels), bool, n)
     bare = np.flatnonzero(split & np.isnan(threshold) & ~levelled)
     if bare.size:
         raise r.fail(where, f"split node {int(bare[0])} has neither a threshold nor level sets")
@@ -935,6 +952,8 @@ def _value_rows(r: _Reader, rows: list[Any] | np.ndarray, where: str, n: int, wi
 
 
 def _levels(r: _Reader, raw: list[Any], where: str) -> tuple[tuple[str, ...], ...]:
+    if isinstance(raw, _NoLevels):
+        return raw
     if _only(raw, {list}) and _only(list(itertools.chain.from_iterable(raw)), {str}):
         return tuple(map(tuple, raw))
     out = []
