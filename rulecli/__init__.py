@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rulecli.memory import fit_address_space
 from rulecli.version import __version__
+
+fit_address_space()
 
 API = (
     "fit",

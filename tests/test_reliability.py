@@ -589,6 +589,39 @@ def test_the_memory_a_process_may_take_counts_its_own_limits():
     assert int(under.stdout) < min(free, 3 << 30)
 
 
+def test_under_an_address_space_limit_the_allocators_reserve_little_and_big_text_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # a 115 MB CSV file took 1.7 GiB of address space for 0.4 GiB of memory (an arena of
+    # 64 MiB per thread, jemalloc keeping what it maps): a native abort under a 1.5 GB limit
+    import resource
+    import subprocess
+    import sys
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
+
+    probe = "import os, rulecli, polars; print(os.environ.get('_RJEM_MALLOC_CONF'))"
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}  # as a shell starts it
+    free = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    under = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, preexec_fn=limited, env=env
+    )
+    # (Polars puts its own settings first)
+    assert "retain" not in free.stdout and under.stdout.strip().endswith(",retain:false,narenas:1")
+    # a text table that cannot fit three times over is refused before it is read
+    from rulecli import io
+
+    pl.DataFrame({"x": np.arange(50_000) / 7, "y": ["a", "b"] * 25_000}).write_csv(tmp_path / "t.csv")
+    monkeypatch.setattr(io, "available_memory", lambda: 2 << 20)
+    refused = run_cli("tree", "t.csv", "-y", "y", cwd=tmp_path)
+    assert refused.code == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith(
+        "Error: t.csv: reading it whole takes about 2 MiB, and this process may take 2 MiB more"
+    )
+    assert "--engine duckdb" in refused.stderr
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -40,7 +40,9 @@ def read_table(path: str | Path, *, text_columns: Sequence[str] = (), **read: An
     """A whole table, read as ``rulecli`` reads training data: ``text_columns`` kept as text,
     ``read`` the keywords of :class:`~rulecli.io.ReadOptions` (format, missing values, a CSV
     file's delimiter, encoding, header and leading lines)."""
-    lf = io.scan_table(str(path), io.ReadOptions(**read), schema_overrides=_as_text(text_columns))
+    options = io.ReadOptions(**read)
+    io.check_room(str(path), options)
+    lf = io.scan_table(str(path), options, schema_overrides=_as_text(text_columns))
     return io.collect(lf, source_label(path))
 
 

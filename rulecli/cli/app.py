@@ -360,7 +360,16 @@ def _other(exc: Exception, debug: bool) -> None:
         raise exc
     if _is_polars_error(exc):
         _fail(str(exc).strip() or name)
-    if isinstance(exc, OSError | ValueError | MemoryError):
+    if isinstance(exc, MemoryError):
+        from rulecli.io import available_memory  # loaded already by whatever ran out
+
+        room = available_memory() >> 20
+        _fail(
+            f"out of memory ({exc}); this process may take about {room:,} MiB more (the machine's, its "
+            "control group's or its own address-space limit): learn from a sample (--sample-rows), "
+            "with --engine duckdb, or raise the limit"
+        )
+    if isinstance(exc, OSError | ValueError):
         _fail(f"{name}: {exc} (rerun with --debug for details)")
     if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
         _fail(exc.format_message())

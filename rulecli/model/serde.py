@@ -841,11 +841,7 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     threshold = _read_thresholds(r, lists["threshold"], f"{where}.threshold")
     left_levels = _levels(r, lists["left_levels"], f"{where}.left_levels")
     right_levels = _levels(r, lists["right_levels"], f"{where}.right_levels")
-    if isinstance(left_levels, _NoLevels) and isinstance(right_levels, _NoLevels):
-        levelled = np.zeros(n, dtype=bool)
-    else:
-        levelled = np.fromiter(map(bool, left_levels), bool, n) | np.fromiter(map(bool, right_levels), bool, n)
-    bare = np.flatnonzero(split & np.isnan(threshold) & ~levelled)
+    bare = np.flatnonzero(split & np.isnan(threshold) & ~_levelled(left_levels, right_levels, n))
     if bare.size:
         raise r.fail(where, f"split node {int(bare[0])} has neither a threshold nor level sets")
     missing_left = lists["missing_left"]
@@ -949,6 +945,13 @@ def _value_rows(r: _Reader, rows: list[Any] | np.ndarray, where: str, n: int, wi
             raise r.fail(f"{where}[{i}]", f"expected a list of {width} numbers")
         value[i] = [r.number(v, f"{where}[{i}]") for v in row]
     return value
+
+
+def _levelled(left: tuple[tuple[str, ...], ...], right: tuple[tuple[str, ...], ...], n: int) -> np.ndarray:
+    """Per node, whether it has a level set on either side."""
+    if isinstance(left, _NoLevels) and isinstance(right, _NoLevels):
+        return np.zeros(n, dtype=bool)
+    return np.fromiter(map(bool, left), bool, n) | np.fromiter(map(bool, right), bool, n)
 
 
 def _levels(r: _Reader, raw: list[Any], where: str) -> tuple[tuple[str, ...], ...]:
