@@ -483,10 +483,16 @@ _NODE_ARRAY = re.compile(
 _TOKEN = "\u0000array "  # no key or value of a model file holds a NUL character
 
 
+_TREE_KIND = re.compile(r'^  "kind": "(?:tree|forest)",$', re.M)
+
+
 def _set_aside(text: str) -> tuple[str, dict[str, tuple[str, str]]]:
-    """The text with each node array replaced by a token naming it, and each array's key
-    and text."""
+    """The text of a tree or forest as rulecli writes it with each node array replaced by a
+    token naming it, and each array's key and text (other files as they are: a rule's
+    condition holds a "value" too)."""
     arrays: dict[str, tuple[str, str]] = {}
+    if not _TREE_KIND.search(text):
+        return text, arrays
 
     def aside(match: re.Match[str]) -> str:
         arrays[f"{_TOKEN}{len(arrays)}"] = (match.group(2), match.group(3))
