@@ -37,6 +37,7 @@ from rulecli import budget
 from rulecli.counting import bits
 from rulecli.counting.cells import feature_cells
 from rulecli.dataset import Dataset
+from rulecli.discretize import WEKA_MIN_BUCKET
 from rulecli.display import counted
 from rulecli.errors import ParamError
 from rulecli.learners import Learner, Progress
@@ -92,7 +93,7 @@ class _ItemTable:
 
 
 def _items(ds: Dataset, params: BRLParams) -> _ItemTable:
-    bins = 6 if params.discretize == "min-bucket" else params.bins
+    bins = WEKA_MIN_BUCKET if params.discretize == "min-bucket" else params.bins
     masks, feature_of, conditions = [], [], []
     cells = feature_cells(ds, params.discretize, bins)
     for j, cell in enumerate(cells):

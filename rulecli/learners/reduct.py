@@ -26,6 +26,7 @@ import numpy as np
 
 from rulecli import budget, counting
 from rulecli.dataset import Dataset
+from rulecli.discretize import WEKA_MIN_BUCKET
 from rulecli.display import counted
 from rulecli.engines import EngineTable, is_engine_table
 from rulecli.errors import ResourceLimitError
@@ -146,7 +147,7 @@ class _Encoded:
 
 
 def _encode(ds: Dataset | EngineTable, params: ReductParams) -> _Encoded:
-    bins = 6 if params.discretize == "min-bucket" and params.bins == 5 else params.bins
+    bins = WEKA_MIN_BUCKET if params.discretize == "min-bucket" and params.bins == 5 else params.bins
     cells, codes, y, w = counting.decision_table(ds, params.discretize, bins)
     schema = Schema(tuple(c.feature for c in cells), ds.schema.target)
     table = DecisionTable(ds.schema.feature_names, codes, y, len(ds.classes), w)
