@@ -1,7 +1,8 @@
 """Read and write tables and text files; the only module that touches the file system.
 
-Formats are chosen by extension (``.csv``, ``.tsv``, ``.csv.gz``, ``.tsv.gz``,
-``.parquet``, ``.ndjson``/``.jsonl``, ``.arrow``/``.ipc``/``.feather``); ``-`` means
+Formats are chosen by extension (``.csv``, ``.tsv``, compressed ``.csv.gz``, ``.csv.bz2``,
+``.csv.xz``, ``.parquet``, ``.ndjson``/``.jsonl``, ``.arrow``/``.ipc``/``.feather``, ``.arff``,
+workbooks ``.xlsx``/``.xls``/``.ods``); ``-`` means
 standard input or output (CSV unless a format is given). Every file written goes
 to a temporary file in the target directory first and is renamed into place, so
 a failure never leaves a partial file behind.
@@ -9,12 +10,14 @@ a failure never leaves a partial file behind.
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import contextlib
 import csv
 import datetime as dt
 import gzip
 import io
+import lzma
 import os
 import re
 import stat
@@ -56,6 +59,9 @@ _EXTENSIONS = {
 
 STDIO = "-"
 GZIP_MAGIC = b"\x1f\x8b"
+# compressed text: the file-name endings, and the first bytes each codec's stream starts with
+COMPRESSED = (".gz", ".bz2", ".xz")
+_CODECS = ((GZIP_MAGIC, "gzip", gzip.open), (b"BZh", "bzip2", bz2.open), (b"\xfd7zXZ\x00", "xz", lzma.open))
 
 
 def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
@@ -63,23 +69,23 @@ def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
     if explicit is not None:
         if explicit not in FORMATS:
             raise InputError(f"unknown format '{explicit}' (choose from {', '.join(FORMATS)})")
-        return explicit, path.endswith(".gz")
+        return explicit, path.lower().endswith(COMPRESSED)
     if path == STDIO:
         return "csv", False
     name = path.lower()
-    gzipped = name.endswith(".gz")
+    gzipped = name.endswith(COMPRESSED)  # gzip, bzip2 or xz
     if gzipped:
-        name = name[:-3]
+        name = name[: name.rindex(".")]
     suffix = Path(name).suffix
     fmt = _EXTENSIONS.get(suffix)
     if fmt is None:
         known = ", ".join(sorted(_EXTENSIONS))
         raise InputError(
             f"{path}: unknown file extension '{suffix or '(none)'}' "
-            f"(known: {known}, optionally .gz; or pass `input_format`)"
+            f"(known: {known}, optionally .gz, .bz2 or .xz; or pass `input_format`)"
         )
     if gzipped and fmt not in ("csv", "tsv", "arff"):
-        raise InputError(f"{path}: only CSV, TSV and ARFF files may be gzip-compressed")
+        raise InputError(f"{path}: only CSV, TSV and ARFF files may be compressed")
     return fmt, gzipped
 
 
@@ -225,9 +231,9 @@ def scan_table(
     # standard input, a FIFO or a device is read once, here; its format is known by its
     # first bytes unless given or named by an extension
     raw = _read_stream(path) if is_stream(path) else None
-    if raw is not None and raw.startswith(GZIP_MAGIC):
-        # gzip on a stream is known by its magic bytes, named or not (`<(gzip -c t.csv)`),
-        # and expanded here, within the bound on expansion, before its text is sniffed
+    if raw is not None and raw.startswith(tuple(magic for magic, _, _ in _CODECS)):
+        # compressed text on a stream is known by its magic bytes, named or not
+        # (`<(gzip -c t.csv)`), and expanded here, within the bound, before it is sniffed
         raw = _decompress(raw, label)
     if raw is not None and input_format is None and (path == STDIO or Path(path).suffix.lower() not in _EXTENSIONS):
         fmt, gzipped = _sniff(raw), False
@@ -586,10 +592,12 @@ def _status() -> dict[str, int]:
 
 
 def _decompress(data: bytes, label: str) -> bytes:
+    """Compressed text (gzip, bzip2 or xz, known by its first bytes) expanded within the bound."""
     limit = int(GZIP_SHARE * available_memory())
     parts, size = [], 0
+    codec, opener = next(((name, opener) for magic, name, opener in _CODECS if data.startswith(magic)), _CODECS[0][1:])
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        with opener(io.BytesIO(data)) as stream:
             while chunk := stream.read(_CHUNK):
                 size += len(chunk)
                 if size > limit:
@@ -599,9 +607,9 @@ def _decompress(data: bytes, label: str) -> bytes:
                         "`engine=duckdb`, or free memory"
                     )
                 parts.append(chunk)
-    except (EOFError, OSError, zlib.error) as exc:
+    except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         # EOFError would otherwise read as Ctrl-D ("Interrupted") to the command line
-        raise InputError(f"{label}: not a complete gzip file ({exc})") from exc
+        raise InputError(f"{label}: not a complete {codec} file ({exc})") from exc
     return b"".join(parts)
 
 
@@ -879,12 +887,13 @@ def table_output(path: str, explicit: str | None = None) -> str:
     except InputError:  # the reader's message lists what rulecli reads and advises `input_format`
         if explicit is not None:
             raise
-        suffix = Path(path.lower().removesuffix(".gz")).suffix or "(none)"
+        name = path.lower()
+        suffix = Path(name[: name.rindex(".")] if name.endswith(COMPRESSED) else name).suffix or "(none)"
         raise InputError(
             f"{path}: unknown file extension '{suffix}'; write .csv, .tsv, .parquet, .ndjson or .arrow"
         ) from None
     if gzipped:
-        raise InputError(f"{path}: writing gzip-compressed output is not supported")
+        raise InputError(f"{path}: writing compressed output is not supported")
     if fmt not in WRITABLE:
         raise InputError(
             f"{path}: rulecli reads {fmt.upper()} but cannot write it; write .csv, .tsv, .parquet, .ndjson or .arrow"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io as stdio
+import lzma
 import os
 import threading
 from pathlib import Path
@@ -17,13 +19,16 @@ from rulecli.errors import InputError
 FRAME = pl.DataFrame({"a": [1.5, None, 3.0], "b": ["x", "y", None], "flag": [True, False, True]})
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".csv.gz", ".parquet", ".ndjson", ".jsonl", ".arrow", ".ipc"])
+@pytest.mark.parametrize(
+    "suffix", [".csv", ".tsv", ".csv.gz", ".csv.bz2", ".csv.xz", ".parquet", ".ndjson", ".jsonl", ".arrow", ".ipc"]
+)
 def test_every_format_reads_back(tmp_path: Path, suffix: str):
     path = tmp_path / f"t{suffix}"
-    if suffix == ".csv.gz":
+    if suffix.startswith(".csv."):
         buf = stdio.BytesIO()
         FRAME.write_csv(buf)
-        path.write_bytes(gzip.compress(buf.getvalue()))
+        codec = {".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix.removeprefix(".csv")]
+        path.write_bytes(codec.compress(buf.getvalue()))
     elif suffix == ".tsv":
         FRAME.write_csv(path, separator="\t")
     elif suffix in (".ndjson", ".jsonl"):
@@ -237,3 +242,28 @@ def test_a_workbook_sheet_is_typed_as_a_csv_file_is(tmp_path: Path):
     (tmp_path / "plain.xlsx").write_text("no workbook")
     with pytest.raises(InputError, match=r"plain\.xlsx: cannot read as a workbook"):
         io.scan_table(str(tmp_path / "plain.xlsx"))
+
+
+@pytest.mark.parametrize("codec", [gzip, bz2, lzma], ids=["gzip", "bzip2", "xz"])
+def test_compressed_text_is_held_to_the_bound_named_or_on_a_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codec: object
+):
+    # bzip2 and xz read as gzip is: within a quarter of the memory available, known on a
+    # stream by their first bytes
+    packed = codec.compress(b"a,y\n" + b"1,p\n" * (1 << 20))  # type: ignore[attr-defined]
+    suffix = {gzip: ".gz", bz2: ".bz2", lzma: ".xz"}[codec]  # type: ignore[index]
+    (tmp_path / f"t.csv{suffix}").write_bytes(packed)
+    assert io.scan_table(str(tmp_path / f"t.csv{suffix}")).collect().height == 1 << 20
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(packed,))
+    writer.start()
+    assert io.scan_table(str(fifo)).collect().height == 1 << 20
+    writer.join()
+    monkeypatch.setattr(io, "available_memory", lambda: 4 << 20)
+    with pytest.raises(InputError, match="expands to more than 1 MiB"):
+        io.scan_table(str(tmp_path / f"t.csv{suffix}"))
+    (tmp_path / f"cut.csv{suffix}").write_bytes(packed[: len(packed) // 2])
+    name = {gzip: "gzip", bz2: "bzip2", lzma: "xz"}[codec]  # type: ignore[index]
+    with pytest.raises(InputError, match=f"not a complete {name} file"):
+        io.scan_table(str(tmp_path / f"cut.csv{suffix}"))
