@@ -517,26 +517,41 @@ _CHUNK = 1 << 24
 
 # A text table read whole (CSV, TSV, NDJSON, ARFF) took three times its size, its text and
 # its columns: a 115 MB CSV file 0.35 GiB of memory, 0.4 GiB of address space. Under a
-# limit, an allocation past it is a native abort; a file that cannot fit is refused first.
+# limit, an allocation past it is a native abort; a file that cannot fit is refused first
+# (a Parquet file by its pages' size uncompressed, held to the same factor).
 READ_FACTOR = 3
 
 
 def check_room(path: str, read: ReadOptions = READ) -> None:
-    """Refuse, in one line, a text table too large to read whole in the memory this process
-    may still take (:func:`available_memory`); gzip has its own bound, and a stream's size
-    is not known until it is read."""
+    """Refuse, in one line, a table too large to read whole in the memory this process may
+    still take (:func:`available_memory`): a text file by its size, a Parquet file by the
+    size its metadata gives its pages uncompressed (compressed pages can expand far); a
+    compressed text has its own bound, and a stream's size is not known until it is read."""
     if path == STDIO or is_stream(path) or not Path(path).is_file():
         return
     fmt, gzipped = detect_format(path, read.input_format)
-    if gzipped or fmt not in ("csv", "tsv", "ndjson", "arff"):
+    if gzipped or fmt not in ("csv", "tsv", "ndjson", "arff", "parquet"):
         return
-    need, room = Path(path).stat().st_size * READ_FACTOR, available_memory()
+    size = _parquet_size(path) if fmt == "parquet" else Path(path).stat().st_size
+    need, room = size * READ_FACTOR, available_memory()
     if need > room:
         raise InputError(
             f"{path}: reading it whole takes about {need >> 20:,} MiB, and this process may take "
             f"{room >> 20:,} MiB more (the machine's, its control group's or its own limit); learn from "
             "it with `engine=duckdb`, which reads it in parts, or free memory"
         )
+
+
+def _parquet_size(path: str) -> int:
+    """A Parquet file's pages uncompressed, by its metadata (0 where it has none to read:
+    the reader then says what is wrong with the file)."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, ValueError):
+        return 0
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
 
 
 def available_memory() -> int:

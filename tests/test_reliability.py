@@ -620,6 +620,11 @@ def test_under_an_address_space_limit_the_allocators_reserve_little_and_big_text
         "Error: t.csv: reading it whole takes about 2 MiB, and this process may take 2 MiB more"
     )
     assert "--engine duckdb" in refused.stderr
+    # a Parquet file by its pages uncompressed: a million zeros are a few kB on disk
+    pl.DataFrame({"x": np.zeros(1 << 20), "y": ["a"] * (1 << 20)}).write_parquet(tmp_path / "z.parquet")
+    assert (tmp_path / "z.parquet").stat().st_size < 100_000
+    refused = run_cli("tree", "z.parquet", "-y", "y", cwd=tmp_path)
+    assert refused.code == 2 and refused.stderr.startswith("Error: z.parquet: reading it whole takes about"), refused
 
 
 def _cpu_seconds(pid: int) -> float:
