@@ -93,14 +93,17 @@ def test_exports_name_pattern_like_columns_literally(patterns: Path, target: str
         assert [str(v) for v in got] == predicted
 
 
-@pytest.mark.parametrize("learner", ["tree", "oner", "m5rules"])
-def test_drift_the_report_and_exports_on_text_and_date_columns_with_pattern_like_names(patterns: Path, learner: str):
+@pytest.mark.parametrize(
+    "args", [["tree"], ["oner"], ["m5rules"], ["m5rules", "--committees", "2", "--neighbours", "3"]], ids=" ".join
+)
+def test_drift_the_report_and_exports_on_text_and_date_columns_with_pattern_like_names(patterns: Path, args: list[str]):
+    learner = args[0]
     target = "y" if learners.get(learner).class_target else NAMES[1]
-    model = f"d-{learner}.json"
-    assert run_cli(learner, "typed.parquet", "-y", target, "-q", "-o", model, cwd=patterns).code == 0
+    model = f"d-{'-'.join(args)}.json"
+    assert run_cli(*args, "typed.parquet", "-y", target, "-q", "-o", model, cwd=patterns).code == 0
     drift = run_cli("evaluate", model, "typed.csv", "--reference", "typed.parquet", "--json", cwd=patterns)
     assert drift.code == 0, drift.stderr
-    assert run_cli("report", model, "typed.csv", "-q", "-o", f"{learner}.html", cwd=patterns).code == 0
+    assert run_cli("report", model, "typed.csv", "-q", "-o", f"{'-'.join(args)}.html", cwd=patterns).code == 0
     for form in ("sql", "python", "polars"):
         exported = run_cli("export", model, "--to", form, cwd=patterns)
         assert exported.code == 0, (form, exported.stderr)
