@@ -16,7 +16,7 @@ import polars as pl
 
 from rulecli.display import counted
 from rulecli.model.compile import Predictor, column_kinds, model_input, rule_expr
-from rulecli.model.core import Committee, DecisionList, Op, RuleRegression, RuleSet
+from rulecli.model.core import Committee, DecisionList, Op, RuleRegression, RuleSet, number_lists
 from rulecli.model.text import one_line, render_condition
 from rulecli.model.tree import Tree
 from rulecli.schema import PLAIN, categorical_expr, plain_column
@@ -128,7 +128,7 @@ def model_cuts(model: Predictor) -> dict[str, list[float]]:
     column cut in more than ``PSI_BINS - 1`` places gets none here: deciles stand in)."""
     found: dict[str, set[float]] = {}
     if isinstance(model, DecisionList | RuleSet | RuleRegression | Committee):
-        lists = model.members if isinstance(model, Committee) else (model,)
+        lists = number_lists(model) if isinstance(model, RuleRegression | Committee) else (model,)
         for rule in (r for m in lists for r in m.rules):
             for cond in rule.conditions:
                 values = cond.value if isinstance(cond.value, tuple) else (cond.value,)

@@ -14,7 +14,7 @@ from rulecli.dataset import Dataset, stratified_folds, target_label_expr
 from rulecli.errors import ParamError
 from rulecli.metrics import WEIGHT, classification_metrics, confusion_report, regression_metrics, scored_frame
 from rulecli.model.compile import Predictor
-from rulecli.model.core import Committee
+from rulecli.model.core import Committee, RuleRegression, number_lists
 from rulecli.model.tree import Forest, Tree, predicts_number
 from rulecli.schema import col, numeric_expr
 from rulecli.stats import mean_interval
@@ -29,8 +29,8 @@ def model_size(model: Predictor) -> int:
         return int(model.nodes.leaves.size)
     if isinstance(model, Forest):
         return sum(int(t.leaves.size) for t in model.trees)
-    if isinstance(model, Committee):
-        return sum(len(m.rules) for m in model.members)
+    if isinstance(model, RuleRegression | Committee):
+        return sum(len(m.rules) for m in number_lists(model))
     return len(model.rules)
 
 

@@ -64,6 +64,12 @@ COMPRESSED = (".gz", ".bz2", ".xz")
 _CODECS = ((GZIP_MAGIC, "gzip", gzip.open), (b"BZh", "bzip2", bz2.open), (b"\xfd7zXZ\x00", "xz", lzma.open))
 
 
+def _uncompressed_name(path: str) -> tuple[str, bool]:
+    """The path in lower case without its compression ending, and whether it had one."""
+    name = path.lower()
+    return (name[: name.rindex(".")], True) if name.endswith(COMPRESSED) else (name, False)
+
+
 def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
     """Return ``(format, gzipped)`` for a path, honouring an explicit format."""
     if explicit is not None:
@@ -72,10 +78,7 @@ def detect_format(path: str, explicit: str | None = None) -> tuple[str, bool]:
         return explicit, path.lower().endswith(COMPRESSED)
     if path == STDIO:
         return "csv", False
-    name = path.lower()
-    gzipped = name.endswith(COMPRESSED)  # gzip, bzip2 or xz
-    if gzipped:
-        name = name[: name.rindex(".")]
+    name, gzipped = _uncompressed_name(path)  # gzip, bzip2 or xz
     suffix = Path(name).suffix
     fmt = _EXTENSIONS.get(suffix)
     if fmt is None:
@@ -903,8 +906,7 @@ def table_output(path: str, explicit: str | None = None) -> str:
     except InputError:  # the reader's message lists what rulecli reads and advises `input_format`
         if explicit is not None:
             raise
-        name = path.lower()
-        suffix = Path(name[: name.rindex(".")] if name.endswith(COMPRESSED) else name).suffix or "(none)"
+        suffix = Path(_uncompressed_name(path)[0]).suffix or "(none)"
         raise InputError(
             f"{path}: unknown file extension '{suffix}'; write .csv, .tsv, .parquet, .ndjson or .arrow"
         ) from None

@@ -18,22 +18,23 @@ from collections.abc import Callable
 
 
 @functools.cache
-def _trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, where the process has it (musl and other systems do not)."""
+def _libc(name: str) -> Callable[[int], int] | Callable[[int, int], int] | None:
+    """glibc's function ``name`` (``malloc_trim``, ``mallopt``), where the process has it
+    (musl and other systems do not)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
         libc = ctypes.CDLL(None)  # the symbols the process has loaded, the C library's among them
     except OSError:
         return None
-    return getattr(libc, "malloc_trim", None)
+    return getattr(libc, name, None)
 
 
 def give_back() -> None:
     """Return the C allocator's free memory to the system (a few milliseconds)."""
-    trim = _trim()
+    trim = _libc("malloc_trim")
     if trim is not None:
-        trim(0)
+        trim(0)  # type: ignore[call-arg]
 
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter
@@ -58,9 +59,6 @@ def fit_address_space() -> None:
     given = os.environ.get("_RJEM_MALLOC_CONF", "")  # a parent's (Polars') settings, or the user's
     if "retain:" not in given:
         os.environ["_RJEM_MALLOC_CONF"] = f"{given},retain:false,narenas:1".lstrip(",")
-    if sys.platform.startswith("linux"):
-        try:
-            mallopt = ctypes.CDLL(None).mallopt
-        except (OSError, AttributeError):
-            return
-        mallopt(M_ARENA_MAX, 1)
+    mallopt = _libc("mallopt")
+    if mallopt is not None:
+        mallopt(M_ARENA_MAX, 1)  # type: ignore[call-arg]

@@ -34,7 +34,7 @@ from rulecli.model.compile import (
     rule_id_expr,
     walk_expr,
 )
-from rulecli.model.core import Committee, DecisionList, Model, NumberRule, RuleRegression, column_units
+from rulecli.model.core import Committee, DecisionList, Model, NumberRule, RuleRegression, column_units, number_lists
 from rulecli.model.text import render_conditions, render_formula
 from rulecli.model.tree import Forest, Tree, decision_list, leaf_rules
 from rulecli.schema import col
@@ -512,7 +512,7 @@ def number_rule_drift(
     the mean squared errors (var log s² ≈ 2 / n for normal residuals); the p-values
     Holm-adjusted over all the tests made."""
     n_train = training_rows(model)
-    lists = model.members if isinstance(model, Committee) else (model,)
+    lists = number_lists(model)
     if n_train is None or any(r.stats is None for m in lists for r in (*m.rules, m.default)):
         raise ParamError("`baseline` needs the training statistics of every rule (covers, mean, rmse) and the rows")
     figures = []

@@ -366,8 +366,8 @@ def _other(exc: Exception, debug: bool) -> None:
         room = available_memory() >> 20
         _fail(
             f"out of memory ({exc}); this process may take about {room:,} MiB more (the machine's, its "
-            "control group's or its own address-space limit): learn from a sample (--sample-rows), "
-            "with --engine duckdb, or raise the limit"
+            "control group's or its own address-space limit): learn with --engine duckdb (from its "
+            "counts, or a sample: --sample-rows), or raise the limit"
         )
     if isinstance(exc, OSError | ValueError):
         _fail(f"{name}: {exc} (rerun with --debug for details)")

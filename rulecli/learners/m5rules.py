@@ -183,7 +183,7 @@ def _neighbours(ds: Dataset, y: np.ndarray, residuals: np.ndarray, k: int) -> Ne
                 continue
             low, high = float(present.min()), float(present.max())
             columns.append(NeighbourColumn(feature.name, 1.0 / (5.0 * sd), True, float(present.mean()), low, high))
-            values.append(tuple(None if np.isnan(v) else float(v) for v in x[rows].tolist()))
+            values.append(tuple(pl.Series(x[rows]).fill_nan(None).to_list()))
         elif feature.kind == Kind.CATEGORICAL and len(feature.levels) > 1:
             columns.append(NeighbourColumn(feature.name, 2.0 / len(feature.levels), False))
             values.append(tuple(plain_column(ds.frame, feature.name).cast(pl.String).gather(rows).to_list()))

@@ -179,11 +179,13 @@ def committee_exprs(model: Committee, explain: bool = False) -> list[pl.Expr]:
 def _neighbour_corrected(nb: Neighbours, prediction: pl.Expr) -> pl.Expr:
     """The rules' prediction corrected by the nearest stored rows, batch by batch."""
     names = [f"c{i}" for i in range(len(nb.columns))]
+    stored = neighbours.stored_arrays(nb)  # once, for every batch
 
     def correct(rows: pl.Series) -> pl.Series:
         fields = {c.name: rows.struct.field(n) for c, n in zip(nb.columns, names, strict=True)}
         base = rows.struct.field("p").to_numpy().astype(np.float64)
-        return pl.Series(neighbours.corrected(nb, base, neighbours.query_arrays(nb, fields)), dtype=pl.Float64)
+        query = neighbours.query_arrays(nb, fields)
+        return pl.Series(neighbours.corrected(nb, base, query, stored), dtype=pl.Float64)
 
     inputs = [prediction.alias("p"), *(col(c.name).alias(n) for c, n in zip(nb.columns, names, strict=True))]
     return pl.struct(inputs).map_batches(correct, return_dtype=pl.Float64, is_elementwise=True)

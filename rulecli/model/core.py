@@ -347,6 +347,11 @@ class Committee:
         return ()
 
 
+def number_lists(model: RuleRegression | Committee) -> tuple[RuleRegression, ...]:
+    """The lists of rules with formulas a model holds: a committee's members, or itself."""
+    return model.members if isinstance(model, Committee) else (model,)
+
+
 def interval_conditions(column: str, cuts: Cuts) -> list[Condition]:
     """One condition per interval of ``cuts``, in order (the first and last are open-ended)."""
     edges = cuts.edges

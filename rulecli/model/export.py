@@ -217,8 +217,8 @@ def _sql_neighbours(sql: SqlText, nb: Neighbours, kinds: Kinds, base: str) -> st
     nearest = (
         f"(WITH s({', '.join(names)}) AS (VALUES\n    " + ",\n    ".join(rows) + "\n  )\n"
         f"  SELECT SUM(nn.{r} / (nn.{d} + {sql.literal(OFFSET)})) / SUM(1.0e0 / (nn.{d} + {sql.literal(OFFSET)}))\n"
-        f"  FROM (SELECT s.{r}, {distance} AS {d}, ROW_NUMBER() OVER (ORDER BY {distance}, s.{i}) AS {n}\n"
-        f"    FROM s) AS nn WHERE nn.{n} <= {nb.k})"
+        f"  FROM (SELECT a.{r}, a.{d}, ROW_NUMBER() OVER (ORDER BY a.{d}, a.{i}) AS {n}\n"
+        f"    FROM (SELECT s.{i}, s.{r}, {distance} AS {d} FROM s) AS a) AS nn WHERE nn.{n} <= {nb.k})"
     )
     low, high = (sql.literal(b) for b in nb.bounds)
     return sql.least([sql.greatest([f"({base}) + {nearest}", low]), high])
@@ -823,11 +823,13 @@ def _polars_neighbours(nb: Neighbours, kinds: Kinds, base: str) -> str:
         terms.append(f"({stored_list(values.tolist())} - {kept}).list.eval(pl.element().abs()) * {column.weight!r}")
         terms.append(f"({stored_list(missing.tolist())} - {flag}).list.eval(pl.element().abs())")
     distance = "(\n    " + "\n    + ".join(terms) + "\n)"
-    chosen = f"{distance}.list.eval(pl.element().rank('ordinal')).list.eval((pl.element() <= {nb.k}).cast(pl.Float64))"
-    weight = f"({chosen} * (1.0 / ({distance} + {OFFSET!r})))"
+    # each stored row's weight: 1 / (d + 0.5) among the k nearest, 0 beyond; the expression
+    # is written once and read twice (a lambda's argument), not written out again
+    nearest = f"(pl.element().rank('ordinal') <= {nb.k})"
+    weight = f"{distance}.list.eval(pl.when({nearest}).then(1.0 / (pl.element() + {OFFSET!r})).otherwise(0.0))"
     residuals = stored_list(nb.residuals)
-    corrected = f"({base}) + ({weight} * {residuals}).list.sum() / {weight}.list.sum()"
-    return f"({corrected}).clip({nb.bounds[0]!r}, {nb.bounds[1]!r})"
+    corrected = f"({base}) + (w * {residuals}).list.sum() / w.list.sum()"
+    return f"(lambda w: ({corrected}).clip({nb.bounds[0]!r}, {nb.bounds[1]!r}))(\n{weight}\n)"
 
 
 def _polars_forest(model: Forest) -> str:

@@ -20,6 +20,7 @@ MISSING, UNSEEN = -1, -2  # a text value's code when missing, or never stored
 # distances computed at once (query rows × stored rows): 2 MiB of doubles stay in cache
 # (32 MiB at once took 1.6 times as long)
 CELLS = 1 << 18
+Arrays = list[tuple[np.ndarray, np.ndarray | None]]  # per column: values, and a number's missing flags
 
 
 def _numeric(column: NeighbourColumn, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -29,17 +30,15 @@ def _numeric(column: NeighbourColumn, values: np.ndarray) -> tuple[np.ndarray, n
     return np.clip(np.where(missing, column.fill, values), column.low, column.high), missing.astype(np.float64)
 
 
-def stored_arrays(nb: Neighbours) -> list[tuple[np.ndarray, np.ndarray | None]]:
-    """Per column, the stored rows as the distance reads them: a number's value and missing
-    flag, or a text's code (``MISSING`` where missing) and None."""
-    out: list[tuple[np.ndarray, np.ndarray | None]] = []
-    for column, values in zip(nb.columns, nb.values, strict=True):
-        if column.numeric:
-            out.append(_numeric(column, np.array([np.nan if v is None else v for v in values], dtype=np.float64)))
-        else:
-            levels = levels_of(values)
-            out.append((np.array([MISSING if v is None else levels[v] for v in values]), None))
-    return out
+def stored_arrays(nb: Neighbours) -> Arrays:
+    """Per column, the stored rows as the distance reads them, as :func:`query_arrays`
+    reads any rows (a number's value and missing flag; a text's code, ``MISSING`` where
+    missing, and None). Made once per model read or prediction, not per batch."""
+    columns = {
+        c.name: pl.Series(values, dtype=pl.Float64 if c.numeric else pl.String)
+        for c, values in zip(nb.columns, nb.values, strict=True)
+    }
+    return query_arrays(nb, columns)
 
 
 def levels_of(values: Sequence[float | str | None]) -> dict[str | float, int]:
@@ -57,7 +56,7 @@ def fresh_prefix(prefix: str, taken: Iterable[str]) -> str:
     return prefix
 
 
-def query_arrays(nb: Neighbours, columns: Mapping[str, pl.Series]) -> list[tuple[np.ndarray, np.ndarray | None]]:
+def query_arrays(nb: Neighbours, columns: Mapping[str, pl.Series]) -> Arrays:
     """Per column, the rows to predict as the distance reads them (see :func:`stored_arrays`);
     a text value never stored is ``UNSEEN``, which equals nothing."""
     out: list[tuple[np.ndarray, np.ndarray | None]] = []
@@ -73,10 +72,9 @@ def query_arrays(nb: Neighbours, columns: Mapping[str, pl.Series]) -> list[tuple
     return out
 
 
-def corrected(nb: Neighbours, base: np.ndarray, query: list[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
+def corrected(nb: Neighbours, base: np.ndarray, query: Arrays, stored: Arrays) -> np.ndarray:
     """``base`` (the rules' predictions) plus each row's weighted mean residual of its ``k``
-    nearest stored rows, kept within the bounds."""
-    stored = stored_arrays(nb)
+    nearest stored rows (``stored``: :func:`stored_arrays`), kept within the bounds."""
     residuals = np.asarray(nb.residuals)
     out = np.empty(base.size)
     step = max(1, CELLS // max(residuals.size, 1))
@@ -96,11 +94,7 @@ def left_out_corrections(nb: Neighbours, rows: np.ndarray) -> np.ndarray:
     return _mean_residual(distance, np.asarray(nb.residuals), min(nb.k, len(nb.residuals) - 1))
 
 
-def _distances(
-    columns: Sequence[NeighbourColumn],
-    query: list[tuple[np.ndarray, np.ndarray | None]],
-    stored: list[tuple[np.ndarray, np.ndarray | None]],
-) -> np.ndarray:
+def _distances(columns: Sequence[NeighbourColumn], query: Arrays, stored: Arrays) -> np.ndarray:
     """(query rows × stored rows) distances, added column by column in the columns' order
     (each term made in one buffer, in place: temporaries tripled the time)."""
     shape = (query[0][0].size if query else 0, stored[0][0].size if stored else 0)
@@ -126,10 +120,11 @@ def _mean_residual(distance: np.ndarray, residuals: np.ndarray, k: int) -> np.nd
     n = distance.shape[0]
     nearest = np.argpartition(distance, k - 1, axis=1)[:, :k]
     kth = np.take_along_axis(distance, nearest, axis=1).max(axis=1)
-    # a row with more stored rows at its k-th distance than fit: those stored first
+    # a row with more stored rows at its k-th distance than fit: those stored first (a
+    # stable sort keeps equal distances in stored order)
     tied = np.flatnonzero((distance <= kth[:, None]).sum(axis=1) > k)
-    for row in tied.tolist():
-        nearest[row] = np.lexsort((np.arange(distance.shape[1]), distance[row]))[:k]
+    if tied.size:
+        nearest[tied] = np.argsort(distance[tied], axis=1, kind="stable")[:, :k]
     near = np.take_along_axis(distance, nearest, axis=1)
     order = np.lexsort((nearest, near), axis=1)  # summed nearest first, as the exports sum them
     nearest, near = np.take_along_axis(nearest, order, axis=1), np.take_along_axis(near, order, axis=1)

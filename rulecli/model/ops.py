@@ -16,7 +16,18 @@ from enum import StrEnum
 from typing import Any
 
 from rulecli.errors import ModelFormatError
-from rulecli.model.core import NUMERIC_OPS, Closed, Committee, Condition, Op, Rule, RuleRegression, Vote, column_units
+from rulecli.model.core import (
+    NUMERIC_OPS,
+    Closed,
+    Committee,
+    Condition,
+    Op,
+    Rule,
+    RuleRegression,
+    Vote,
+    column_units,
+    number_lists,
+)
 from rulecli.schema import Unit
 
 
@@ -86,7 +97,7 @@ def column_kinds(conditions: Iterable[Condition]) -> dict[str, bool]:
 def rule_kinds(model: RuleRegression | Committee) -> dict[str, bool]:
     """Each column rules with formulas read, True where compared as a number: a formula's
     terms read numbers, or text in an indicator, as the conditions on their column do."""
-    lists = model.members if isinstance(model, Committee) else (model,)
+    lists = number_lists(model)
     rules = [r for m in lists for r in m.rules]
     kinds = {t.column: t.levels is None for rule in (*rules, *(m.default for m in lists)) for t in rule.formula.terms}
     kinds |= column_kinds(c for rule in rules for c in rule.conditions)

@@ -495,8 +495,9 @@ def _set_aside(text: str) -> tuple[str, dict[str, tuple[str, str]]]:
         return text, arrays
 
     def aside(match: re.Match[str]) -> str:
-        arrays[f"{_TOKEN}{len(arrays)}"] = (match.group(2), match.group(3))
-        return f'{match.group(1)}"{match.group(2)}": "\\u0000array {len(arrays) - 1}"{match.group(4)}'
+        token = f"{_TOKEN}{len(arrays)}"
+        arrays[token] = (match.group(2), match.group(3))
+        return f'{match.group(1)}"{match.group(2)}": {json.dumps(token)}{match.group(4)}'
 
     return _NODE_ARRAY.sub(aside, text), arrays
 
@@ -681,52 +682,39 @@ def _read_committee(r: _Reader, obj: dict[str, Any]) -> Committee:
 
 def _read_neighbours(r: _Reader, obj: dict[str, Any]) -> Neighbours:
     at = "neighbours"
-
-    def numbers(values: Any, where: str) -> list[float]:
-        if not isinstance(values, list) or not all(_is_number(v) for v in values):
-            raise r.fail(where, "expected a list of numbers")
-        return [float(v) for v in values]
-
     columns = []
     for i, c in enumerate(r.get(obj, "columns", at, (list,))):
         where = f"{at}.columns[{i}]"
-        weight, fill, low, high = numbers([r.get(c, key, where, (int, float)) for key in _NEIGHBOUR_FIGURES], where)
-        columns.append(
-            NeighbourColumn(
-                r.get(c, "name", where, (str,)), weight, r.get(c, "numeric", where, (bool,)), fill, low, high
-            )
-        )
+        weight, fill, low, high = (r.number(r.get(c, key, where, (int, float)), f"{where}.{key}") for key in _FIGURES)
+        numeric = r.get(c, "numeric", where, (bool,))
+        columns.append(NeighbourColumn(r.get(c, "name", where, (str,)), weight, numeric, fill, low, high))
     stored = r.get(obj, "values", at, (list,))
     if len(stored) != len(columns):
         raise r.fail(f"{at}.values", f"expected one list per column ({len(columns)})")
     values = []
-    for i, (column, column_values) in enumerate(zip(columns, stored, strict=True)):
+    for i, (column, raw) in enumerate(zip(columns, stored, strict=True)):
         where = f"{at}.values[{i}]"
-        if column.numeric:
-            if not isinstance(column_values, list) or not all(v is None or _is_number(v) for v in column_values):
-                raise r.fail(where, "expected a list of numbers or null")
-            values.append(tuple(None if v is None else float(v) for v in column_values))
-        elif not isinstance(column_values, list) or not all(v is None or isinstance(v, str) for v in column_values):
-            raise r.fail(where, "expected a list of texts or null")
+        if not isinstance(raw, list):
+            raise r.fail(where, "expected a list")
+        if column.numeric:  # null: missing
+            values.append(tuple(None if v is None else r.number(v, f"{where}[{j}]") for j, v in enumerate(raw)))
+        elif all(v is None or isinstance(v, str) for v in raw):
+            values.append(tuple(raw))
         else:
-            values.append(tuple(column_values))
-    residuals = numbers(r.get(obj, "residuals", at, (list,)), f"{at}.residuals")
-    bounds = numbers(r.get(obj, "bounds", at, (list,)), f"{at}.bounds")
+            raise r.fail(where, "expected a list of texts or null")
+    residuals = _numbers(r, r.get(obj, "residuals", at, (list,)), f"{at}.residuals")
+    bounds = _numbers(r, r.get(obj, "bounds", at, (list,)), f"{at}.bounds")
     if len(bounds) != 2:
         raise r.fail(f"{at}.bounds", "expected [least, greatest]")
     try:
-        return Neighbours(
-            r.get(obj, "k", at, (int,)), tuple(columns), tuple(values), tuple(residuals), (bounds[0], bounds[1])
-        )
+        k = r.get(obj, "k", at, (int,))
+        low, high = bounds.tolist()
+        return Neighbours(k, tuple(columns), tuple(values), tuple(residuals.tolist()), (low, high))
     except ParamError as exc:
         raise r.fail(at, str(exc)) from exc
 
 
-_NEIGHBOUR_FIGURES = ("weight", "fill", "low", "high")
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+_FIGURES = ("weight", "fill", "low", "high")  # each neighbour column's numbers
 
 
 def _read_number_list(r: _Reader, obj: dict[str, Any], at: str, target: str, info: ModelInfo) -> RuleRegression:
@@ -822,9 +810,8 @@ def _read_nodes(r: _Reader, obj: Any, where: str, n_features: int, width: int) -
     """Node arrays, checked so that traversal cannot go wrong: equal lengths, a tree
     (children after their parent, so no cycles; every node but the root the child of
     exactly one split, so nothing shared or unreachable), features in range, numbers finite."""
-    arrays = ("feature", "threshold", "missing_left", "left", "right", "value")
-    lists = {name: r.nodes(obj, name, where) for name in arrays}
-    lists |= {name: r.nodes(obj, name, where) for name in ("left_levels", "right_levels")}
+    fields = ("feature", "threshold", "left_levels", "right_levels", "missing_left", "left", "right", "value")
+    lists = {name: r.nodes(obj, name, where) for name in fields}
     n = len(lists["feature"])
     if n == 0:
         raise r.fail(where, "a tree needs at least one node")

@@ -51,12 +51,7 @@ class Standardised:
         means, scales = np.zeros(len(columns) + 1), np.ones(len(columns) + 1)
         for j, values in enumerate([*columns, y]):
             present = ~np.isnan(values)
-            wp = w[present]
-            total = float(wp.sum())
-            if total > 0:
-                means[j] = float(wp @ values[present] / total)
-                variance = float(wp @ (values[present] - means[j]) ** 2 / total)
-                scales[j] = float(np.sqrt(variance)) if variance > 0 else 1.0
+            means[j], scales[j] = _centre(values[present], w[present])
             out = x[:, j] if j < len(columns) else np.empty(y.size)
             np.subtract(values, means[j], out=out)
             out /= scales[j]
@@ -67,14 +62,20 @@ class Standardised:
 
     def with_target(self, y: np.ndarray, weights: np.ndarray | None) -> Standardised:
         """The same features with another target (a committee's next member's)."""
-        w = np.ones(y.size) if weights is None else weights
-        total = float(w.sum())
-        mean = float(w @ y / total) if total > 0 else 0.0
-        variance = float(w @ (y - mean) ** 2 / total) if total > 0 else 0.0
-        scale = float(np.sqrt(variance)) if variance > 0 else 1.0
         means, scales = self.mean.copy(), self.scale.copy()
-        means[-1], scales[-1] = mean, scale
-        return Standardised(self.x, (y - mean) / scale, means, scales)
+        means[-1], scales[-1] = _centre(y, np.ones(y.size) if weights is None else weights)
+        return Standardised(self.x, (y - means[-1]) / scales[-1], means, scales)
+
+
+def _centre(values: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """Weighted mean and standard deviation of present values (0 and 1 where there are
+    none, 1 where they do not vary)."""
+    total = float(w.sum())
+    if total <= 0:
+        return 0.0, 1.0
+    mean = float(w @ values / total)
+    variance = float(w @ (values - mean) ** 2 / total)
+    return mean, float(np.sqrt(variance)) if variance > 0 else 1.0
 
 
 def gram(z: Standardised, rows: np.ndarray, weights: np.ndarray | None) -> np.ndarray:

@@ -119,11 +119,15 @@ def test_a_split_a_straight_line_does_not_need_is_pruned_away():
 )
 def test_the_command_exports_agree_with_predict_on_missing_and_unseen_values(tmp_path: Path, options: list[str]):
     duckdb = pytest.importorskip("duckdb")
-    frame = _kinked(600, 4)
+    # a ripple in z no formula bends to, which the nearest rows' errors hold: the check on
+    # rows left out keeps the neighbours (on the kink alone it left them out)
+    frame = _kinked(600, 4).with_columns(y=pl.col("y") + 2 * (3 * pl.col("z")).sin())
     odd = pl.DataFrame({"a": [None, 3.0, 400.0], "c": ["q", None, "never"], "z": [0.0, None, 1.0], "y": [0.0] * 3})
     pl.concat([frame, odd]).write_csv(tmp_path / "k.csv")
     learned = run_cli("m5rules", "k.csv", "-y", "y", *options, "-o", "m.json", "-q", cwd=tmp_path)
     assert learned.code == 0, learned.stderr
+    written = json.loads((tmp_path / "m.json").read_text())
+    assert ("neighbours" in written) == ("--neighbours" in options), written["training"].get("neighbours_check")
     # a row number: SQL engines may return a neighbour correction's rows in another order
     data = pl.read_csv(tmp_path / "k.csv").with_row_index("row")
     expected = rulecli.predict(rulecli.load(tmp_path / "m.json"), data)["prediction"].to_numpy()

@@ -300,7 +300,12 @@ def test_a_bad_entry_deep_in_a_forest_file_is_named(field, index, bad, message):
 def test_a_forest_file_reads_the_same_arrays_laid_out_or_on_one_line():
     # the node arrays on lines of their own are parsed apart from the JSON, in one pass per
     # key over every tree (a JSON parse made an object of each number: 441 MiB took 20 s)
+    from rulecli.model.serde import _parsed, _set_aside
+
     text = dumps(_forest_body_model())
+    arrays = _set_aside(text)[1]  # the file as written takes the quick path, for every numeric array
+    assert len(arrays) == 2 * 11 and len(_parsed(arrays)) >= 2 * 9
+    assert _set_aside(json.dumps(json.loads(text)))[1] == {}  # one line: the JSON path
     laid_out, one_line = loads(text, "a"), loads(json.dumps(json.loads(text)), "b")
     for a, b in zip(laid_out.trees, one_line.trees, strict=True):
         for name in ("feature", "threshold", "missing_left", "left", "right", "value", "n_samples", "impurity"):
